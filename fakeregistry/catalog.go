@@ -1,0 +1,349 @@
+package fakeregistry
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Format is how an image's top-level manifest is serialised.
+type Format string
+
+const (
+	// FormatOCIIndex is an OCI image index (application/vnd.oci.image.index.v1+json) of OCI manifests.
+	FormatOCIIndex Format = "oci-index"
+	// FormatDockerManifestList is a Docker manifest list of Docker schema2 manifests.
+	FormatDockerManifestList Format = "docker-manifest-list"
+	// FormatOCIManifest is a single OCI image manifest (exactly one platform).
+	FormatOCIManifest Format = "oci-manifest"
+	// FormatDockerManifest is a single Docker schema2 manifest (exactly one platform).
+	FormatDockerManifest Format = "docker-manifest"
+)
+
+// Formats lists every supported image format.
+func Formats() []Format {
+	return []Format{FormatOCIIndex, FormatDockerManifestList, FormatOCIManifest, FormatDockerManifest}
+}
+
+// IsList reports whether the format is a multi-platform list (index or manifest list).
+func (f Format) IsList() bool {
+	return f == FormatOCIIndex || f == FormatDockerManifestList
+}
+
+// CatalogSpec is the declarative content of a registry, as written in a catalog YAML file.
+type CatalogSpec struct {
+	// Repositories are written out image by image.
+	Repositories []RepositorySpec `json:"repositories,omitempty"`
+	// Generate adds generated repositories, one image each, after Repositories.
+	Generate []GenerateSpec `json:"generate,omitempty"`
+}
+
+// RepositorySpec is one repository and its images.
+type RepositorySpec struct {
+	// Name is the repository path, e.g. library/busybox or team/app/api.
+	Name string `json:"name"`
+	// Images are the repository's images; their tags must not repeat within the repository.
+	Images []ImageSpec `json:"images"`
+}
+
+// ImageSpec is one image: its tags, format and platforms.
+type ImageSpec struct {
+	// Tags point at the image; an image without tags is reachable by digest only.
+	Tags []string `json:"tags,omitempty"`
+	// Format is the top-level manifest format.
+	Format Format `json:"format"`
+	// Platforms are os/architecture[/variant] strings; single-manifest formats take exactly one.
+	Platforms []string `json:"platforms"`
+	// Attestations adds a buildx-style attestation manifest (platform unknown/unknown) per platform; list
+	// formats only.
+	Attestations bool `json:"attestations,omitempty"`
+	// NoBinaries marks an image without executables (operator-bundle style label) that runs anywhere.
+	NoBinaries bool `json:"noBinaries,omitempty"`
+}
+
+// ArchSet is the ground truth of where an image can run.
+type ArchSet struct {
+	// NoBinaries is true for images without executables, which run on any architecture.
+	NoBinaries bool
+	// Architectures are the image's linux architectures, sorted and unique, without variants.
+	Architectures []string
+}
+
+// Allows reports whether a pod using the image can run on a linux node of architecture arch.
+func (s ArchSet) Allows(arch string) bool {
+	return s.NoBinaries || slices.Contains(s.Architectures, arch)
+}
+
+// Image is one built image of a catalog.
+type Image struct {
+	// Repository is the repository path.
+	Repository string
+	// Tags are the image's tags.
+	Tags []string
+	// Digest is the digest of the top-level manifest (index, list or single manifest).
+	Digest string
+	// MediaType is the media type of the top-level manifest.
+	MediaType string
+	// Format is the top-level manifest format.
+	Format Format
+	// Platforms are the image's platforms, in catalog order, attestations not included.
+	Platforms []Platform
+	// Attestations is true when the list carries one attestation entry per platform.
+	Attestations bool
+	// Arches is where the image can run.
+	Arches ArchSet
+}
+
+// ErrUnknownReference is returned for a reference the catalog does not hold.
+var ErrUnknownReference = errors.New("reference not in catalog")
+
+// Catalog is a validated catalog with its deterministic content built. It is immutable and safe for
+// concurrent use.
+type Catalog struct {
+	images []Image
+	// byTag maps repository:tag to an index into images.
+	byTag map[string]int
+	// byDigest maps repository@digest of every manifest (top-level, per platform, attestation) to its
+	// arch set.
+	byDigest map[string]ArchSet
+	content  *content
+}
+
+// LoadCatalog reads, strictly decodes, validates and builds the catalog file at path.
+func LoadCatalog(path string) (*Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading catalog: %w", err)
+	}
+	return ParseCatalog(path, data)
+}
+
+// ParseCatalog strictly decodes, validates and builds a catalog from YAML; file names it in errors.
+func ParseCatalog(file string, data []byte) (*Catalog, error) {
+	var spec CatalogSpec
+	if errs := decodeStrict(data, &spec); len(errs) > 0 {
+		return nil, withFile(file, errs)
+	}
+	repos, errs := spec.expand()
+	if len(errs) > 0 {
+		return nil, withFile(file, errs)
+	}
+	return build(repos)
+}
+
+// NewCatalog validates spec and builds its content; errors are FieldErrors with paths into spec.
+func NewCatalog(spec CatalogSpec) (*Catalog, error) {
+	repos, errs := spec.expand()
+	if len(errs) > 0 {
+		return nil, withFile("", errs)
+	}
+	return build(repos)
+}
+
+// Images returns every image of the catalog, repositories in catalog order.
+func (c *Catalog) Images() []Image {
+	return slices.Clone(c.images)
+}
+
+// Image returns the image a tag or digest reference points at (see TrueArchitectures for the forms).
+func (c *Catalog) Image(ref string) (Image, error) {
+	repo, tag, dgst, err := splitReference(ref)
+	if err != nil {
+		return Image{}, err
+	}
+	if dgst != "" {
+		for _, im := range c.images {
+			if im.Repository == repo && im.Digest == dgst {
+				return im, nil
+			}
+		}
+		return Image{}, fmt.Errorf("%w: %q is not a top-level manifest", ErrUnknownReference, ref)
+	}
+	i, ok := c.byTag[repo+":"+tag]
+	if !ok {
+		return Image{}, fmt.Errorf("%w: %q", ErrUnknownReference, ref)
+	}
+	return c.images[i], nil
+}
+
+// TrueArchitectures returns where the image behind ref can run: the linux architectures of its
+// platforms, or NoBinaries for images without executables. ref is [host[:port]/]repository[:tag][@digest]
+// (an optional docker:// or // prefix is ignored); a digest wins over a tag and may name the top-level
+// manifest or one per-platform manifest (then only that platform counts). A missing tag means latest.
+// Repositories match exactly: short names are not expanded to library/.
+func (c *Catalog) TrueArchitectures(ref string) (ArchSet, error) {
+	repo, tag, dgst, err := splitReference(ref)
+	if err != nil {
+		return ArchSet{}, err
+	}
+	if dgst != "" {
+		s, ok := c.byDigest[repo+"@"+dgst]
+		if !ok {
+			return ArchSet{}, fmt.Errorf("%w: %q", ErrUnknownReference, ref)
+		}
+		return cloneArchSet(s), nil
+	}
+	i, ok := c.byTag[repo+":"+tag]
+	if !ok {
+		return ArchSet{}, fmt.Errorf("%w: %q", ErrUnknownReference, ref)
+	}
+	return cloneArchSet(c.images[i].Arches), nil
+}
+
+// cloneArchSet copies s so callers cannot change the catalog.
+func cloneArchSet(s ArchSet) ArchSet {
+	s.Architectures = slices.Clone(s.Architectures)
+	return s
+}
+
+// splitReference splits [scheme][host/]repo[:tag][@digest] into repository, tag and digest.
+func splitReference(ref string) (repo, tag, dgst string, err error) {
+	name := strings.TrimPrefix(strings.TrimPrefix(ref, "docker:"), "//")
+	if i := strings.IndexByte(name, '@'); i >= 0 {
+		name, dgst = name[:i], name[i+1:]
+		if !strings.HasPrefix(dgst, "sha256:") || len(dgst) != len("sha256:")+64 {
+			return "", "", "", fmt.Errorf("reference %q: invalid digest %q", ref, dgst)
+		}
+	}
+	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+		name, tag = name[:i], name[i+1:]
+	}
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		if first := name[:i]; strings.ContainsAny(first, ".:") || first == "localhost" {
+			name = name[i+1:]
+		}
+	}
+	if name == "" {
+		return "", "", "", fmt.Errorf("reference %q: empty repository", ref)
+	}
+	if tag == "" {
+		tag = "latest"
+	}
+	return name, tag, dgst, nil
+}
+
+// repoNameRE is the distribution-spec repository name grammar (lower case path components).
+var repoNameRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$`)
+
+// tagRE is the distribution-spec tag grammar.
+var tagRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// placedRepository is a repository with the field path it came from, for error messages.
+type placedRepository struct {
+	path string
+	repo RepositorySpec
+}
+
+// expand validates the spec, runs its generators and returns every repository, or the field errors.
+func (spec CatalogSpec) expand() ([]placedRepository, []*FieldError) {
+	var errs []*FieldError
+	var repos []placedRepository
+	for i, r := range spec.Repositories {
+		path := indexPath("repositories", i)
+		errs = append(errs, validateRepository(path, r)...)
+		repos = append(repos, placedRepository{path: path, repo: r})
+	}
+	for i, g := range spec.Generate {
+		path := indexPath("generate", i)
+		if gerrs := validateGenerate(path, g); len(gerrs) > 0 {
+			errs = append(errs, gerrs...)
+			continue
+		}
+		for _, r := range generate(g) {
+			repos = append(repos, placedRepository{path: path, repo: r})
+		}
+	}
+	first := make(map[string]string, len(repos))
+	for _, p := range repos {
+		if prev, ok := first[p.repo.Name]; ok {
+			errs = append(errs, fieldErr(joinPath(p.path, "name"), p.repo.Name,
+				fmt.Sprintf("duplicate repository, first at %s", prev)))
+			continue
+		}
+		first[p.repo.Name] = p.path
+	}
+	return repos, errs
+}
+
+// validateRepository checks one repository at path.
+func validateRepository(path string, r RepositorySpec) []*FieldError {
+	var errs []*FieldError
+	if !repoNameRE.MatchString(r.Name) {
+		errs = append(errs, fieldErr(joinPath(path, "name"), r.Name, "invalid repository name"))
+	}
+	if len(r.Images) == 0 {
+		errs = append(errs, fieldErr(joinPath(path, "images"), r.Images, "repository has no images"))
+	}
+	tags := map[string]string{}
+	for i, im := range r.Images {
+		ipath := indexPath(joinPath(path, "images"), i)
+		errs = append(errs, validateImage(ipath, im)...)
+		for j, t := range im.Tags {
+			tpath := indexPath(joinPath(ipath, "tags"), j)
+			if prev, ok := tags[t]; ok {
+				errs = append(errs, fieldErr(tpath, t,
+					fmt.Sprintf("duplicate tag in repository %q, first at %s", r.Name, prev)))
+				continue
+			}
+			tags[t] = tpath
+		}
+	}
+	return errs
+}
+
+// validateImage checks one image at path.
+func validateImage(path string, im ImageSpec) []*FieldError {
+	var errs []*FieldError
+	for j, t := range im.Tags {
+		if !tagRE.MatchString(t) {
+			errs = append(errs, fieldErr(indexPath(joinPath(path, "tags"), j), t, "invalid tag"))
+		}
+	}
+	if !slices.Contains(Formats(), im.Format) {
+		errs = append(errs, fieldErr(joinPath(path, "format"), im.Format, unknownFormatReason()))
+	}
+	errs = append(errs, validatePlatforms(joinPath(path, "platforms"), im.Platforms)...)
+	if !im.Format.IsList() && len(im.Platforms) > 1 && slices.Contains(Formats(), im.Format) {
+		errs = append(errs, fieldErr(joinPath(path, "platforms"), im.Platforms,
+			fmt.Sprintf("format %s takes exactly one platform", im.Format)))
+	}
+	if im.Attestations && !im.Format.IsList() && slices.Contains(Formats(), im.Format) {
+		errs = append(errs, fieldErr(joinPath(path, "attestations"), im.Attestations,
+			fmt.Sprintf("attestations need a list format, not %s", im.Format)))
+	}
+	return errs
+}
+
+// validatePlatforms checks a platform list at path: not empty, each valid, none repeated.
+func validatePlatforms(path string, platforms []string) []*FieldError {
+	if len(platforms) == 0 {
+		return []*FieldError{fieldErr(path, []string{}, "empty platform list")}
+	}
+	var errs []*FieldError
+	seen := map[string]bool{}
+	for i, s := range platforms {
+		ppath := indexPath(path, i)
+		p, err := ParsePlatform(s)
+		if err != nil {
+			errs = append(errs, fieldErr(ppath, s, strings.TrimPrefix(err.Error(), fmt.Sprintf("platform %q: ", s))))
+			continue
+		}
+		if seen[p.String()] {
+			errs = append(errs, fieldErr(ppath, s, "duplicate platform"))
+		}
+		seen[p.String()] = true
+	}
+	return errs
+}
+
+// unknownFormatReason lists the valid formats for error messages.
+func unknownFormatReason() string {
+	names := make([]string, 0, len(Formats()))
+	for _, f := range Formats() {
+		names = append(names, string(f))
+	}
+	return "unknown format, want one of " + strings.Join(names, ", ")
+}

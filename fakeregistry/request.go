@@ -1,0 +1,89 @@
+package fakeregistry
+
+import (
+	"net/http"
+	"strings"
+)
+
+// RequestKind classifies a registry request for counters and faults.
+type RequestKind string
+
+const (
+	// KindPing is the API version check GET /v2/.
+	KindPing RequestKind = "ping"
+	// KindToken is a request to the bearer token endpoint.
+	KindToken RequestKind = "token"
+	// KindManifestGet is GET /v2/<name>/manifests/<reference>.
+	KindManifestGet RequestKind = "manifest_get"
+	// KindManifestHead is HEAD /v2/<name>/manifests/<reference>.
+	KindManifestHead RequestKind = "manifest_head"
+	// KindBlobGet is GET /v2/<name>/blobs/<digest>.
+	KindBlobGet RequestKind = "blob_get"
+	// KindBlobHead is HEAD /v2/<name>/blobs/<digest>.
+	KindBlobHead RequestKind = "blob_head"
+	// KindOther is every other request (tag lists, catalog, uploads, unknown paths).
+	KindOther RequestKind = "other"
+	// AllKinds is the Faults.Latency key that applies to kinds without their own entry.
+	AllKinds RequestKind = "*"
+)
+
+// RequestKinds lists every concrete request kind, in a stable order.
+func RequestKinds() []RequestKind {
+	return []RequestKind{KindPing, KindToken, KindManifestGet, KindManifestHead, KindBlobGet, KindBlobHead, KindOther}
+}
+
+// tokenPath is where the bearer token endpoint is served.
+const tokenPath = "/token"
+
+// requestInfo is what the handler chain needs to know about a request.
+type requestInfo struct {
+	kind RequestKind
+	// repository is the repository the request addresses, empty for ping, token and catalog.
+	repository string
+	// reference is the tag or digest of a manifest request, or the digest of a blob request.
+	reference string
+}
+
+// classify derives the request kind, repository and reference from the method and path.
+func classify(r *http.Request) requestInfo {
+	p := r.URL.Path
+	switch p {
+	case "/v2/", "/v2":
+		return requestInfo{kind: KindPing}
+	case tokenPath:
+		return requestInfo{kind: KindToken}
+	}
+	rest, ok := strings.CutPrefix(p, "/v2/")
+	if !ok {
+		return requestInfo{kind: KindOther}
+	}
+	elems := strings.Split(strings.TrimSuffix(rest, "/"), "/")
+	n := len(elems)
+	if n >= 3 && elems[n-2] == "manifests" {
+		info := requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1]}
+		switch r.Method {
+		case http.MethodGet:
+			info.kind = KindManifestGet
+		case http.MethodHead:
+			info.kind = KindManifestHead
+		}
+		return info
+	}
+	if n >= 3 && elems[n-2] == "blobs" && elems[n-1] != "uploads" {
+		info := requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1]}
+		switch r.Method {
+		case http.MethodGet:
+			info.kind = KindBlobGet
+		case http.MethodHead:
+			info.kind = KindBlobHead
+		}
+		return info
+	}
+	for i := n - 1; i >= 1; i-- {
+		switch elems[i] {
+		case "blobs", "tags", "referrers":
+			return requestInfo{kind: KindOther, repository: strings.Join(elems[:i], "/")}
+		}
+	}
+	return requestInfo{kind: KindOther}
+}

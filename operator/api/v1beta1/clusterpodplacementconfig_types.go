@@ -1,0 +1,239 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LogVerbosityLevel is the log level of the operand components.
+// +kubebuilder:validation:Enum=Normal;Debug;Trace;TraceAll
+type LogVerbosityLevel string
+
+// Log verbosity levels, from the least to the most verbose.
+const (
+	LogVerbosityNormal   LogVerbosityLevel = "Normal"
+	LogVerbosityDebug    LogVerbosityLevel = "Debug"
+	LogVerbosityTrace    LogVerbosityLevel = "Trace"
+	LogVerbosityTraceAll LogVerbosityLevel = "TraceAll"
+)
+
+// Level returns the logr verbosity (V level) of the log verbosity: 0 for Normal, 1 for Debug,
+// 2 for Trace and 3 for TraceAll; unknown values map to 0.
+func (l LogVerbosityLevel) Level() int {
+	switch l {
+	case LogVerbosityDebug:
+		return 1
+	case LogVerbosityTrace:
+		return 2
+	case LogVerbosityTraceAll:
+		return 3
+	default:
+		return 0
+	}
+}
+
+// LabelExcludeNamespace is the namespace label used by the sample namespaceSelector to opt a
+// namespace out of pod placement (selector: the label DoesNotExist).
+const LabelExcludeNamespace = "multiarch.openshift.io/exclude-pod-placement"
+
+// ClusterPodPlacementConfigSpec is the configuration of the architecture-aware pod placement operand.
+type ClusterPodPlacementConfigSpec struct {
+	// logVerbosity is the log level of the pod placement components.
+	// +optional
+	// +kubebuilder:default=Normal
+	LogVerbosity LogVerbosityLevel `json:"logVerbosity,omitempty"`
+
+	// namespaceSelector selects the namespaces whose new pods get the scheduling gate. Empty or
+	// unset selects every namespace. Pods in the kube-*, openshift-* and hypershift-* namespaces
+	// and in the operator's own namespace are never gated, whatever the selector says.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// plugins configures the optional placement plugins, applied after the namespaced
+	// PodPlacementConfigs of a pod.
+	// +optional
+	Plugins *Plugins `json:"plugins,omitempty"`
+
+	// globalPullSecretRef names a Secret of type kubernetes.io/dockerconfigjson (or
+	// kubernetes.io/dockercfg) whose credentials are used, together with the pod's own
+	// imagePullSecrets, to inspect images. Unset means no global credentials.
+	// +optional
+	GlobalPullSecretRef *NamespacedObjectReference `json:"globalPullSecretRef,omitempty"`
+
+	// caBundleConfigmapRef names a ConfigMap whose "ca-bundle.crt" key holds extra PEM
+	// certificates trusted when talking to registries. Unset means the system roots only.
+	// +optional
+	CABundleConfigmapRef *NamespacedObjectReference `json:"caBundleConfigmapRef,omitempty"`
+
+	// imageInspection tunes how the pod placement controller inspects images.
+	// +optional
+	// +kubebuilder:default={}
+	ImageInspection *ImageInspection `json:"imageInspection,omitempty"`
+}
+
+// NamespacedObjectReference names an object in a namespace.
+type NamespacedObjectReference struct {
+	// namespace of the object. Empty means the namespace the operator runs in.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// name of the object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Defaults of ImageInspection, used by the API server (markers) and by ImageInspection.Settings.
+const (
+	// DefaultImageCacheSize is the default number of cached image inspection results.
+	DefaultImageCacheSize = 4096
+	// DefaultImageCacheTTL is the default lifetime of a cached result for a tag reference.
+	DefaultImageCacheTTL = 10 * time.Minute
+	// DefaultImageInspectionTimeout is the default deadline to inspect one image.
+	DefaultImageInspectionTimeout = 30 * time.Second
+	// DefaultImageInspectionMaxRetries is the default number of retries of a failed inspection.
+	DefaultImageInspectionMaxRetries = 5
+)
+
+// ImageInspection tunes image inspection by the pod placement controller.
+type ImageInspection struct {
+	// cacheSize is the maximum number of image inspection results kept in memory (least recently
+	// used entries are evicted first). 0 disables the cache.
+	// +optional
+	// +kubebuilder:default=4096
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	CacheSize *int32 `json:"cacheSize,omitempty"`
+
+	// cacheTTL is how long a cached result for a tag reference stays valid, as a Go duration
+	// ("10m"), between 1s and 24h. Results for digest references never change and may be kept
+	// until evicted.
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="cacheTTL must be between 1s and 24h"
+	CacheTTL *metav1.Duration `json:"cacheTTL,omitempty"`
+
+	// timeout is the deadline to inspect one image, all registry requests included, as a Go
+	// duration between 1s and 5m.
+	// +optional
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('5m')",message="timeout must be between 1s and 5m"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// maxRetries is how many times a failed inspection of a pod's images is retried, with
+	// exponential backoff, before the gate is removed without changing the pod's affinity.
+	// 0 removes the gate at the first failure.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=20
+	MaxRetries *int32 `json:"maxRetries,omitempty"`
+}
+
+// ImageInspectionSettings is ImageInspection with every default resolved, in Go types.
+type ImageInspectionSettings struct {
+	// CacheSize is the maximum number of cached results; 0 disables the cache.
+	CacheSize int
+	// CacheTTL is the lifetime of a cached result for a tag reference.
+	CacheTTL time.Duration
+	// Timeout is the deadline to inspect one image.
+	Timeout time.Duration
+	// MaxRetries is the number of retries before the gate is removed without changes.
+	MaxRetries int
+}
+
+// Settings returns the settings with the defaults applied to unset fields; it accepts a nil receiver.
+func (in *ImageInspection) Settings() ImageInspectionSettings {
+	s := ImageInspectionSettings{
+		CacheSize:  DefaultImageCacheSize,
+		CacheTTL:   DefaultImageCacheTTL,
+		Timeout:    DefaultImageInspectionTimeout,
+		MaxRetries: DefaultImageInspectionMaxRetries,
+	}
+	if in == nil {
+		return s
+	}
+	if in.CacheSize != nil {
+		s.CacheSize = int(*in.CacheSize)
+	}
+	if in.CacheTTL != nil {
+		s.CacheTTL = in.CacheTTL.Duration
+	}
+	if in.Timeout != nil {
+		s.Timeout = in.Timeout.Duration
+	}
+	if in.MaxRetries != nil {
+		s.MaxRetries = int(*in.MaxRetries)
+	}
+	return s
+}
+
+// ClusterPodPlacementConfigStatus is the observed state of the ClusterPodPlacementConfig.
+type ClusterPodPlacementConfigStatus struct {
+	// conditions are the latest observations of the operand's state; see the ConditionXxx types.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the metadata.generation that the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// ClusterPodPlacementConfig configures and enables the architecture-aware pod placement operand.
+// It is a cluster-scoped singleton named "cluster": creating it deploys the webhook and the pod
+// placement controller, deleting it releases the gated pods and removes them.
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=clusterpodplacementconfigs,scope=Cluster,shortName=cppc
+// +kubebuilder:printcolumn:name=Available,JSONPath=`.status.conditions[?(@.type=="Available")].status`,type=string
+// +kubebuilder:printcolumn:name=Progressing,JSONPath=`.status.conditions[?(@.type=="Progressing")].status`,type=string
+// +kubebuilder:printcolumn:name=Degraded,JSONPath=`.status.conditions[?(@.type=="Degraded")].status`,type=string
+// +kubebuilder:printcolumn:name=Age,JSONPath=`.metadata.creationTimestamp`,type=date
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == 'cluster'",message="ClusterPodPlacementConfig is a singleton, .metadata.name must be 'cluster'"
+type ClusterPodPlacementConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired configuration of the operand.
+	// +optional
+	// +kubebuilder:default={}
+	Spec ClusterPodPlacementConfigSpec `json:"spec,omitempty"`
+	// status is the observed state of the operand.
+	// +optional
+	Status ClusterPodPlacementConfigStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterPodPlacementConfigList is a list of ClusterPodPlacementConfig.
+type ClusterPodPlacementConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterPodPlacementConfig `json:"items"`
+}

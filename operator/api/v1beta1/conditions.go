@@ -1,0 +1,55 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+// Condition types of the ClusterPodPlacementConfig status.
+const (
+	// ConditionAvailable is True when the webhook and the pod placement controller each have at
+	// least one ready replica and the MutatingWebhookConfiguration is in place.
+	ConditionAvailable = "Available"
+	// ConditionProgressing is True while a component is being rolled out or updated.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when the operand cannot serve: a component has no ready replica or a
+	// referenced object (pull secret, CA bundle) is missing.
+	ConditionDegraded = "Degraded"
+	// ConditionDeprovisioning is True while the operand is being removed: the gate is released from
+	// the remaining gated pods before the components are deleted.
+	ConditionDeprovisioning = "Deprovisioning"
+	// ConditionLinkedObjectsExist is True when the objects referenced by the spec
+	// (globalPullSecretRef, caBundleConfigmapRef) exist.
+	ConditionLinkedObjectsExist = "LinkedObjectsExist"
+)
+
+// Condition reasons of the ClusterPodPlacementConfig status (UpperCamelCase, as metav1.Condition requires).
+const (
+	// ReasonAsExpected is the reason of a condition in its normal state.
+	ReasonAsExpected = "AsExpected"
+	// ReasonAllComponentsReady means every component is rolled out and ready.
+	ReasonAllComponentsReady = "AllComponentsReady"
+	// ReasonRollingOut means a component's rollout is in progress.
+	ReasonRollingOut = "RollingOut"
+	// ReasonComponentsUnavailable means a component has no ready replica.
+	ReasonComponentsUnavailable = "ComponentsUnavailable"
+	// ReasonPullSecretNotFound means the secret named by globalPullSecretRef does not exist.
+	ReasonPullSecretNotFound = "PullSecretNotFound"
+	// ReasonCABundleNotFound means the config map named by caBundleConfigmapRef does not exist.
+	ReasonCABundleNotFound = "CABundleNotFound"
+	// ReasonInvalidConfiguration means the spec cannot be applied (for example an invalid selector).
+	ReasonInvalidConfiguration = "InvalidConfiguration"
+	// ReasonReleasingGatedPods means the operand is being removed and gated pods are being released.
+	ReasonReleasingGatedPods = "ReleasingGatedPods"
+)

@@ -1,0 +1,377 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	schemacel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+const crdDir = "../../config/crd/bases"
+
+// loadCRD reads a generated CRD strictly: an unknown field means the file and the Go types disagree.
+func loadCRD(t *testing.T, plural string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(crdDir, v1beta1.GroupName+"_"+plural+".yaml"))
+	if err != nil {
+		t.Fatalf("reading CRD: %v", err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(raw, crd); err != nil {
+		t.Fatalf("parsing CRD %s: %v", plural, err)
+	}
+	return crd
+}
+
+// celRules returns every x-kubernetes-validations rule of the schema, keyed by its path.
+func celRules(path string, s *apiextensionsv1.JSONSchemaProps, into map[string][]string) {
+	if s == nil {
+		return
+	}
+	for _, r := range s.XValidations {
+		into[path] = append(into[path], r.Rule)
+	}
+	for name, p := range s.Properties {
+		celRules(path+"."+name, &p, into)
+	}
+	if s.Items != nil {
+		celRules(path+"[]", s.Items.Schema, into)
+	}
+}
+
+func TestCRDFiles(t *testing.T) {
+	tests := map[string]struct {
+		plural      string
+		wantKind    string
+		wantScope   apiextensionsv1.ResourceScope
+		wantColumns []string
+		wantRules   map[string][]string
+	}{
+		"ClusterPodPlacementConfig": {
+			plural:      "clusterpodplacementconfigs",
+			wantKind:    "ClusterPodPlacementConfig",
+			wantScope:   apiextensionsv1.ClusterScoped,
+			wantColumns: []string{"Available", "Progressing", "Degraded", "Age"},
+			wantRules: map[string][]string{
+				"":                                  {"self.metadata.name == 'cluster'"},
+				".spec.imageInspection.cacheTTL":    {"duration(self) >= duration('1s') && duration(self) <= duration('24h')"},
+				".spec.imageInspection.timeout":     {"duration(self) >= duration('1s') && duration(self) <= duration('5m')"},
+				".spec.plugins.nodeAffinityScoring": {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
+				".spec.plugins.nodeAffinityScoring.platforms": {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
+			},
+		},
+		"PodPlacementConfig": {
+			plural:      "podplacementconfigs",
+			wantKind:    "PodPlacementConfig",
+			wantScope:   apiextensionsv1.NamespaceScoped,
+			wantColumns: []string{"Priority", "Age"},
+			wantRules: map[string][]string{
+				".spec.plugins.nodeAffinityScoring":           {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
+				".spec.plugins.nodeAffinityScoring.platforms": {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			crd := loadCRD(t, tc.plural)
+			if crd.Spec.Group != v1beta1.GroupName || crd.Spec.Names.Kind != tc.wantKind || crd.Spec.Scope != tc.wantScope {
+				t.Errorf("group/kind/scope = %s/%s/%s, want %s/%s/%s", crd.Spec.Group, crd.Spec.Names.Kind, crd.Spec.Scope,
+					v1beta1.GroupName, tc.wantKind, tc.wantScope)
+			}
+			if len(crd.Spec.Versions) != 1 {
+				t.Fatalf("got %d versions, want 1", len(crd.Spec.Versions))
+			}
+			v := crd.Spec.Versions[0]
+			if v.Name != v1beta1.GroupVersion.Version || !v.Served || !v.Storage {
+				t.Errorf("version %s served=%t storage=%t, want %s served and stored", v.Name, v.Served, v.Storage, v1beta1.GroupVersion.Version)
+			}
+			if v.Subresources == nil || v.Subresources.Status == nil {
+				t.Error("status subresource missing")
+			}
+			var gotColumns []string
+			for _, c := range v.AdditionalPrinterColumns {
+				gotColumns = append(gotColumns, c.Name)
+			}
+			if diff := cmp.Diff(tc.wantColumns, gotColumns); diff != "" {
+				t.Errorf("printer columns (-want +got):\n%s", diff)
+			}
+			gotRules := map[string][]string{}
+			celRules("", v.Schema.OpenAPIV3Schema, gotRules)
+			if diff := cmp.Diff(tc.wantRules, gotRules); diff != "" {
+				t.Errorf("CEL rules by path (-want +got):\n%s", diff)
+			}
+
+			// The apiserver's own static validation: structural schema, defaults pruned, CEL rules
+			// compile and fit the cost budget.
+			internal := &apiextensions.CustomResourceDefinition{}
+			if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, internal, nil); err != nil {
+				t.Fatalf("converting CRD: %v", err)
+			}
+			internal.Status.StoredVersions = []string{v.Name}
+			if errs := crdvalidation.ValidateCustomResourceDefinition(context.Background(), internal); len(errs) > 0 {
+				t.Errorf("the apiserver would reject the CRD: %v", errs.ToAggregate())
+			}
+		})
+	}
+}
+
+// admit runs the steps the apiserver applies to a custom resource on create: pruning, defaulting,
+// OpenAPI schema validation, list-type validation and CEL validation. It returns the defaulted
+// object and the error messages.
+func admit(t *testing.T, plural, object string) (map[string]any, []string) {
+	t.Helper()
+	crd := loadCRD(t, plural)
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(crd.Spec.Versions[0].Schema.OpenAPIV3Schema, internal, nil); err != nil {
+		t.Fatalf("converting schema: %v", err)
+	}
+	structural, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		t.Fatalf("structural schema: %v", err)
+	}
+	// Decode as the apiserver does: JSON integers become int64, not float64.
+	js, err := yaml.YAMLToJSON([]byte(object))
+	if err != nil {
+		t.Fatalf("parsing object: %v", err)
+	}
+	obj := map[string]any{}
+	if err := utiljson.Unmarshal(js, &obj); err != nil {
+		t.Fatalf("parsing object: %v", err)
+	}
+	pruning.Prune(obj, structural, true)
+	defaulting.Default(obj, structural)
+
+	schemaValidator, _, err := validation.NewSchemaValidator(internal)
+	if err != nil {
+		t.Fatalf("schema validator: %v", err)
+	}
+	errs := validation.ValidateCustomResource(nil, obj, schemaValidator)
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, structural, obj)...)
+	celErrs, _ := schemacel.NewValidator(structural, true, celconfig.PerCallLimit).
+		Validate(context.Background(), nil, structural, obj, nil, celconfig.RuntimeCELCostBudget)
+	errs = append(errs, celErrs...)
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	return obj, msgs
+}
+
+func TestClusterPodPlacementConfigValidation(t *testing.T) {
+	const head = "apiVersion: multiarch.openshift.io/v1beta1\nkind: ClusterPodPlacementConfig\n"
+	tests := map[string]struct {
+		object     string
+		wantErrors []string // substrings, one per expected error, in any order
+	}{
+		"minimal singleton": {object: head + "metadata: {name: cluster}\n"},
+		"full": {object: head + `metadata: {name: cluster}
+spec:
+  logVerbosity: TraceAll
+  namespaceSelector:
+    matchExpressions: [{key: multiarch.openshift.io/exclude-pod-placement, operator: DoesNotExist}]
+  plugins:
+    nodeAffinityScoring:
+      enabled: true
+      platforms: [{architecture: arm64, weight: 75}, {architecture: amd64, weight: 25}]
+  globalPullSecretRef: {namespace: openshift-config, name: pull-secret}
+  caBundleConfigmapRef: {name: trusted-ca}
+  imageInspection: {cacheSize: 0, cacheTTL: 1h30m, timeout: 5m, maxRetries: 0}
+`},
+		"wrong name": {
+			object:     head + "metadata: {name: other}\n",
+			wantErrors: []string{".metadata.name must be 'cluster'"},
+		},
+		"unknown verbosity": {
+			object:     head + "metadata: {name: cluster}\nspec: {logVerbosity: Loud}\n",
+			wantErrors: []string{"spec.logVerbosity: Unsupported value"},
+		},
+		"enabled scoring without platforms": {
+			object:     head + "metadata: {name: cluster}\nspec: {plugins: {nodeAffinityScoring: {enabled: true}}}\n",
+			wantErrors: []string{"platforms must not be empty when nodeAffinityScoring is enabled"},
+		},
+		"enabled scoring with empty platforms": {
+			object:     head + "metadata: {name: cluster}\nspec: {plugins: {nodeAffinityScoring: {enabled: true, platforms: []}}}\n",
+			wantErrors: []string{"platforms must not be empty when nodeAffinityScoring is enabled"},
+		},
+		"disabled scoring without platforms": {
+			object: head + "metadata: {name: cluster}\nspec: {plugins: {nodeAffinityScoring: {enabled: false}}}\n",
+		},
+		"missing enabled": {
+			object:     head + "metadata: {name: cluster}\nspec: {plugins: {nodeAffinityScoring: {platforms: [{architecture: amd64, weight: 1}]}}}\n",
+			wantErrors: []string{"enabled: Required value"},
+		},
+		"duplicate architecture": {
+			object: head + "metadata: {name: cluster}\nspec: {plugins: {nodeAffinityScoring: {enabled: true, platforms: [{architecture: amd64, weight: 1}, {architecture: amd64, weight: 2}]}}}\n",
+			wantErrors: []string{
+				"platforms[1]: Duplicate value",
+				"each architecture may appear only once in platforms",
+			},
+		},
+		"unknown architecture and weights out of range": {
+			object: head + "metadata: {name: cluster}\nspec: {plugins: {nodeAffinityScoring: {enabled: true, platforms: [{architecture: riscv64, weight: 0}, {architecture: arm64, weight: 101}]}}}\n",
+			wantErrors: []string{
+				"platforms[0].architecture: Unsupported value",
+				"platforms[0].weight: Invalid value",
+				"platforms[1].weight: Invalid value",
+			},
+		},
+		"pull secret without name": {
+			object:     head + "metadata: {name: cluster}\nspec: {globalPullSecretRef: {namespace: ns}}\n",
+			wantErrors: []string{"globalPullSecretRef.name: Required value"},
+		},
+		"inspection knobs out of range": {
+			object: head + "metadata: {name: cluster}\nspec: {imageInspection: {cacheSize: -1, cacheTTL: 500ms, timeout: 6m, maxRetries: 21}}\n",
+			wantErrors: []string{
+				"cacheSize: Invalid value",
+				"cacheTTL must be between 1s and 24h",
+				"timeout must be between 1s and 5m",
+				"maxRetries: Invalid value",
+			},
+		},
+		"inspection duration not a duration": {
+			object:     head + "metadata: {name: cluster}\nspec: {imageInspection: {timeout: soon}}\n",
+			wantErrors: []string{"timeout: Invalid value", "timeout: Invalid value"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, gotErrors := admit(t, "clusterpodplacementconfigs", tc.object)
+			assertErrors(t, gotErrors, tc.wantErrors)
+		})
+	}
+}
+
+func TestClusterPodPlacementConfigDefaults(t *testing.T) {
+	obj, errs := admit(t, "clusterpodplacementconfigs",
+		"apiVersion: multiarch.openshift.io/v1beta1\nkind: ClusterPodPlacementConfig\nmetadata: {name: cluster}\n")
+	if len(errs) > 0 {
+		t.Fatalf("unexpected errors: %v", errs)
+	}
+	wantSpec := map[string]any{
+		"logVerbosity": "Normal",
+		"imageInspection": map[string]any{
+			"cacheSize":  int64(v1beta1.DefaultImageCacheSize),
+			"cacheTTL":   "10m",
+			"timeout":    "30s",
+			"maxRetries": int64(v1beta1.DefaultImageInspectionMaxRetries),
+		},
+	}
+	if diff := cmp.Diff(wantSpec, obj["spec"]); diff != "" {
+		t.Errorf("defaulted spec (-want +got):\n%s", diff)
+	}
+
+	// The server-side defaults and the Go defaults must agree.
+	raw, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed := &v1beta1.ClusterPodPlacementConfig{}
+	if err := yaml.UnmarshalStrict(raw, typed); err != nil {
+		t.Fatalf("defaulted object does not decode into the Go type: %v", err)
+	}
+	if diff := cmp.Diff((*v1beta1.ImageInspection)(nil).Settings(), typed.Spec.ImageInspection.Settings()); diff != "" {
+		t.Errorf("server defaults differ from Go defaults (-go +server):\n%s", diff)
+	}
+}
+
+func TestPodPlacementConfigValidation(t *testing.T) {
+	const head = "apiVersion: multiarch.openshift.io/v1beta1\nkind: PodPlacementConfig\nmetadata: {name: prefer-arm, namespace: team}\n"
+	tests := map[string]struct {
+		object       string
+		wantErrors   []string
+		wantPriority any
+	}{
+		"seed example": {
+			object: head + `spec:
+  labelSelector:
+    matchExpressions: [{key: app, operator: In, values: [fast-on-arm]}]
+  priority: 100
+  plugins:
+    nodeAffinityScoring:
+      enabled: true
+      platforms: [{architecture: amd64, weight: 25}, {architecture: arm64, weight: 75}]
+`,
+			wantPriority: int64(100),
+		},
+		"priority defaults to 0": {
+			object:       head + "spec: {}\n",
+			wantPriority: int64(0),
+		},
+		"priority above 255": {
+			object:       head + "spec: {priority: 256}\n",
+			wantErrors:   []string{"spec.priority: Invalid value"},
+			wantPriority: int64(256),
+		},
+		"negative priority": {
+			object:       head + "spec: {priority: -1}\n",
+			wantErrors:   []string{"spec.priority: Invalid value"},
+			wantPriority: int64(-1),
+		},
+		"enabled scoring without platforms": {
+			object:       head + "spec: {plugins: {nodeAffinityScoring: {enabled: true}}}\n",
+			wantErrors:   []string{"platforms must not be empty when nodeAffinityScoring is enabled"},
+			wantPriority: int64(0),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			obj, gotErrors := admit(t, "podplacementconfigs", tc.object)
+			assertErrors(t, gotErrors, tc.wantErrors)
+			spec, _ := obj["spec"].(map[string]any)
+			if diff := cmp.Diff(tc.wantPriority, spec["priority"]); diff != "" {
+				t.Errorf("priority (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// assertErrors checks that each wanted substring matches a distinct error, and that no error is left.
+func assertErrors(t *testing.T, got, want []string) {
+	t.Helper()
+	left := slices.Clone(got)
+	for _, w := range want {
+		i := slices.IndexFunc(left, func(g string) bool { return strings.Contains(g, w) })
+		if i < 0 {
+			t.Errorf("no error contains %q; errors: %q", w, got)
+			continue
+		}
+		left = slices.Delete(left, i, i+1)
+	}
+	if len(left) > 0 {
+		t.Errorf("unexpected errors: %q", left)
+	}
+}

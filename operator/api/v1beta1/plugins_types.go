@@ -1,0 +1,65 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+// Plugins holds the optional placement plugins of a ClusterPodPlacementConfig or a
+// PodPlacementConfig. The required node affinity on kubernetes.io/arch is not a plugin: it is
+// always applied to gated pods.
+type Plugins struct {
+	// nodeAffinityScoring adds preferred node affinity terms that weight the architectures a
+	// pod can run on, so that the scheduler favours some of them (for example cheaper arm64 nodes).
+	// +optional
+	NodeAffinityScoring *NodeAffinityScoring `json:"nodeAffinityScoring,omitempty"`
+}
+
+// NodeAffinityScoring configures the preferred per-architecture node affinity weights.
+// +kubebuilder:validation:XValidation:rule="!self.enabled || (has(self.platforms) && size(self.platforms) > 0)",message="platforms must not be empty when nodeAffinityScoring is enabled"
+type NodeAffinityScoring struct {
+	// enabled turns the plugin on. A disabled plugin is ignored.
+	// +required
+	Enabled bool `json:"enabled"`
+
+	// platforms lists one weight per architecture. Each architecture may appear once.
+	// A term is only added for architectures that every image of the pod supports, and never for
+	// an architecture that the pod (or a higher-priority configuration) already weights.
+	// +optional
+	// +listType=map
+	// +listMapKey=architecture
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.architecture == p.architecture))",message="each architecture may appear only once in platforms"
+	Platforms []NodeAffinityScoringPlatformTerm `json:"platforms,omitempty"`
+}
+
+// NodeAffinityScoringPlatformTerm is the weight given to the nodes of one architecture.
+type NodeAffinityScoringPlatformTerm struct {
+	// architecture is the value of the kubernetes.io/arch node label that the term weights.
+	// +required
+	// +kubebuilder:validation:Enum=amd64;arm64;ppc64le;s390x
+	Architecture string `json:"architecture"`
+
+	// weight is added to the score of the nodes of this architecture, in the range 1-100,
+	// as in a PreferredSchedulingTerm.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Weight int32 `json:"weight"`
+}
+
+// NodeAffinityScoringEnabled reports whether the nodeAffinityScoring plugin is set and enabled.
+func (p *Plugins) NodeAffinityScoringEnabled() bool {
+	return p != nil && p.NodeAffinityScoring != nil && p.NodeAffinityScoring.Enabled
+}

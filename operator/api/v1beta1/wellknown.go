@@ -1,0 +1,101 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1
+
+import "strings"
+
+// SingletonName is the only accepted name of the ClusterPodPlacementConfig.
+const SingletonName = "cluster"
+
+// SchedulingGateName is the scheduling gate the webhook adds to new pods and the pod placement
+// controller removes once it has merged the architecture constraints into the pod.
+const SchedulingGateName = "multiarch.openshift.io/scheduling-gate"
+
+// NodeArchLabel is the well-known node label that carries the CPU architecture
+// (the same key as corev1.LabelArchStable). It is the only node label archgate constrains.
+const NodeArchLabel = "kubernetes.io/arch"
+
+// Labels and label values written on pods. Both are set in the same write as the change they
+// describe, so they never cost an extra request to the apiserver.
+const (
+	// LabelSchedulingGate marks pods carrying the scheduling gate. The pod placement controller
+	// watches only pods with LabelSchedulingGate=LabelValueGated, so its cache grows with gated
+	// pods, not with the cluster.
+	LabelSchedulingGate = "multiarch.openshift.io/scheduling-gate"
+	// LabelValueGated is the value of LabelSchedulingGate while the gate is on the pod.
+	LabelValueGated = "gated"
+	// LabelValueRemoved is the value of LabelSchedulingGate after the controller removed the gate.
+	LabelValueRemoved = "removed"
+
+	// LabelPlacement records what the pod placement controller did to a pod; its values are the
+	// PlacementXxx constants.
+	LabelPlacement = "multiarch.openshift.io/placement"
+	// PlacementArchSet means the compatible architectures were merged into the required node affinity.
+	PlacementArchSet = "arch-set"
+	// PlacementNoCommonArch means the pod's images share no architecture; the pod is kept Pending.
+	PlacementNoCommonArch = "no-common-arch"
+	// PlacementInspectionFailed means inspection failed past the retry budget; the gate was removed
+	// without changing the pod's affinity.
+	PlacementInspectionFailed = "inspection-failed"
+	// PlacementUserPinned means the user's own constraints already decide the architecture; the
+	// required node affinity was left untouched.
+	PlacementUserPinned = "user-pinned"
+	// PlacementReleased means the gate was removed without inspection because the operand is being
+	// removed (the ClusterPodPlacementConfig was deleted).
+	PlacementReleased = "released"
+)
+
+// Annotations written on pods by the pod placement controller, in the same write as the gate removal.
+const (
+	// AnnotationArchitectures holds the comma-separated, sorted set of architectures compatible with
+	// every image of the pod, as found by inspection.
+	AnnotationArchitectures = "multiarch.openshift.io/architectures"
+	// AnnotationInspectionError holds a short reason why image inspection failed.
+	AnnotationInspectionError = "multiarch.openshift.io/inspection-error"
+)
+
+// Architecture names, as in the kubernetes.io/arch node label and the OCI image index.
+const (
+	ArchitectureAMD64   = "amd64"
+	ArchitectureARM64   = "arm64"
+	ArchitecturePPC64LE = "ppc64le"
+	ArchitectureS390X   = "s390x"
+)
+
+// SupportedArchitectures returns, in a new sorted slice, the architectures the operator
+// recognises in configurations.
+func SupportedArchitectures() []string {
+	return []string{ArchitectureAMD64, ArchitectureARM64, ArchitecturePPC64LE, ArchitectureS390X}
+}
+
+// ReservedNamespacePrefixes returns, in a new slice, the prefixes of the namespaces whose pods are
+// never gated, whatever the namespaceSelector says.
+func ReservedNamespacePrefixes() []string {
+	return []string{"kube-", "openshift-", "hypershift-"}
+}
+
+// IsReservedNamespace reports whether pods of the namespace are never gated: the kube-*,
+// openshift-* and hypershift-* globs of the design (a namespace named exactly "openshift" does not
+// match).
+func IsReservedNamespace(namespace string) bool {
+	for _, p := range ReservedNamespacePrefixes() {
+		if strings.HasPrefix(namespace, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,98 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1beta1_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+func TestIsReservedNamespace(t *testing.T) {
+	tests := map[string]bool{
+		"kube-system":       true,
+		"kube-public":       true,
+		"openshift-config":  true,
+		"hypershift-hosted": true,
+		"openshift":         false,
+		"kube":              false,
+		"default":           false,
+		"team-kube-x":       false,
+	}
+	for ns, want := range tests {
+		if got := v1beta1.IsReservedNamespace(ns); got != want {
+			t.Errorf("IsReservedNamespace(%q) = %t, want %t", ns, got, want)
+		}
+	}
+}
+
+func TestLogVerbosityLevel(t *testing.T) {
+	tests := map[v1beta1.LogVerbosityLevel]int{
+		v1beta1.LogVerbosityNormal: 0, v1beta1.LogVerbosityDebug: 1, v1beta1.LogVerbosityTrace: 2,
+		v1beta1.LogVerbosityTraceAll: 3, "": 0, "Loud": 0,
+	}
+	for l, want := range tests {
+		if got := l.Level(); got != want {
+			t.Errorf("%q.Level() = %d, want %d", l, got, want)
+		}
+	}
+}
+
+func TestImageInspectionSettings(t *testing.T) {
+	tests := map[string]struct {
+		in   *v1beta1.ImageInspection
+		want v1beta1.ImageInspectionSettings
+	}{
+		"nil": {
+			want: v1beta1.ImageInspectionSettings{CacheSize: 4096, CacheTTL: 10 * time.Minute, Timeout: 30 * time.Second, MaxRetries: 5},
+		},
+		"zeros are kept": {
+			in: &v1beta1.ImageInspection{CacheSize: ptr.To[int32](0), MaxRetries: ptr.To[int32](0),
+				CacheTTL: &metav1.Duration{Duration: time.Hour}, Timeout: &metav1.Duration{Duration: time.Second}},
+			want: v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Hour, Timeout: time.Second, MaxRetries: 0},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.in.Settings()); diff != "" {
+				t.Errorf("Settings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAddToScheme(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range []runtime.Object{
+		&v1beta1.ClusterPodPlacementConfig{}, &v1beta1.ClusterPodPlacementConfigList{},
+		&v1beta1.PodPlacementConfig{}, &v1beta1.PodPlacementConfigList{},
+	} {
+		gvks, _, err := scheme.ObjectKinds(obj)
+		if err != nil || len(gvks) != 1 || gvks[0].GroupVersion() != v1beta1.GroupVersion {
+			t.Errorf("%T: kinds %v, err %v", obj, gvks, err)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package credentials
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func secret(typ corev1.SecretType, key, value string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "pull"},
+		Type:       typ,
+		Data:       map[string][]byte{key: []byte(value)},
+	}
+}
+
+// entrySummary is what the parse tests compare: pattern and material, no unexported fields.
+type entrySummary struct {
+	Pattern string
+	Auth    AuthConfig
+}
+
+func summarize(cfg Config) []entrySummary {
+	var out []entrySummary
+	for _, e := range cfg.Entries {
+		out = append(out, entrySummary{Pattern: e.Pattern, Auth: e.Auth})
+	}
+	return out
+}
+
+func TestParseSecret(t *testing.T) {
+	const hidden = "s3cr3t-Value"
+	tests := map[string]struct {
+		secret      *corev1.Secret
+		wantEntries []entrySummary
+		wantErr     string // substring; "" means no error
+	}{
+		"dockerconfigjson with auth": {
+			secret: secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey,
+				`{"auths":{"registry.example:5000":{"auth":"`+b64("alice:pa:ss")+`"}}}`),
+			wantEntries: []entrySummary{{Pattern: "registry.example:5000", Auth: AuthConfig{Username: "alice", Password: "pa:ss"}}},
+		},
+		"dockerconfigjson auth wins over username and password": {
+			secret: secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey,
+				`{"auths":{"r.example":{"auth":"`+b64("alice:one")+`","username":"bob","password":"two"}}}`),
+			wantEntries: []entrySummary{{Pattern: "r.example", Auth: AuthConfig{Username: "alice", Password: "one"}}},
+		},
+		"dockerconfigjson username password and tokens": {
+			secret: secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey,
+				`{"auths":{"https://r.example/v2/":{"username":"u","password":"p"},"q.example/team":{"identitytoken":"it","email":"x@y"},"t.example":{"registrytoken":"rt"}}}`),
+			wantEntries: []entrySummary{
+				{Pattern: "q.example/team", Auth: AuthConfig{IdentityToken: "it"}},
+				{Pattern: "r.example", Auth: AuthConfig{Username: "u", Password: "p"}},
+				{Pattern: "t.example", Auth: AuthConfig{RegistryToken: "rt"}},
+			},
+		},
+		"dockerconfigjson docker hub spellings are all docker.io and both kept": {
+			secret: secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey,
+				`{"auths":{"https://index.docker.io/v1/":{"auth":"`+b64("a:1")+`"},"docker.io":{"auth":"`+b64("b:2")+`"}}}`),
+			wantEntries: []entrySummary{
+				{Pattern: "docker.io", Auth: AuthConfig{Username: "b", Password: "2"}},
+				{Pattern: "docker.io", Auth: AuthConfig{Username: "a", Password: "1"}},
+			},
+		},
+		"dockerconfigjson empty auths": {
+			secret:      secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"auths":{}}`),
+			wantEntries: nil,
+		},
+		"dockercfg legacy": {
+			secret: secret(corev1.SecretTypeDockercfg, corev1.DockerConfigKey,
+				`{"*.registry.example":{"auth":"`+b64("w:x")+`"},"HTTP://Registry.Example/Team/":{"username":"u","password":"p"}}`),
+			wantEntries: []entrySummary{
+				{Pattern: "*.registry.example", Auth: AuthConfig{Username: "w", Password: "x"}},
+				{Pattern: "registry.example/Team/", Auth: AuthConfig{Username: "u", Password: "p"}},
+			},
+		},
+		"wrong type": {
+			secret:  secret(corev1.SecretTypeOpaque, corev1.DockerConfigJsonKey, `{"auths":{}}`),
+			wantErr: `pull secret team-a/pull: type "Opaque" is not`,
+		},
+		"missing key": {
+			secret:  secret(corev1.SecretTypeDockerConfigJson, "other", `{}`),
+			wantErr: "pull secret team-a/pull key .dockerconfigjson: missing or empty",
+		},
+		"malformed json does not echo the input": {
+			secret:  secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"auths":{"r.example":{"auth":"`+hidden),
+			wantErr: "key .dockerconfigjson: malformed JSON",
+		},
+		"no auths object": {
+			secret:  secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"r.example":{"auth":"eDp5"}}`),
+			wantErr: `key .dockerconfigjson: no "auths" object`,
+		},
+		"auth not base64": {
+			secret:  secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"auths":{"r.example":{"auth":"`+hidden+`!"}}}`),
+			wantErr: `key .dockerconfigjson: entry "r.example": "auth" is not valid base64`,
+		},
+		"auth without colon": {
+			secret:  secret(corev1.SecretTypeDockercfg, corev1.DockerConfigKey, `{"r.example":{"auth":"`+b64(hidden)+`"}}`),
+			wantErr: `key .dockercfg: entry "r.example": "auth" does not decode to "username:password"`,
+		},
+		"entry without credentials": {
+			secret:  secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"auths":{"r.example":{"email":"a@b"}}}`),
+			wantErr: `entry "r.example": no credentials`,
+		},
+		"username without password": {
+			secret:  secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"auths":{"r.example":{"username":"`+hidden+`"}}}`),
+			wantErr: `entry "r.example": "username" without "password"`,
+		},
+		"wrong field type": {
+			secret:  secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"auths":{"r.example":{"password":12345}}}`),
+			wantErr: `entry "r.example": JSON field "password" has the wrong type (number)`,
+		},
+		"key with user info is not echoed": {
+			secret:  secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"auths":{"https://me:`+hidden+`@r.example":{"auth":"eDp5"}}}`),
+			wantErr: "entry <key with user info>: registry key contains user info",
+		},
+		"malformed port": {
+			secret:  secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"auths":{"r.example:":{"auth":"eDp5"}}}`),
+			wantErr: `entry "r.example:": registry host has a malformed port`,
+		},
+		"malformed wildcard": {
+			secret:  secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"auths":{"[a.r.example":{"auth":"eDp5"}}}`),
+			wantErr: `entry "[a.r.example":`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := ParseSecret(tc.secret, false)
+			if tc.wantErr != "" {
+				if err == nil {
+					t.Fatalf("ParseSecret() error = nil, want %q", tc.wantErr)
+				}
+				if !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("ParseSecret() error = %q, want it to contain %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), hidden) || strings.Contains(err.Error(), b64(hidden)) {
+					t.Errorf("ParseSecret() error %q leaks the secret value", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseSecret() error = %v", err)
+			}
+			if diff := cmp.Diff(tc.wantEntries, summarize(cfg)); diff != "" {
+				t.Errorf("ParseSecret() entries mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(Source{Namespace: "team-a", Name: "pull"}, cfg.Source); diff != "" {
+				t.Errorf("ParseSecret() source mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAuthConfigFormattingRedacts(t *testing.T) {
+	a := AuthConfig{Username: "alice", Password: "hunter2", IdentityToken: "tok", RegistryToken: "rtok"}
+	for _, verb := range []string{"%v", "%+v", "%s", "%#v"} {
+		for _, v := range []any{a, Credential{Auth: a}, Candidates{{Auth: a}}} {
+			got := fmt.Sprintf(verb, v)
+			for _, secret := range []string{"hunter2", "tok", "rtok"} {
+				if strings.Contains(got, secret) {
+					t.Errorf("fmt.Sprintf(%q, %T) = %q leaks %q", verb, v, got, secret)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,326 @@
+// Package inspect finds the CPU architectures an image supports by reading its manifest (and,
+// for single-image manifests, its config) from the registry with go.podman.io/image/v5, and
+// caches the answers per image and credential.
+package inspect
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"go.podman.io/image/v5/docker"
+	"go.podman.io/image/v5/docker/reference"
+	"go.podman.io/image/v5/image"
+	"go.podman.io/image/v5/manifest"
+	"go.podman.io/image/v5/pkg/sysregistriesv2"
+	"go.podman.io/image/v5/types"
+
+	"github.com/archgate/archgate/operator/internal/credentials"
+)
+
+// Inspector reports the linux architectures an image supports.
+type Inspector interface {
+	// Architectures inspects imageRef, trying creds in order (none means anonymous).
+	Architectures(ctx context.Context, imageRef string, creds credentials.Candidates) (Result, error)
+}
+
+// InspectorFunc adapts a function to Inspector.
+type InspectorFunc func(ctx context.Context, imageRef string, creds credentials.Candidates) (Result, error)
+
+// Architectures calls f.
+func (f InspectorFunc) Architectures(ctx context.Context, imageRef string, creds credentials.Candidates) (Result, error) {
+	return f(ctx, imageRef, creds)
+}
+
+var (
+	_ Inspector = InspectorFunc(nil)
+	_ Inspector = (*RegistryInspector)(nil)
+	_ Inspector = (*CachingInspector)(nil)
+)
+
+// Result is what an inspection found.
+type Result struct {
+	// Architectures is the sorted set of kubernetes.io/arch values the image runs on. It is
+	// empty for an image with no linux entry (windows-only, say).
+	Architectures []string
+	// AnyArchitecture is set for images that carry no binaries (OLM bundles): they run
+	// anywhere, and Architectures is then empty.
+	AnyArchitecture bool
+	// Digest is the digest of the manifest (list) that was read; MediaType its media type.
+	Digest    string
+	MediaType string
+	// Identity is the identity of the credential the registry accepted
+	// (credentials.Anonymous when none was sent).
+	Identity credentials.Identity
+}
+
+// Supports reports whether the image runs on arch (a kubernetes.io/arch value).
+func (r Result) Supports(arch string) bool {
+	return r.AnyArchitecture || slices.Contains(r.Architectures, arch)
+}
+
+// clone returns a copy that shares no memory with r, so cached results stay unchanged
+// whatever callers do with theirs.
+func (r Result) clone() Result {
+	r.Architectures = slices.Clone(r.Architectures)
+	if r.Architectures == nil {
+		r.Architectures = []string{}
+	}
+	return r
+}
+
+// DefaultTimeout bounds one image's inspection, all credential candidates included, when
+// Options.Timeout is zero. Podman's client has no header timeout of its own.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultUserAgent is sent to registries when Options.UserAgent is empty.
+const DefaultUserAgent = "archgate"
+
+// Options configure a RegistryInspector. Every path is optional; an empty one leaves podman's
+// default (which reads /etc/containers/… and $HOME), so deployments set them explicitly.
+type Options struct {
+	// RegistriesConfPath is a registries.conf (mirrors, blocked and insecure registries).
+	// Podman caches a parsed file per path: call ReloadRegistriesConf after changing it.
+	RegistriesConfPath string
+	// RegistriesConfDirPath is a registries.conf.d drop-in directory. When only
+	// RegistriesConfPath is set, podman still reads its default drop-in directories.
+	RegistriesConfDirPath string
+	// RegistriesDirPath is a registries.d directory (lookaside signature configuration).
+	RegistriesDirPath string
+	// CertsDir is a certs.d-style directory: a host[:port] subdirectory per registry with
+	// CA certificates (*.crt) and client certificate/key pairs (*.cert, *.key).
+	CertsDir string
+	// CABundleFile is a PEM file of CA certificates trusted for every registry, on top of
+	// the system roots (the caBundleConfigmapRef content).
+	CABundleFile string
+	// AuthFilePath is a Docker/podman auth file. It is consulted only where the per-call
+	// credential is not used: podman never sends a credential to a mirror on another host,
+	// and reads this file for the mirror instead.
+	AuthFilePath string
+	// InsecureSkipTLSVerify disables TLS verification and allows plain HTTP for every
+	// registry. For development only: prefer `insecure = true` per registry in registries.conf.
+	InsecureSkipTLSVerify bool
+	// Timeout bounds one image's inspection; DefaultTimeout when zero.
+	Timeout time.Duration
+	// UserAgent is sent to registries; DefaultUserAgent when empty.
+	UserAgent string
+	// Metrics receives inspection durations and errors; unregistered metrics when nil.
+	Metrics *Metrics
+}
+
+// RegistryInspector inspects images in their registries. It holds no connections between
+// calls and is safe for concurrent use.
+type RegistryInspector struct {
+	opts    Options
+	rootCAs *x509.CertPool // system roots plus CABundleFile; nil without a bundle
+	metrics *Metrics
+}
+
+// NewRegistryInspector checks the configured paths and loads the CA bundle.
+func NewRegistryInspector(opts Options) (*RegistryInspector, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = DefaultUserAgent
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics()
+	}
+	for _, p := range []struct {
+		name, path string
+		dir        bool
+	}{
+		{"registries.conf", opts.RegistriesConfPath, false},
+		{"registries.conf.d", opts.RegistriesConfDirPath, true},
+		{"registries.d", opts.RegistriesDirPath, true},
+		{"certs.d", opts.CertsDir, true},
+		{"auth file", opts.AuthFilePath, false},
+	} {
+		if p.path == "" {
+			continue
+		}
+		fi, err := os.Stat(p.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+		if fi.IsDir() != p.dir {
+			return nil, fmt.Errorf("%s %s: want a directory = %v", p.name, p.path, p.dir)
+		}
+	}
+	r := &RegistryInspector{opts: opts, metrics: opts.Metrics}
+	if opts.CABundleFile != "" {
+		pem, err := os.ReadFile(opts.CABundleFile)
+		if err != nil {
+			return nil, fmt.Errorf("CA bundle: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CA bundle %s: no PEM certificate found", opts.CABundleFile)
+		}
+		r.rootCAs = pool
+	}
+	return r, nil
+}
+
+// ReloadRegistriesConf makes the next inspections re-read registries.conf and its drop-ins.
+// Podman caches parsed registries configuration for the whole process, keyed by path.
+func ReloadRegistriesConf() { sysregistriesv2.InvalidateCache() }
+
+// Architectures inspects imageRef in its registry. Candidates are tried in order within one
+// deadline (Options.Timeout, or the caller's if sooner); the next one is tried only after an
+// auth (401/403) or not-found (404) answer, see tryNextCredential. With no candidates the
+// request is anonymous: ambient credential files are not consulted for the image's own
+// registry. The returned Result names the accepted credential's identity.
+func (r *RegistryInspector) Architectures(ctx context.Context, imageRef string, creds credentials.Candidates) (Result, error) {
+	start := time.Now()
+	res, err := r.inspect(ctx, imageRef, creds)
+	reason := Reason("")
+	if err != nil {
+		reason = ReasonOf(err)
+	}
+	r.metrics.observeInspection(time.Since(start).Seconds(), reason)
+	return res, err
+}
+
+func (r *RegistryInspector) inspect(ctx context.Context, imageRef string, creds credentials.Candidates) (Result, error) {
+	named, err := ParseReference(imageRef)
+	if err != nil {
+		return Result{}, &Error{Image: imageRef, Reason: ReasonInvalidReference, Err: err}
+	}
+	ref, err := docker.NewReference(named)
+	if err != nil {
+		return Result{}, &Error{Image: imageRef, Reason: ReasonInvalidReference, Err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+
+	attempts := creds
+	if len(attempts) == 0 {
+		attempts = credentials.Candidates{{}} // the zero credential: anonymous
+	}
+	var errs []error
+	reason := ReasonOther
+	for i, cred := range attempts {
+		id := credentials.Anonymous
+		if len(creds) > 0 {
+			id = cred.Identity()
+		}
+		res, err := r.inspectWith(ctx, ref, named, cred.Auth)
+		if err == nil {
+			res.Identity = id
+			return res, nil
+		}
+		reason = classify(err)
+		if len(creds) > 0 {
+			err = fmt.Errorf("credential %d of %d (%s): %w", i+1, len(creds), describe(cred), err)
+		}
+		errs = append(errs, err)
+		if !tryNextCredential(reason) || ctx.Err() != nil {
+			break
+		}
+	}
+	return Result{}, &Error{Image: imageRef, Reason: reason, Err: errors.Join(errs...)}
+}
+
+// inspectWith reads the manifest and, for a single image, its config, with one credential.
+// A manifest list is judged by its entries' platforms alone (reading every entry's config
+// would cost a request per entry), so the no-binaries label is only seen on single images.
+func (r *RegistryInspector) inspectWith(ctx context.Context, ref types.ImageReference, named reference.Named, auth credentials.AuthConfig) (Result, error) {
+	sys := r.systemContext(auth)
+	src, err := ref.NewImageSource(ctx, sys)
+	if err != nil {
+		return Result{}, err
+	}
+	defer src.Close()
+
+	// UnparsedInstance checks a digest-pinned manifest against its digest and caches it, so
+	// the config read below does not fetch the manifest again.
+	unparsed := image.UnparsedInstance(src, nil)
+	blob, mimeType, err := unparsed.Manifest(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if mimeType == "" {
+		mimeType = manifest.GuessMIMEType(blob)
+	}
+	mimeType = manifest.NormalizedMIMEType(mimeType)
+	dgst, err := manifest.Digest(blob)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Digest: dgst.String(), MediaType: mimeType}
+
+	if manifest.MIMETypeIsMultiImage(mimeType) {
+		archs, err := ArchitecturesFromList(blob, mimeType)
+		if err != nil {
+			return Result{}, fmt.Errorf("parsing manifest list of %s: %w", named, err)
+		}
+		res.Architectures = archs
+		return res, nil
+	}
+	img, err := image.FromUnparsedImage(ctx, sys, unparsed)
+	if err != nil {
+		return Result{}, fmt.Errorf("parsing manifest of %s: %w", named, err)
+	}
+	cfg, err := img.OCIConfig(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("reading image config of %s: %w", named, err)
+	}
+	if HasNoBinaries(cfg.Config.Labels) {
+		res.AnyArchitecture = true
+		res.Architectures = []string{}
+		return res, nil
+	}
+	res.Architectures = ConfigArchitectures(cfg.OS, cfg.Architecture)
+	return res, nil
+}
+
+// systemContext builds podman's configuration for one attempt. The credential always goes in
+// DockerAuthConfig, empty for anonymous access: a nil DockerAuthConfig would make podman
+// search auth files and credential helpers, and an "anonymous" cache entry could then hold
+// what some ambient credential was allowed to read.
+func (r *RegistryInspector) systemContext(auth credentials.AuthConfig) *types.SystemContext {
+	sys := &types.SystemContext{
+		SystemRegistriesConfPath:    r.opts.RegistriesConfPath,
+		SystemRegistriesConfDirPath: r.opts.RegistriesConfDirPath,
+		RegistriesDirPath:           r.opts.RegistriesDirPath,
+		DockerPerHostCertDirPath:    r.opts.CertsDir,
+		AuthFilePath:                r.opts.AuthFilePath,
+		DockerRegistryUserAgent:     r.opts.UserAgent,
+		DockerAuthConfig: &types.DockerAuthConfig{
+			Username:      auth.Username,
+			Password:      auth.Password,
+			IdentityToken: auth.IdentityToken,
+		},
+		DockerBearerRegistryToken: auth.RegistryToken,
+	}
+	if r.opts.InsecureSkipTLSVerify {
+		// Only ever set to true: OptionalBoolFalse would also override `insecure = true`
+		// entries of registries.conf.
+		sys.DockerInsecureSkipTLSVerify = types.OptionalBoolTrue
+	}
+	if r.rootCAs != nil {
+		// Podman clones BaseTLSConfig per client but shares RootCAs, and appends certs.d CAs
+		// to it: give every attempt its own copy of the pool so no append is shared.
+		sys.BaseTLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: r.rootCAs.Clone()}
+	}
+	return sys
+}
+
+// describe names where a credential came from, never what it contains.
+func describe(c credentials.Credential) string {
+	s := "from " + c.Source.String()
+	if c.Pattern != "" {
+		s += " for " + c.Pattern
+	}
+	return s
+}

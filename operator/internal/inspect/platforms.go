@@ -1,0 +1,163 @@
+package inspect
+
+import (
+	"slices"
+	"strings"
+
+	"go.podman.io/image/v5/manifest"
+)
+
+// Platform is what placement needs from one entry of a manifest list or OCI index.
+type Platform struct {
+	OS           string
+	Architecture string
+	Variant      string
+	Annotations  map[string]string
+}
+
+// attestationAnnotation marks BuildKit attestation (SBOM, provenance) entries of an index.
+const (
+	attestationAnnotation = "vnd.docker.reference.type"
+	attestationValue      = "attestation-manifest"
+)
+
+// noBinaryLabels are image config labels of images that carry no executables (OLM operator
+// bundles): such an image runs nowhere and so is no reason to restrict a pod's architecture.
+var noBinaryLabels = []string{"operators.operatorframework.io.bundle.mediatype.v1"}
+
+// archAliases maps the architecture names found in the wild (uname, Debian, RPM) to the
+// GOARCH names that the kubernetes.io/arch node label uses.
+var archAliases = map[string]string{
+	"x86_64":  "amd64",
+	"x86-64":  "amd64",
+	"x64":     "amd64",
+	"aarch64": "arm64",
+	"arm64v8": "arm64",
+	"armhf":   "arm",
+	"armel":   "arm",
+	"armv6l":  "arm",
+	"armv7l":  "arm",
+	"armv7":   "arm",
+	"armv8l":  "arm", // 32-bit user space on an ARMv8 CPU
+	"i386":    "386",
+	"i486":    "386",
+	"i586":    "386",
+	"i686":    "386",
+	"x86":     "386",
+	"ppc64el": "ppc64le",
+}
+
+// NormalizeArchitecture returns the kubernetes.io/arch value for an image architecture:
+// lower-cased, aliases resolved (aarch64 → arm64, x86_64 → amd64), and any variant dropped
+// (arm64/v8 → arm64, arm/v7 → arm, amd64/v3 → amd64), because node labels carry no variant.
+// It returns "" for an empty or unknown ("unknown") architecture.
+func NormalizeArchitecture(arch string) string {
+	a, _, _ := strings.Cut(arch, "/")
+	a = strings.ToLower(strings.TrimSpace(a))
+	if alias, ok := archAliases[a]; ok {
+		a = alias
+	}
+	if a == "unknown" {
+		return ""
+	}
+	return a
+}
+
+// isAttestation reports whether an index entry is an attestation rather than an image:
+// BuildKit marks those with an annotation and an "unknown/unknown" platform.
+func isAttestation(p Platform) bool {
+	if p.Annotations[attestationAnnotation] == attestationValue {
+		return true
+	}
+	return strings.EqualFold(p.OS, "unknown") || strings.EqualFold(p.Architecture, "unknown")
+}
+
+// LinuxArchitectures returns the sorted set of normalised architectures of the linux entries
+// of a manifest list. Attestations, non-linux entries (windows, …), entries without a
+// platform or without an architecture are skipped. The result is empty (not nil) when
+// nothing is left: such an image has no linux architecture.
+func LinuxArchitectures(platforms []Platform) []string {
+	out := []string{}
+	for _, p := range platforms {
+		if isAttestation(p) || !strings.EqualFold(strings.TrimSpace(p.OS), "linux") {
+			continue
+		}
+		if a := NormalizeArchitecture(p.Architecture); a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ConfigArchitectures returns the architectures of a single-image manifest from its config:
+// its normalised architecture when the OS is linux or unset, otherwise none.
+func ConfigArchitectures(os, arch string) []string {
+	o := strings.ToLower(strings.TrimSpace(os))
+	if o != "" && o != "linux" {
+		return []string{}
+	}
+	if a := NormalizeArchitecture(arch); a != "" {
+		return []string{a}
+	}
+	return []string{}
+}
+
+// HasNoBinaries reports whether image config labels mark an image without executables.
+func HasNoBinaries(labels map[string]string) bool {
+	for _, l := range noBinaryLabels {
+		if _, ok := labels[l]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// PlatformsFromList returns the platform of every entry of a parsed manifest list, in order.
+// An entry without a platform gives a zero Platform (which LinuxArchitectures skips).
+func PlatformsFromList(list manifest.List) []Platform {
+	switch l := list.(type) {
+	case *manifest.OCI1Index:
+		out := make([]Platform, 0, len(l.Manifests))
+		for _, d := range l.Manifests {
+			p := Platform{Annotations: d.Annotations}
+			if d.Platform != nil {
+				p.OS, p.Architecture, p.Variant = d.Platform.OS, d.Platform.Architecture, d.Platform.Variant
+			}
+			out = append(out, p)
+		}
+		return out
+	case *manifest.Schema2List:
+		out := make([]Platform, 0, len(l.Manifests))
+		for _, d := range l.Manifests {
+			out = append(out, Platform{OS: d.Platform.OS, Architecture: d.Platform.Architecture, Variant: d.Platform.Variant})
+		}
+		return out
+	default:
+		// Any other implementation: go through the public interface. Instance looks entries
+		// up by digest, so duplicate digests repeat the first entry's platform.
+		var out []Platform
+		for _, d := range list.Instances() {
+			u, err := list.Instance(d)
+			if err != nil {
+				continue
+			}
+			p := Platform{Annotations: u.ReadOnly.Annotations}
+			if u.ReadOnly.Platform != nil {
+				p.OS, p.Architecture, p.Variant = u.ReadOnly.Platform.OS, u.ReadOnly.Platform.Architecture, u.ReadOnly.Platform.Variant
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+}
+
+// ArchitecturesFromList parses a manifest list or OCI index blob of the given MIME type and
+// returns LinuxArchitectures of its entries.
+func ArchitecturesFromList(blob []byte, mimeType string) ([]string, error) {
+	list, err := manifest.ListFromBlob(blob, mimeType)
+	if err != nil {
+		return nil, err
+	}
+	return LinuxArchitectures(PlatformsFromList(list)), nil
+}

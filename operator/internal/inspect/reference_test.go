@@ -1,0 +1,70 @@
+package inspect
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCanonicalReference(t *testing.T) {
+	const dgst = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	tests := map[string]struct {
+		image      string
+		wantRef    string
+		wantPinned bool
+		wantErr    bool
+	}{
+		"short name":            {image: "nginx", wantRef: "docker.io/library/nginx:latest"},
+		"short name with tag":   {image: "nginx:1.27", wantRef: "docker.io/library/nginx:1.27"},
+		"docker hub user":       {image: "someone/app:v1", wantRef: "docker.io/someone/app:v1"},
+		"docker hub explicit":   {image: "docker.io/library/busybox", wantRef: "docker.io/library/busybox:latest"},
+		"registry with port":    {image: "registry.example:5000/app:v2", wantRef: "registry.example:5000/app:v2"},
+		"localhost with port":   {image: "localhost:5000/app", wantRef: "localhost:5000/app:latest"},
+		"deep path":             {image: "quay.io/org/team/sub/app:1", wantRef: "quay.io/org/team/sub/app:1"},
+		"digest pinned":         {image: "quay.io/org/app@" + dgst, wantRef: "quay.io/org/app@" + dgst, wantPinned: true},
+		"tag and digest":        {image: "quay.io/org/app:1.0@" + dgst, wantRef: "quay.io/org/app@" + dgst, wantPinned: true},
+		"short tag and digest":  {image: "nginx:1.27@" + dgst, wantRef: "docker.io/library/nginx@" + dgst, wantPinned: true},
+		"port, tag and digest":  {image: "r.example:5000/a/b:t@" + dgst, wantRef: "r.example:5000/a/b@" + dgst, wantPinned: true},
+		"surrounding spaces":    {image: " nginx ", wantRef: "docker.io/library/nginx:latest"},
+		"upper case repository": {image: "quay.io/Org/app", wantErr: true},
+		"empty":                 {image: "", wantErr: true},
+		"bad digest":            {image: "quay.io/org/app@sha256:abc", wantErr: true},
+		"transport prefix":      {image: "docker://quay.io/org/app", wantErr: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ref, pinned, err := CanonicalReference(tc.image)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("CanonicalReference(%q) error = %v, wantErr %v", tc.image, err, tc.wantErr)
+			}
+			if diff := cmp.Diff(struct {
+				Ref    string
+				Pinned bool
+			}{tc.wantRef, tc.wantPinned}, struct {
+				Ref    string
+				Pinned bool
+			}{ref, pinned}); diff != "" {
+				t.Errorf("CanonicalReference(%q) mismatch (-want +got):\n%s", tc.image, diff)
+			}
+		})
+	}
+}
+
+func TestRepository(t *testing.T) {
+	tests := map[string]struct {
+		ref  string
+		want string
+	}{
+		"tag":          {ref: "r.example/app:1", want: "r.example/app"},
+		"port and tag": {ref: "r.example:5000/app:1", want: "r.example:5000/app"},
+		"digest":       {ref: "r.example:5000/app@sha256:abc", want: "r.example:5000/app"},
+		"port, no tag": {ref: "r.example:5000/app", want: "r.example:5000/app"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := repository(tc.ref); got != tc.want {
+				t.Errorf("repository(%q) = %q, want %q", tc.ref, got, tc.want)
+			}
+		})
+	}
+}

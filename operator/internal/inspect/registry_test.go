@@ -1,0 +1,377 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	imgspecv1 "github.com/opencontainers/image-spec/specs-go/v1"
+	"go.podman.io/image/v5/manifest"
+
+	"github.com/archgate/archgate/operator/internal/credentials"
+)
+
+const bundleLabel = "operators.operatorframework.io.bundle.mediatype.v1"
+
+var attestation = map[string]string{
+	"vnd.docker.reference.type":   "attestation-manifest",
+	"vnd.docker.reference.digest": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+}
+
+func TestRegistryInspectorImageKinds(t *testing.T) {
+	reg := newTestRegistry(t)
+	multi := reg.pushIndex("oci/multi:1", testIndex(t, true,
+		indexEntry{os: "linux", arch: "amd64"},
+		indexEntry{os: "linux", arch: "arm64", variant: "v8"},
+		indexEntry{os: "windows", arch: "amd64"},
+		indexEntry{os: "unknown", arch: "unknown", annotations: attestation},
+	))
+	list := reg.pushIndex("docker/list:1", testIndex(t, false,
+		indexEntry{os: "linux", arch: "ppc64le"},
+		indexEntry{os: "linux", arch: "s390x"},
+		indexEntry{os: "linux", arch: "arm", variant: "v7"},
+	))
+	ociSingle := reg.pushImage("oci/single:1", testImage(t, "linux", "arm64", "v8", nil, true))
+	dockerSingle := reg.pushImage("docker/single:1", testImage(t, "linux", "amd64", "", nil, false))
+	deep := reg.pushImage("team/sub/deep/app:1", testImage(t, "linux", "s390x", "", nil, false))
+	bundle := reg.pushImage("operators/bundle:v1", testImage(t, "linux", "amd64", "", map[string]string{bundleLabel: "registry+v1"}, false))
+	windows := reg.pushImage("windows/only:1", testImage(t, "windows", "amd64", "", nil, true))
+	hub := reg.pushImage("library/nginx:1.27", testImage(t, "linux", "arm64", "", nil, false))
+
+	// docker.io is remapped to the test registry: short names resolve as on a node.
+	cfg := newPodmanConfig(t, sprintfConf(`
+[[registry]]
+prefix = "docker.io"
+location = "%s"
+`, reg.host))
+	cfg.trust(t, reg)
+	insp := mustInspector(t, cfg.options())
+
+	tests := map[string]struct {
+		image string
+		want  Result
+	}{
+		"oci index with attestation and windows entries": {
+			image: reg.host + "/oci/multi:1",
+			want:  Result{Architectures: []string{"amd64", "arm64"}, Digest: multi, MediaType: imgspecv1.MediaTypeImageIndex},
+		},
+		"oci index by digest": {
+			image: reg.host + "/oci/multi@" + multi,
+			want:  Result{Architectures: []string{"amd64", "arm64"}, Digest: multi, MediaType: imgspecv1.MediaTypeImageIndex},
+		},
+		"tag and digest: the digest wins": {
+			image: reg.host + "/oci/multi:no-such-tag@" + multi,
+			want:  Result{Architectures: []string{"amd64", "arm64"}, Digest: multi, MediaType: imgspecv1.MediaTypeImageIndex},
+		},
+		"docker manifest list": {
+			image: reg.host + "/docker/list:1",
+			want:  Result{Architectures: []string{"arm", "ppc64le", "s390x"}, Digest: list, MediaType: manifest.DockerV2ListMediaType},
+		},
+		"single oci manifest": {
+			image: reg.host + "/oci/single:1",
+			want:  Result{Architectures: []string{"arm64"}, Digest: ociSingle, MediaType: imgspecv1.MediaTypeImageManifest},
+		},
+		"single docker schema2 manifest": {
+			image: reg.host + "/docker/single:1",
+			want:  Result{Architectures: []string{"amd64"}, Digest: dockerSingle, MediaType: manifest.DockerV2Schema2MediaType},
+		},
+		"deep path with registry port": {
+			image: reg.host + "/team/sub/deep/app:1",
+			want:  Result{Architectures: []string{"s390x"}, Digest: deep, MediaType: manifest.DockerV2Schema2MediaType},
+		},
+		"bundle image runs anywhere": {
+			image: reg.host + "/operators/bundle:v1",
+			want:  Result{Architectures: []string{}, AnyArchitecture: true, Digest: bundle, MediaType: manifest.DockerV2Schema2MediaType},
+		},
+		"windows single manifest has no linux architecture": {
+			image: reg.host + "/windows/only:1",
+			want:  Result{Architectures: []string{}, Digest: windows, MediaType: imgspecv1.MediaTypeImageManifest},
+		},
+		"short name through registries.conf": {
+			image: "nginx:1.27",
+			want:  Result{Architectures: []string{"arm64"}, Digest: hub, MediaType: manifest.DockerV2Schema2MediaType},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tc.want.Identity = credentials.Anonymous
+			got, err := insp.Architectures(context.Background(), tc.image, nil)
+			if err != nil {
+				t.Fatalf("Architectures(%q) error = %v", tc.image, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Architectures(%q) mismatch (-want +got):\n%s", tc.image, diff)
+			}
+		})
+	}
+}
+
+func TestRegistryInspectorErrors(t *testing.T) {
+	reg := newTestRegistry(t)
+	reg.pushImage("present:1", testImage(t, "linux", "amd64", "", nil, false))
+	cfg := newPodmanConfig(t, "")
+	cfg.trust(t, reg)
+	insp := mustInspector(t, cfg.options())
+	untrusted := mustInspector(t, newPodmanConfig(t, "").options())
+
+	tests := map[string]struct {
+		insp       *RegistryInspector
+		image      string
+		wantReason Reason
+	}{
+		"unknown tag":             {insp: insp, image: reg.host + "/present:2", wantReason: ReasonNotFound},
+		"unknown repository":      {insp: insp, image: reg.host + "/absent:1", wantReason: ReasonNotFound},
+		"invalid reference":       {insp: insp, image: reg.host + "/UPPER:1", wantReason: ReasonInvalidReference},
+		"nothing listening":       {insp: insp, image: closedAddress(t) + "/app:1", wantReason: ReasonNetwork},
+		"certificate not trusted": {insp: untrusted, image: reg.host + "/present:1", wantReason: ReasonNetwork},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := tc.insp.Architectures(context.Background(), tc.image, nil)
+			if err == nil {
+				t.Fatalf("Architectures(%q) error = nil, want %s", tc.image, tc.wantReason)
+			}
+			if got := ReasonOf(err); got != tc.wantReason {
+				t.Errorf("ReasonOf(%v) = %s, want %s", err, got, tc.wantReason)
+			}
+		})
+	}
+}
+
+func TestRegistryInspectorAuth(t *testing.T) {
+	for scheme, opt := range map[string]registryOption{
+		"basic":  withBasicAuth("alice", "right"),
+		"bearer": withBearerAuth("alice", "right"),
+	} {
+		t.Run(scheme, func(t *testing.T) { testRegistryInspectorAuth(t, opt) })
+	}
+}
+
+func testRegistryInspectorAuth(t *testing.T, auth registryOption) {
+	reg := newTestRegistry(t, auth)
+	reg.pushImage("private/app:1", testImage(t, "linux", "ppc64le", "", nil, true))
+	cfg := newPodmanConfig(t, "")
+	cfg.trust(t, reg)
+	insp := mustInspector(t, cfg.options())
+	img := reg.host + "/private/app:1"
+
+	right := credentials.Credential{Auth: credentials.AuthConfig{Username: "alice", Password: "right"}}
+	wrong := credentials.Credential{Auth: credentials.AuthConfig{Username: "alice", Password: "wrong"}, Source: credentials.Source{Namespace: "ns", Name: "stale"}}
+	tests := map[string]struct {
+		creds        credentials.Candidates
+		wantIdentity credentials.Identity
+		wantReason   Reason // "" means success
+	}{
+		"right credential":             {creds: credentials.Candidates{right}, wantIdentity: right.Identity()},
+		"wrong credential":             {creds: credentials.Candidates{wrong}, wantReason: ReasonAuth},
+		"anonymous":                    {creds: nil, wantReason: ReasonAuth},
+		"wrong then right: next tried": {creds: credentials.Candidates{wrong, right}, wantIdentity: right.Identity()},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := insp.Architectures(context.Background(), img, tc.creds)
+			if tc.wantReason != "" {
+				if gotReason := ReasonOf(err); gotReason != tc.wantReason {
+					t.Fatalf("Architectures() error = %v (reason %q), want reason %q", err, gotReason, tc.wantReason)
+				}
+				if strings.Contains(err.Error(), "wrong") || strings.Contains(err.Error(), "right") {
+					t.Errorf("Architectures() error %q contains a password", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Architectures() error = %v", err)
+			}
+			if diff := cmp.Diff([]string{"ppc64le"}, got.Architectures); diff != "" {
+				t.Errorf("Architectures() mismatch (-want +got):\n%s", diff)
+			}
+			if got.Identity != tc.wantIdentity {
+				t.Errorf("Architectures() identity = %q, want %q", got.Identity, tc.wantIdentity)
+			}
+		})
+	}
+}
+
+func TestRegistryInspectorMirror(t *testing.T) {
+	mirror := newTestRegistry(t)
+	mirror.pushIndex("team/app:1", testIndex(t, true,
+		indexEntry{os: "linux", arch: "arm64"},
+		indexEntry{os: "linux", arch: "s390x"},
+	))
+	primary := closedAddress(t) // the primary registry is down
+	cfg := newPodmanConfig(t, sprintfConf(`
+[[registry]]
+location = "%s"
+
+[[registry.mirror]]
+location = "%s"
+`, primary, mirror.host))
+	cfg.trust(t, mirror)
+	insp := mustInspector(t, cfg.options())
+
+	got, err := insp.Architectures(context.Background(), primary+"/team/app:1", nil)
+	if err != nil {
+		t.Fatalf("Architectures() error = %v", err)
+	}
+	if diff := cmp.Diff([]string{"arm64", "s390x"}, got.Architectures); diff != "" {
+		t.Errorf("Architectures() mismatch (-want +got):\n%s", diff)
+	}
+	if mirror.manifestGets.Load() == 0 {
+		t.Error("the mirror served no manifest")
+	}
+}
+
+func TestRegistryInspectorCABundle(t *testing.T) {
+	reg := newTestRegistry(t)
+	reg.pushImage("app:1", testImage(t, "linux", "s390x", "", nil, false))
+	cfg := newPodmanConfig(t, "") // certs.d stays empty: trust comes from the bundle only
+	bundle := filepath.Join(t.TempDir(), "ca-bundle.crt")
+	if err := os.WriteFile(bundle, reg.caPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := cfg.options()
+	opts.CABundleFile = bundle
+	got, err := mustInspector(t, opts).Architectures(context.Background(), reg.host+"/app:1", nil)
+	if err != nil {
+		t.Fatalf("Architectures() error = %v", err)
+	}
+	if diff := cmp.Diff([]string{"s390x"}, got.Architectures); diff != "" {
+		t.Errorf("Architectures() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestRegistryInspectorPlainHTTP(t *testing.T) {
+	reg := newTestRegistry(t, withPlainHTTP())
+	reg.pushImage("app:1", testImage(t, "linux", "arm64", "", nil, false))
+	img := reg.host + "/app:1"
+
+	t.Run("refused unless the registry is insecure", func(t *testing.T) {
+		_, err := mustInspector(t, newPodmanConfig(t, "").options()).Architectures(context.Background(), img, nil)
+		if got := ReasonOf(err); got != ReasonNetwork {
+			t.Errorf("Architectures() error = %v (reason %q), want reason %q", err, got, ReasonNetwork)
+		}
+	})
+	t.Run("registries.conf insecure = true", func(t *testing.T) {
+		cfg := newPodmanConfig(t, sprintfConf(`
+[[registry]]
+location = "%s"
+insecure = true
+`, reg.host))
+		got, err := mustInspector(t, cfg.options()).Architectures(context.Background(), img, nil)
+		if err != nil {
+			t.Fatalf("Architectures() error = %v", err)
+		}
+		if diff := cmp.Diff([]string{"arm64"}, got.Architectures); diff != "" {
+			t.Errorf("Architectures() mismatch (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("InsecureSkipTLSVerify option", func(t *testing.T) {
+		opts := newPodmanConfig(t, "").options()
+		opts.InsecureSkipTLSVerify = true
+		got, err := mustInspector(t, opts).Architectures(context.Background(), img, nil)
+		if err != nil {
+			t.Fatalf("Architectures() error = %v", err)
+		}
+		if diff := cmp.Diff([]string{"arm64"}, got.Architectures); diff != "" {
+			t.Errorf("Architectures() mismatch (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestRegistryInspectorTimeout(t *testing.T) {
+	reg := newTestRegistry(t, withGate()) // the gate never opens: manifests hang
+	reg.pushImage("app:1", testImage(t, "linux", "arm64", "", nil, false))
+	cfg := newPodmanConfig(t, "")
+	cfg.trust(t, reg)
+	opts := cfg.options()
+	opts.Timeout = 200 * time.Millisecond
+	_, err := mustInspector(t, opts).Architectures(context.Background(), reg.host+"/app:1", nil)
+	if got := ReasonOf(err); got != ReasonTimeout {
+		t.Errorf("Architectures() error = %v (reason %q), want reason %q", err, got, ReasonTimeout)
+	}
+	var ie *Error
+	if !errors.As(err, &ie) {
+		t.Errorf("Architectures() error %T is not an *Error", err)
+	}
+}
+
+func TestNewRegistryInspectorValidatesPaths(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("not a certificate"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		opts    Options
+		wantErr string
+	}{
+		"missing registries.conf":  {opts: Options{RegistriesConfPath: filepath.Join(dir, "absent")}, wantErr: "registries.conf"},
+		"certs.d is a file":        {opts: Options{CertsDir: file}, wantErr: "certs.d"},
+		"CA bundle without PEM":    {opts: Options{CABundleFile: file}, wantErr: "no PEM certificate"},
+		"missing CA bundle":        {opts: Options{CABundleFile: filepath.Join(dir, "absent")}, wantErr: "CA bundle"},
+		"registries.conf.d a file": {opts: Options{RegistriesConfDirPath: file}, wantErr: "registries.conf.d"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := NewRegistryInspector(tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("NewRegistryInspector() error = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func sprintfConf(format string, args ...any) string {
+	return strings.TrimLeft(fmt.Sprintf(format, args...), "\n")
+}
+
+// TestRegistryInspectorRequestsPerImage pins how many registry requests one inspection
+// costs with podman's docker transport (a new client and /v2/ ping per image): the
+// simulator's reports compare registry traffic against this physical minimum.
+func TestRegistryInspectorRequestsPerImage(t *testing.T) {
+	tests := map[string]struct {
+		auth         []registryOption
+		push         func(r *testRegistry)
+		creds        credentials.Candidates
+		wantRequests int64
+	}{
+		"index: ping, manifest": {
+			push: func(r *testRegistry) {
+				r.pushIndex("app:1", testIndex(t, true, indexEntry{os: "linux", arch: "amd64"}))
+			},
+			wantRequests: 2,
+		},
+		"single manifest: ping, manifest, config": {
+			push:         func(r *testRegistry) { r.pushImage("app:1", testImage(t, "linux", "amd64", "", nil, false)) },
+			wantRequests: 3,
+		},
+		"bearer index: ping, token, manifest": {
+			auth: []registryOption{withBearerAuth("alice", "right")},
+			push: func(r *testRegistry) {
+				r.pushIndex("app:1", testIndex(t, true, indexEntry{os: "linux", arch: "amd64"}))
+			},
+			creds:        credentials.Candidates{{Auth: credentials.AuthConfig{Username: "alice", Password: "right"}}},
+			wantRequests: 3,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			reg := newTestRegistry(t, tc.auth...)
+			tc.push(reg)
+			cfg := newPodmanConfig(t, "")
+			cfg.trust(t, reg)
+			if _, err := mustInspector(t, cfg.options()).Architectures(context.Background(), reg.host+"/app:1", tc.creds); err != nil {
+				t.Fatalf("Architectures() error = %v", err)
+			}
+			if got := reg.requests.Load(); got != tc.wantRequests {
+				t.Errorf("registry requests = %d, want %d", got, tc.wantRequests)
+			}
+		})
+	}
+}

@@ -1,0 +1,87 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package placement
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+// SelectConfigs returns the PodPlacementConfigs that apply to pod, highest priority first (equal
+// priorities by name, so the order is deterministic): those in the pod's namespace whose
+// labelSelector matches the pod's labels. An unset or empty labelSelector matches every pod of the
+// namespace. A configuration with an invalid selector is left out, and the returned error (joined,
+// one per such configuration) says which; the other matches are still returned.
+// The returned pointers point into configs.
+func SelectConfigs(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig) ([]*v1beta1.PodPlacementConfig, error) {
+	var selected []*v1beta1.PodPlacementConfig
+	var errs []error
+	podLabels := labels.Set(pod.Labels)
+	for i := range configs {
+		c := &configs[i]
+		if c.Namespace != pod.Namespace {
+			continue
+		}
+		selector := labels.Everything()
+		if c.Spec.LabelSelector != nil {
+			var err error
+			if selector, err = metav1.LabelSelectorAsSelector(c.Spec.LabelSelector); err != nil {
+				errs = append(errs, fmt.Errorf("PodPlacementConfig %s/%s: invalid labelSelector: %w", c.Namespace, c.Name, err))
+				continue
+			}
+		}
+		if selector.Matches(podLabels) {
+			selected = append(selected, c)
+		}
+	}
+	slices.SortStableFunc(selected, func(a, b *v1beta1.PodPlacementConfig) int {
+		return cmp.Or(cmp.Compare(b.Spec.Priority, a.Spec.Priority), cmp.Compare(a.Name, b.Name))
+	})
+	return selected, errors.Join(errs...)
+}
+
+// ScoringSources returns, in the order MergePreferredArchitectures must apply them, the enabled
+// nodeAffinityScoring configurations for pod: the matching PodPlacementConfigs by descending
+// priority (see SelectConfigs), then the ClusterPodPlacementConfig (cluster may be nil).
+// Configurations whose plugin is unset or disabled are left out. The error is SelectConfigs's.
+func ScoringSources(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig, cluster *v1beta1.ClusterPodPlacementConfig) ([]ScoringSource, error) {
+	selected, err := SelectConfigs(pod, configs)
+	var sources []ScoringSource
+	for _, c := range selected {
+		if c.Spec.Plugins.NodeAffinityScoringEnabled() {
+			sources = append(sources, ScoringSource{
+				Ref:       SourceRef{Kind: KindPodPlacementConfig, Namespace: c.Namespace, Name: c.Name},
+				Platforms: c.Spec.Plugins.NodeAffinityScoring.Platforms,
+			})
+		}
+	}
+	if cluster != nil && cluster.Spec.Plugins.NodeAffinityScoringEnabled() {
+		sources = append(sources, ScoringSource{
+			Ref:       SourceRef{Kind: KindClusterPodPlacementConfig, Name: cluster.Name},
+			Platforms: cluster.Spec.Plugins.NodeAffinityScoring.Platforms,
+		})
+	}
+	return sources, err
+}

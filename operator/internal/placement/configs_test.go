@@ -1,0 +1,204 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package placement
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+func ppc(namespace, name string, priority int32, selector *metav1.LabelSelector, plugins *v1beta1.Plugins) v1beta1.PodPlacementConfig {
+	return v1beta1.PodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec:       v1beta1.PodPlacementConfigSpec{LabelSelector: selector, Priority: priority, Plugins: plugins},
+	}
+}
+
+func TestSelectConfigs(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web-1", Labels: map[string]string{"app": "web"}}}
+	web := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	db := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}
+	invalid := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}}
+
+	tests := map[string]struct {
+		configs   []v1beta1.PodPlacementConfig
+		wantNames []string
+		wantErr   string
+	}{
+		"none": {},
+		"label selector does not match": {
+			configs: []v1beta1.PodPlacementConfig{ppc("team", "db", 1, db, nil)},
+		},
+		"unset and empty selectors match every pod": {
+			configs:   []v1beta1.PodPlacementConfig{ppc("team", "unset", 1, nil, nil), ppc("team", "empty", 2, &metav1.LabelSelector{}, nil)},
+			wantNames: []string{"empty", "unset"},
+		},
+		"other namespaces are ignored": {
+			configs: []v1beta1.PodPlacementConfig{ppc("other", "web", 1, web, nil)},
+		},
+		"descending priority, ties by name": {
+			configs: []v1beta1.PodPlacementConfig{
+				ppc("team", "b", 10, web, nil), ppc("team", "z", 0, nil, nil), ppc("team", "a", 10, web, nil),
+				ppc("team", "top", 255, web, nil), ppc("team", "skip", 200, db, nil),
+			},
+			wantNames: []string{"top", "a", "b", "z"},
+		},
+		"invalid selector is reported and left out": {
+			configs:   []v1beta1.PodPlacementConfig{ppc("team", "bad", 9, invalid, nil), ppc("team", "good", 1, web, nil)},
+			wantNames: []string{"good"},
+			wantErr:   "PodPlacementConfig team/bad: invalid labelSelector",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := SelectConfigs(pod, tc.configs)
+			var gotNames []string
+			for _, c := range got {
+				gotNames = append(gotNames, c.Name)
+			}
+			if diff := cmp.Diff(tc.wantNames, gotNames); diff != "" {
+				t.Errorf("selected (-want +got):\n%s", diff)
+			}
+			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("error = %v, want containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestScoringSources(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web-1", Labels: map[string]string{"app": "web"}}}
+	web := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	armFirst := platforms("arm64", 75, "amd64", 25)
+	amdOnly := platforms("amd64", 50)
+	clusterWith := func(plugins *v1beta1.Plugins) *v1beta1.ClusterPodPlacementConfig {
+		return &v1beta1.ClusterPodPlacementConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},
+			Spec:       v1beta1.ClusterPodPlacementConfigSpec{Plugins: plugins},
+		}
+	}
+	clusterRef := SourceRef{Kind: KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}
+
+	tests := map[string]struct {
+		configs     []v1beta1.PodPlacementConfig
+		cluster     *v1beta1.ClusterPodPlacementConfig
+		wantSources []ScoringSource
+	}{
+		"no configuration": {},
+		"cluster config only": {
+			cluster:     clusterWith(scoring(true, amdOnly)),
+			wantSources: []ScoringSource{{Ref: clusterRef, Platforms: amdOnly}},
+		},
+		"cluster config without plugins": {
+			cluster: clusterWith(nil),
+		},
+		"disabled plugins are ignored": {
+			configs: []v1beta1.PodPlacementConfig{
+				ppc("team", "off", 9, web, scoring(false, armFirst)),
+				ppc("team", "none", 8, web, nil),
+				ppc("team", "unset", 7, web, &v1beta1.Plugins{}),
+			},
+			cluster: clusterWith(scoring(false, amdOnly)),
+		},
+		"pod placement configs by priority, then the cluster": {
+			configs: []v1beta1.PodPlacementConfig{
+				ppc("team", "low", 1, web, scoring(true, amdOnly)),
+				ppc("team", "high", 100, web, scoring(true, armFirst)),
+				ppc("team", "no-match", 200, &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, scoring(true, armFirst)),
+			},
+			cluster: clusterWith(scoring(true, amdOnly)),
+			wantSources: []ScoringSource{
+				{Ref: SourceRef{Kind: KindPodPlacementConfig, Namespace: "team", Name: "high"}, Platforms: armFirst},
+				{Ref: SourceRef{Kind: KindPodPlacementConfig, Namespace: "team", Name: "low"}, Platforms: amdOnly},
+				{Ref: clusterRef, Platforms: amdOnly},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := ScoringSources(pod, tc.configs, tc.cluster)
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if diff := cmp.Diff(tc.wantSources, got); diff != "" {
+				t.Errorf("sources (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestControllerFlow runs the rules in the order the pod placement controller applies them, on the
+// seed's PodPlacementConfig example plus a ClusterPodPlacementConfig.
+func TestControllerFlow(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "my-namespace", Name: "app-1", Labels: map[string]string{"app": "fast-on-arm"}},
+		Spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution:  &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{term(zoneIn("a"))}},
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{preferred(1, archIn("amd64"))},
+		}}},
+	}
+	configs := []v1beta1.PodPlacementConfig{
+		ppc("my-namespace", "my-namespace-config", 100, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"fast-on-arm"}},
+		}}, scoring(true, platforms("amd64", 25, "arm64", 75))),
+	}
+	cluster := &v1beta1.ClusterPodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},
+		Spec:       v1beta1.ClusterPodPlacementConfigSpec{Plugins: scoring(true, platforms("arm64", 10, "s390x", 10, "ppc64le", 10))},
+	}
+	compatible := sets.New("amd64", "arm64", "ppc64le")
+
+	sources, err := ScoringSources(pod, configs, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := pod.Spec
+	if got := MergeRequiredArchitectures(&spec, compatible); got != OutcomeArchSet {
+		t.Fatalf("outcome = %q, want %q", got, OutcomeArchSet)
+	}
+	result := MergePreferredArchitectures(&spec, compatible, sources)
+
+	wantAffinity := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
+			term(zoneIn("a"), archIn("amd64", "arm64", "ppc64le")),
+		}},
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
+			preferred(1, archIn("amd64")),
+			preferred(75, archIn("arm64")),
+			preferred(10, archIn("ppc64le")),
+		},
+	}}
+	if diff := cmp.Diff(wantAffinity, spec.Affinity); diff != "" {
+		t.Errorf("affinity (-want +got):\n%s", diff)
+	}
+	ppcRef := SourceRef{Kind: KindPodPlacementConfig, Namespace: "my-namespace", Name: "my-namespace-config"}
+	clusterRef := SourceRef{Kind: KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}
+	wantConflicts := []SkippedPreference{
+		{Preference: Preference{ppcRef, "amd64", 25}, Reason: SkipPodPreference},
+		{Preference: Preference{clusterRef, "arm64", 10}, Reason: SkipHigherPriority, By: ppcRef},
+	}
+	if diff := cmp.Diff(wantConflicts, result.Conflicts()); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,203 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package webhook holds the scheduling-gate mutating admission webhook: on pod CREATE it adds the
+// multiarch.openshift.io/scheduling-gate scheduling gate and the gated label, as a minimal JSON
+// patch. It is stateless and never talks to a registry or the apiserver.
+package webhook
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/placement"
+)
+
+// SkipReason says why the webhook let a pod through without the gate; it is the "reason" label
+// of archgate_webhook_pods_skipped_total.
+type SkipReason string
+
+// Reasons for not gating a pod.
+const (
+	// SkipNotPodCreate: the request is not the creation of a pod (the webhook configuration should
+	// not send those).
+	SkipNotPodCreate SkipReason = "not-pod-create"
+	// SkipReservedNamespace: the pod is in a kube-*, openshift-* or hypershift-* namespace.
+	SkipReservedNamespace SkipReason = "reserved-namespace"
+	// SkipOperatorNamespace: the pod is in the operator's own namespace; gating the pod placement
+	// controller's own pods could deadlock it.
+	SkipOperatorNamespace SkipReason = "operator-namespace"
+	// SkipNodeNameSet: spec.nodeName is set, the scheduler is bypassed and a gate would be refused.
+	SkipNodeNameSet SkipReason = "node-name-set"
+	// SkipDaemonSet: the pod is owned by a DaemonSet, which already places it on a given node.
+	SkipDaemonSet SkipReason = "daemonset"
+	// SkipAlreadyGated: the pod already carries the gate.
+	SkipAlreadyGated SkipReason = "already-gated"
+	// SkipNodeSelectorArch: spec.nodeSelector pins kubernetes.io/arch. The controller would
+	// change nothing (the pin is one architecture, so no weight can matter), and the gate would
+	// only cost the pod latency and the apiserver a write.
+	SkipNodeSelectorArch SkipReason = "node-selector-arch"
+)
+
+// SkipReasons returns every SkipReason, in a new slice.
+func SkipReasons() []SkipReason {
+	return []SkipReason{
+		SkipNotPodCreate, SkipReservedNamespace, SkipOperatorNamespace, SkipNodeNameSet,
+		SkipDaemonSet, SkipAlreadyGated, SkipNodeSelectorArch,
+	}
+}
+
+// Options configures the SchedulingGate handler.
+type Options struct {
+	// OperatorNamespace is the namespace the operator and its operands run in; its pods are never
+	// gated. Empty disables the check.
+	OperatorNamespace string
+	// Metrics records the handler's metrics. Nil means a fresh, unregistered set.
+	Metrics *Metrics
+}
+
+func (o Options) withDefaults() Options {
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics()
+	}
+	return o
+}
+
+// SchedulingGate is the admission handler that gates new pods.
+//
+// Pods whose required node affinity already pins the architecture in every term are still gated:
+// their required affinity is left alone by the controller, but preferred weights from the
+// placement configurations may still choose among the architectures the user allowed. Pods
+// pinned with spec.nodeSelector are not (see SkipNodeSelectorArch).
+type SchedulingGate struct {
+	decoder admission.Decoder
+	opts    Options
+}
+
+var _ admission.Handler = (*SchedulingGate)(nil)
+
+// NewSchedulingGate returns the handler. scheme must know core/v1 Pods; nil means a scheme with
+// only core/v1.
+func NewSchedulingGate(scheme *runtime.Scheme, opts Options) *SchedulingGate {
+	if scheme == nil {
+		scheme = runtime.NewScheme()
+		if err := corev1.AddToScheme(scheme); err != nil {
+			panic(err) // registering a static type list cannot fail
+		}
+	}
+	return &SchedulingGate{decoder: admission.NewDecoder(scheme), opts: opts.withDefaults()}
+}
+
+// decision is what the handler decided about one request, for metrics and logs.
+type decision struct {
+	skip SkipReason // set when the pod was let through unchanged
+	code int32      // set when the request failed, with err
+	err  error
+}
+
+// Handle gates a new pod, or lets it through unchanged; it never denies a request.
+func (h *SchedulingGate) Handle(ctx context.Context, req admission.Request) admission.Response {
+	start := time.Now()
+	resp, d := h.handle(req)
+	h.opts.Metrics.observe(d, time.Since(start))
+
+	log := logf.FromContext(ctx)
+	switch {
+	case d.code != 0:
+		log.Error(d.err, "Failed to evaluate pod, admitting it without the scheduling gate", "namespace", req.Namespace, "name", req.Name)
+	case d.skip != "":
+		log.V(3).Info("Pod not gated", "namespace", req.Namespace, "name", req.Name, "reason", d.skip)
+	default:
+		log.V(3).Info("Pod gated", "namespace", req.Namespace, "name", req.Name)
+	}
+	return resp
+}
+
+func (h *SchedulingGate) handle(req admission.Request) (admission.Response, decision) {
+	if req.Operation != admissionv1.Create || req.Kind.Group != "" || req.Kind.Kind != "Pod" || req.SubResource != "" {
+		return admission.Allowed(""), decision{skip: SkipNotPodCreate}
+	}
+	namespace := req.Namespace
+	if v1beta1.IsReservedNamespace(namespace) {
+		return admission.Allowed(""), decision{skip: SkipReservedNamespace}
+	}
+	if h.opts.OperatorNamespace != "" && namespace == h.opts.OperatorNamespace {
+		return admission.Allowed(""), decision{skip: SkipOperatorNamespace}
+	}
+
+	pod := &corev1.Pod{}
+	if err := h.decoder.Decode(req, pod); err != nil {
+		return admission.Errored(http.StatusBadRequest, err), decision{code: http.StatusBadRequest, err: err}
+	}
+	if reason := skipReason(pod); reason != "" {
+		return admission.Allowed(""), decision{skip: reason}
+	}
+	return admission.Patched("", gatePatch(pod)...), decision{}
+}
+
+// skipReason returns why the pod must not be gated, or "".
+func skipReason(pod *corev1.Pod) SkipReason {
+	switch {
+	case pod.Spec.NodeName != "":
+		return SkipNodeNameSet
+	case slices.ContainsFunc(pod.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" }):
+		return SkipDaemonSet
+	case slices.ContainsFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == v1beta1.SchedulingGateName }):
+		return SkipAlreadyGated
+	case placement.NodeSelectorPinsArchitecture(&pod.Spec):
+		return SkipNodeSelectorArch
+	}
+	return ""
+}
+
+// gatePatch returns the JSON patch operations that add the gate and the gated label, and nothing
+// else: a missing labels map or schedulingGates list is added whole, otherwise one member is added.
+func gatePatch(pod *corev1.Pod) []jsonpatch.JsonPatchOperation {
+	var ops []jsonpatch.JsonPatchOperation
+	switch value, ok := pod.Labels[v1beta1.LabelSchedulingGate]; {
+	case pod.Labels == nil:
+		ops = append(ops, jsonpatch.NewOperation("add", "/metadata/labels",
+			map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}))
+	case !ok || value != v1beta1.LabelValueGated:
+		ops = append(ops, jsonpatch.NewOperation("add", "/metadata/labels/"+escapeJSONPointer(v1beta1.LabelSchedulingGate),
+			v1beta1.LabelValueGated))
+	}
+	gate := corev1.PodSchedulingGate{Name: v1beta1.SchedulingGateName}
+	if len(pod.Spec.SchedulingGates) == 0 {
+		ops = append(ops, jsonpatch.NewOperation("add", "/spec/schedulingGates", []corev1.PodSchedulingGate{gate}))
+	} else {
+		ops = append(ops, jsonpatch.NewOperation("add", "/spec/schedulingGates/-", gate))
+	}
+	return ops
+}
+
+// escapeJSONPointer escapes a reference token of a JSON pointer (RFC 6901): "~" becomes "~0"
+// and "/" becomes "~1".
+func escapeJSONPointer(token string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(token)
+}

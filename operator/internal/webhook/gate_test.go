@@ -1,0 +1,309 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	jsonpatchv5 "github.com/evanphx/json-patch/v5"
+	"github.com/google/go-cmp/cmp"
+	"gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+const operatorNamespace = "archgate-system"
+
+// podRequest returns a pod CREATE request for raw, in raw's namespace.
+func podRequest(t *testing.T, raw string) admission.Request {
+	t.Helper()
+	var meta struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(raw), &meta); err != nil {
+		t.Fatalf("test pod is not JSON: %v", err)
+	}
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID:       "uid-1",
+		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Namespace: meta.Metadata.Namespace,
+		Name:      meta.Metadata.Name,
+		Operation: admissionv1.Create,
+		Object:    runtime.RawExtension{Raw: []byte(raw)},
+	}}
+}
+
+func TestSchedulingGateHandle(t *testing.T) {
+	gateOp := jsonpatch.NewOperation("add", "/spec/schedulingGates", []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}})
+	appendGateOp := jsonpatch.NewOperation("add", "/spec/schedulingGates/-", corev1.PodSchedulingGate{Name: v1beta1.SchedulingGateName})
+	labelsOp := jsonpatch.NewOperation("add", "/metadata/labels", map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated})
+	labelOp := jsonpatch.NewOperation("add", "/metadata/labels/multiarch.openshift.io~1scheduling-gate", v1beta1.LabelValueGated)
+
+	tests := map[string]struct {
+		pod         string
+		mutate      func(*admission.Request) // changes the request built from pod
+		wantPatches []jsonpatch.JsonPatchOperation
+		wantSkip    SkipReason
+		wantCode    int32
+	}{
+		"pod without labels or gates": {
+			pod:         `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelsOp, gateOp},
+		},
+		"pod with labels": {
+			pod:         `{"metadata":{"name":"p","namespace":"team","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelOp, gateOp},
+		},
+		"pod with an empty labels map": {
+			pod:         `{"metadata":{"name":"p","namespace":"team","labels":{}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelOp, gateOp},
+		},
+		"pod with null labels and an empty gate list": {
+			pod:         `{"metadata":{"name":"p","namespace":"team","labels":null},"spec":{"schedulingGates":[],"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelsOp, gateOp},
+		},
+		"pod with another gate": {
+			pod:         `{"metadata":{"name":"p","namespace":"team","labels":{"app":"web"}},"spec":{"schedulingGates":[{"name":"example.com/other"}],"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelOp, appendGateOp},
+		},
+		"pod already labelled gated but without the gate": {
+			pod:         `{"metadata":{"name":"p","namespace":"team","labels":{"multiarch.openshift.io/scheduling-gate":"gated"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantPatches: []jsonpatch.JsonPatchOperation{gateOp},
+		},
+		"pod labelled removed (copied from an old pod)": {
+			pod:         `{"metadata":{"name":"p","namespace":"team","labels":{"multiarch.openshift.io/scheduling-gate":"removed"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelOp, gateOp},
+		},
+		"nodeSelector without the arch key": {
+			pod:         `{"metadata":{"name":"p","namespace":"team"},"spec":{"nodeSelector":{"disk":"ssd"},"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelsOp, gateOp},
+		},
+		"required affinity pinning the arch is still gated": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+				{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/arch","operator":"In","values":["amd64","arm64"]}]}]}}},
+				"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelsOp, gateOp},
+		},
+		"namespace only in the request": {
+			pod: `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			mutate: func(r *admission.Request) {
+				r.Namespace = "team"
+			},
+			wantPatches: []jsonpatch.JsonPatchOperation{labelsOp, gateOp},
+		},
+		"kube-system": {
+			pod:      `{"metadata":{"name":"p","namespace":"kube-system"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip: SkipReservedNamespace,
+		},
+		"openshift-*": {
+			pod:      `{"metadata":{"name":"p","namespace":"openshift-monitoring"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip: SkipReservedNamespace,
+		},
+		"hypershift-*": {
+			pod:      `{"metadata":{"name":"p","namespace":"hypershift-x"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip: SkipReservedNamespace,
+		},
+		"operator namespace": {
+			pod:      `{"metadata":{"name":"p","namespace":"archgate-system"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip: SkipOperatorNamespace,
+		},
+		"nodeName set": {
+			pod:      `{"metadata":{"name":"p","namespace":"team"},"spec":{"nodeName":"node-1","containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip: SkipNodeNameSet,
+		},
+		"DaemonSet pod": {
+			pod: `{"metadata":{"name":"p","namespace":"team","ownerReferences":[{"apiVersion":"apps/v1","kind":"DaemonSet","name":"ds","uid":"u","controller":true}]},
+				"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip: SkipDaemonSet,
+		},
+		"ReplicaSet pod is gated": {
+			pod: `{"metadata":{"name":"p","namespace":"team","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u","controller":true}]},
+				"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelsOp, gateOp},
+		},
+		"already gated": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"schedulingGates":[{"name":"example.com/other"},{"name":"multiarch.openshift.io/scheduling-gate"}],
+				"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip: SkipAlreadyGated,
+		},
+		"nodeSelector pins the arch": {
+			pod:      `{"metadata":{"name":"p","namespace":"team"},"spec":{"nodeSelector":{"kubernetes.io/arch":"arm64"},"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip: SkipNodeSelectorArch,
+		},
+		"update": {
+			pod:      `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			mutate:   func(r *admission.Request) { r.Operation = admissionv1.Update },
+			wantSkip: SkipNotPodCreate,
+		},
+		"not a pod": {
+			pod: `{"metadata":{"name":"p","namespace":"team"}}`,
+			mutate: func(r *admission.Request) {
+				r.Kind = metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+			},
+			wantSkip: SkipNotPodCreate,
+		},
+		"subresource": {
+			pod:      `{"metadata":{"name":"p","namespace":"team"}}`,
+			mutate:   func(r *admission.Request) { r.SubResource = "binding" },
+			wantSkip: SkipNotPodCreate,
+		},
+		"undecodable pod": {
+			pod:      `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":"oops"}}`,
+			wantCode: http.StatusBadRequest,
+		},
+		"empty object": {
+			pod:      `{"metadata":{"name":"p","namespace":"team"}}`,
+			mutate:   func(r *admission.Request) { r.Object.Raw = nil },
+			wantCode: http.StatusBadRequest,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			req := podRequest(t, tc.pod)
+			if tc.mutate != nil {
+				tc.mutate(&req)
+			}
+			h := NewSchedulingGate(nil, Options{OperatorNamespace: operatorNamespace})
+			resp, d := h.handle(req)
+			if d.skip != tc.wantSkip || d.code != tc.wantCode {
+				t.Errorf("decision = %+v, want skip %q code %d", d, tc.wantSkip, tc.wantCode)
+			}
+			if tc.wantCode != 0 {
+				if resp.Result == nil || resp.Result.Code != tc.wantCode {
+					t.Errorf("result = %+v, want code %d", resp.Result, tc.wantCode)
+				}
+				return
+			}
+			if !resp.Allowed {
+				t.Errorf("request denied: %+v", resp.Result)
+			}
+			if diff := cmp.Diff(tc.wantPatches, resp.Patches); diff != "" {
+				t.Errorf("patches (-want +got):\n%s", diff)
+			}
+
+			// What the apiserver gets: a JSON patch, and nothing when the pod is skipped.
+			if err := resp.Complete(req); err != nil {
+				t.Fatal(err)
+			}
+			if len(tc.wantPatches) == 0 {
+				if resp.Patch != nil || resp.PatchType != nil {
+					t.Errorf("skipped pod got a patch %s", resp.Patch)
+				}
+				return
+			}
+			if resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
+				t.Errorf("patch type = %v, want JSONPatch", resp.PatchType)
+			}
+			assertPatchGates(t, tc.pod, resp.Patch)
+		})
+	}
+}
+
+// assertPatchGates applies the patch to the pod as the apiserver would and checks the result
+// is the original pod plus the gate and the label.
+func assertPatchGates(t *testing.T, raw string, patch []byte) {
+	t.Helper()
+	decoded, err := jsonpatchv5.DecodePatch(patch)
+	if err != nil {
+		t.Fatalf("invalid JSON patch %s: %v", patch, err)
+	}
+	patched, err := decoded.Apply([]byte(raw))
+	if err != nil {
+		t.Fatalf("applying %s: %v", patch, err)
+	}
+	var before, after corev1.Pod
+	if err := json.Unmarshal([]byte(raw), &before); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(patched, &after); err != nil {
+		t.Fatal(err)
+	}
+	want := before.DeepCopy()
+	if want.Labels == nil {
+		want.Labels = map[string]string{}
+	}
+	want.Labels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueGated
+	want.Spec.SchedulingGates = append(want.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: v1beta1.SchedulingGateName})
+	if diff := cmp.Diff(want, &after); diff != "" {
+		t.Errorf("patched pod (-want +got):\n%s", diff)
+	}
+}
+
+func TestHandleRecordsMetrics(t *testing.T) {
+	m := NewMetrics()
+	h := NewSchedulingGate(nil, Options{OperatorNamespace: operatorNamespace, Metrics: m})
+	requests := []string{
+		`{"metadata":{"name":"a","namespace":"team"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+		`{"metadata":{"name":"b","namespace":"team"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+		`{"metadata":{"name":"c","namespace":"kube-system"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+		`{"metadata":{"name":"d","namespace":"team"},"spec":{"nodeName":"n","containers":[{"name":"c","image":"nginx"}]}}`,
+		`{"metadata":{"name":"e","namespace":"team"},"spec":{"containers":"oops"}}`,
+	}
+	for _, raw := range requests {
+		h.Handle(context.Background(), podRequest(t, raw))
+	}
+	got := map[string]float64{
+		"processed":       counterValue(t, m.podsProcessed),
+		"gated":           counterValue(t, m.podsGated),
+		"skipped/ns":      counterValue(t, m.podsSkipped.WithLabelValues(string(SkipReservedNamespace))),
+		"skipped/node":    counterValue(t, m.podsSkipped.WithLabelValues(string(SkipNodeNameSet))),
+		"skipped/ds":      counterValue(t, m.podsSkipped.WithLabelValues(string(SkipDaemonSet))),
+		"errors/400":      counterValue(t, m.errors.WithLabelValues("400")),
+		"failedIntercept": counterValue(t, m.failedIntercepts),
+	}
+	want := map[string]float64{
+		"processed": 5, "gated": 2, "skipped/ns": 1, "skipped/node": 1, "skipped/ds": 0, "errors/400": 1, "failedIntercept": 1,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}
+
+func TestNewSchedulingGateDefaults(t *testing.T) {
+	h := NewSchedulingGate(nil, Options{})
+	if h.opts.Metrics == nil {
+		t.Fatal("no default metrics")
+	}
+	// The zero Options gate pods in any non-reserved namespace.
+	req := podRequest(t, `{"metadata":{"name":"p","namespace":"archgate-system"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
+	if resp := h.Handle(context.Background(), req); len(resp.Patches) != 2 {
+		t.Errorf("patches = %v, want the gate and the label", resp.Patches)
+	}
+}
+
+func TestEscapeJSONPointer(t *testing.T) {
+	tests := map[string]string{
+		"plain":                             "plain",
+		"multiarch.openshift.io/scheduling": "multiarch.openshift.io~1scheduling",
+		"a~b/c":                             "a~0b~1c",
+		"~1":                                "~01",
+	}
+	for in, want := range tests {
+		if got := escapeJSONPointer(in); got != want {
+			t.Errorf("escapeJSONPointer(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

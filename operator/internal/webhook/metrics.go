@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Results of a webhook request, the values of the "result" label of the duration histogram.
+const (
+	resultGated   = "gated"
+	resultSkipped = "skipped"
+	resultError   = "error"
+)
+
+// Metrics are the scheduling-gate webhook's Prometheus collectors. They are not registered
+// anywhere until Register is called, so tests and the simulator can use their own registries.
+//
+// Every request handled is counted once in archgate_webhook_pods_processed_total and once in
+// exactly one of archgate_webhook_pods_gated_total, archgate_webhook_pods_skipped_total or
+// archgate_webhook_failed_intercepts_total.
+type Metrics struct {
+	requestDuration  *prometheus.HistogramVec
+	podsProcessed    prometheus.Counter
+	podsGated        prometheus.Counter
+	podsSkipped      *prometheus.CounterVec
+	errors           *prometheus.CounterVec
+	failedIntercepts prometheus.Counter
+}
+
+// NewMetrics returns unregistered webhook metrics.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "archgate_webhook_request_duration_seconds",
+			Help: "Time the scheduling-gate webhook took to decide on an admission request, " +
+				"excluding the HTTP and AdmissionReview decoding done by the webhook server, by result (gated, skipped, error).",
+			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1},
+		}, []string{"result"}),
+		podsProcessed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "archgate_webhook_pods_processed_total",
+			Help: "Admission requests handled by the scheduling-gate webhook.",
+		}),
+		podsGated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "archgate_webhook_pods_gated_total",
+			Help: "Pods that the webhook gave the scheduling gate.",
+		}),
+		podsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "archgate_webhook_pods_skipped_total",
+			Help: "Admission requests the webhook let through unchanged, by reason.",
+		}, []string{"reason"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "archgate_webhook_errors_total",
+			Help: "Error responses of the scheduling-gate webhook, by HTTP status code.",
+		}, []string{"code"}),
+		failedIntercepts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "archgate_webhook_failed_intercepts_total",
+			Help: "Pod creations the webhook failed to evaluate; with failurePolicy Ignore they are admitted without the gate. " +
+				"Calls that never reached the webhook are counted by the apiserver (apiserver_admission_webhook_fail_open_count).",
+		}),
+	}
+	// Create every known series up front so that they read 0 rather than being absent.
+	for _, r := range []string{resultGated, resultSkipped, resultError} {
+		m.requestDuration.WithLabelValues(r)
+	}
+	for _, r := range SkipReasons() {
+		m.podsSkipped.WithLabelValues(string(r))
+	}
+	return m
+}
+
+// Register registers every collector with r; it returns the errors of those that failed, joined.
+func (m *Metrics) Register(r prometheus.Registerer) error {
+	var errs []error
+	for _, c := range []prometheus.Collector{m.requestDuration, m.podsProcessed, m.podsGated, m.podsSkipped, m.errors, m.failedIntercepts} {
+		errs = append(errs, r.Register(c))
+	}
+	return errors.Join(errs...)
+}
+
+// observe records one handled request.
+func (m *Metrics) observe(d decision, elapsed time.Duration) {
+	m.podsProcessed.Inc()
+	switch {
+	case d.code != 0:
+		m.errors.WithLabelValues(strconv.Itoa(int(d.code))).Inc()
+		m.failedIntercepts.Inc()
+		m.requestDuration.WithLabelValues(resultError).Observe(elapsed.Seconds())
+	case d.skip != "":
+		m.podsSkipped.WithLabelValues(string(d.skip)).Inc()
+		m.requestDuration.WithLabelValues(resultSkipped).Observe(elapsed.Seconds())
+	default:
+		m.podsGated.Inc()
+		m.requestDuration.WithLabelValues(resultGated).Observe(elapsed.Seconds())
+	}
+}
