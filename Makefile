@@ -23,6 +23,24 @@ help: ## List the targets.
 control-plane: ## Build kube-apiserver and etcd from module sources into bin/k8s (skipped when current).
 	@hack/control-plane.sh
 
+CONTROLLER_GEN := cd simulator && $(GO) tool controller-gen
+API_PATHS := paths=../operator/api/...
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code and CRDs from operator/api (controller-gen, pinned in simulator/go.mod).
+	$(CONTROLLER_GEN) object:headerFile=../operator/hack/boilerplate.go.txt $(API_PATHS)
+	$(CONTROLLER_GEN) crd $(API_PATHS) output:crd:artifacts:config=../operator/config/crd/bases
+
+.PHONY: verify-generated
+verify-generated: ## Fail when checked-in generated files differ from what the generators produce.
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	cp -r operator/api operator/config $$tmp/; \
+	$(MAKE) --no-print-directory generate >/dev/null; \
+	if ! diff -ru $$tmp/api operator/api || ! diff -ru $$tmp/config operator/config; then \
+		rm -rf operator/api operator/config; cp -r $$tmp/api $$tmp/config operator/; \
+		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; \
+	fi; echo "generated files are up to date"
+
 .PHONY: build
 build: ## Build every module in the workspace and each module on its own (GOWORK=off).
 	$(GO) build work
@@ -41,7 +59,7 @@ test-integration: control-plane ## Integration tests (real apiserver, etcd, sche
 	$(GO) test -tags=$(BUILD_TAGS),integration -count=1 -timeout=30m work
 
 .PHONY: test
-test: build vet test-unit test-integration ## Everything CI runs: build, vet, unit (race) and integration tests.
+test: build vet verify-generated test-unit test-integration ## Everything CI runs: build, vet, unit (race) and integration tests.
 
 .PHONY: bench
 bench: control-plane ## Benchmarks (control plane, scheduler, registry, controller).
