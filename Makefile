@@ -35,11 +35,26 @@ generate: ## Regenerate deepcopy code and CRDs from operator/api (controller-gen
 verify-generated: ## Fail when checked-in generated files differ from what the generators produce.
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	cp -r operator/api operator/config $$tmp/; \
-	$(MAKE) --no-print-directory generate >/dev/null; \
+	$(MAKE) --no-print-directory manifests >/dev/null; \
 	if ! diff -ru $$tmp/api operator/api || ! diff -ru $$tmp/config operator/config; then \
 		rm -rf operator/api operator/config; cp -r $$tmp/api $$tmp/config operator/; \
-		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; \
+		echo "generated files are stale: run 'make manifests' and commit the result"; exit 1; \
 	fi; echo "generated files are up to date"
+
+.PHONY: manifests
+manifests: generate ## Regenerate deepcopy, CRDs and the operator's RBAC (operator/config/rbac, from +kubebuilder:rbac markers).
+	$(CONTROLLER_GEN) rbac:roleName=archgate-operator paths=../operator/internal/controller/operator/... output:rbac:artifacts:config=../operator/config/rbac
+
+OVERLAY ?= kubernetes
+IMG ?= ghcr.io/archgate/archgate:latest
+
+.PHONY: deploy
+deploy: ## Install the operator into the current kubeconfig's cluster (OVERLAY=kubernetes|openshift|cert-manager, IMG=<image>).
+	@OVERLAY=$(OVERLAY) IMG=$(IMG) hack/deploy.sh apply
+
+.PHONY: undeploy
+undeploy: ## Uninstall safely: placement configurations first (gated pods are released), then the operator and CRDs.
+	@OVERLAY=$(OVERLAY) IMG=$(IMG) hack/deploy.sh delete
 
 .PHONY: build
 build: ## Build every module in the workspace and each module on its own (GOWORK=off).
@@ -47,7 +62,8 @@ build: ## Build every module in the workspace and each module on its own (GOWORK
 	@for m in $(MODULES); do echo "GOWORK=off go build ./... in $$m"; (cd $$m && GOWORK=off $(GO) build ./...); done
 
 .PHONY: vet
-vet: ## go vet the workspace.
+vet: ## gofmt check and go vet of the workspace.
+	@files=$$(gofmt -l $(MODULES)); if [ -n "$$files" ]; then echo "gofmt needed:"; echo "$$files"; exit 1; fi
 	$(GO) vet work
 
 .PHONY: test-unit
@@ -64,6 +80,19 @@ test: build vet verify-generated test-unit test-integration ## Everything CI run
 .PHONY: bench
 bench: control-plane ## Benchmarks (control plane, scheduler, registry, controller).
 	$(GO) test -tags=$(BUILD_TAGS),integration -run='^$$' -bench=. -benchtime=1x -count=1 -timeout=60m work
+
+.PHONY: scenario
+scenario: control-plane ## Run scenarios/$(NAME).yaml (default smoke), print and write a report under reports/$(NAME)/.
+	$(GO) run ./simulator/cmd/simulator run --scenario scenarios/$(NAME).yaml --out reports
+
+.PHONY: compare
+compare: control-plane ## Compare scenario NAME at git refs BASE and HEAD (default: the work tree); runs missing reports.
+	@test -n "$(BASE)" || { echo "usage: make compare NAME=<scenario> BASE=<git ref> [HEAD=<git ref>]"; exit 2; }
+	$(GO) run ./simulator/cmd/simulator compare --scenario $(NAME) --base $(BASE) $(if $(HEAD),--head $(HEAD)) --reports reports
+
+.PHONY: smoke
+smoke: control-plane ## The smoke scenario as its integration test (part of make test; under 60 s).
+	$(GO) test -tags=$(BUILD_TAGS),integration -count=1 -run '^TestSmokeScenario$$' ./simulator/internal/runner/
 
 .PHONY: clean
 clean: ## Remove built binaries (the next run rebuilds them).

@@ -23,8 +23,10 @@ const (
 	ConditionAvailable = "Available"
 	// ConditionProgressing is True while a component is being rolled out or updated.
 	ConditionProgressing = "Progressing"
-	// ConditionDegraded is True when the operand cannot serve: a component has no ready replica or a
-	// referenced object (pull secret, CA bundle) is missing.
+	// ConditionDegraded is True when the operand cannot serve as configured: a component that was
+	// available lost its ready replicas or its rollout failed, a referenced object (pull secret,
+	// CA bundle) is missing, or a component cannot be applied. A first rollout that is still in
+	// progress is Progressing, not Degraded.
 	ConditionDegraded = "Degraded"
 	// ConditionDeprovisioning is True while the operand is being removed: the gate is released from
 	// the remaining gated pods before the components are deleted.
@@ -52,4 +54,13 @@ const (
 	ReasonInvalidConfiguration = "InvalidConfiguration"
 	// ReasonReleasingGatedPods means the operand is being removed and gated pods are being released.
 	ReasonReleasingGatedPods = "ReleasingGatedPods"
+	// ReasonApplyFailed means the operator could not create or update a component; the message
+	// names the object and the apiserver's answer.
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonReleaseFailed means gated pods could not be released while the operand is being
+	// removed; the message names pods and errors.
+	ReasonReleaseFailed = "ReleaseFailed"
+	// ReasonWebhookUnregistered means the MutatingWebhookConfiguration was removed because a
+	// component became unavailable (fail open): new pods are not gated until it is back.
+	ReasonWebhookUnregistered = "WebhookUnregistered"
 )

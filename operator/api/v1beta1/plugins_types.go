@@ -34,8 +34,9 @@ type NodeAffinityScoring struct {
 	Enabled bool `json:"enabled"`
 
 	// platforms lists one weight per architecture. Each architecture may appear once.
-	// A term is only added for architectures that every image of the pod supports, and never for
-	// an architecture that the pod (or a higher-priority configuration) already weights.
+	// A term is only added for architectures that every image of the pod supports. The weights of
+	// one configuration apply as a whole: a configuration is skipped when the pod already has
+	// preferred kubernetes.io/arch terms, its own or those of a higher-priority configuration.
 	// +optional
 	// +listType=map
 	// +listMapKey=architecture

@@ -26,8 +26,9 @@ type PodPlacementConfigSpec struct {
 	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
 
 	// priority orders the configurations matching one pod, higher first, in the range 0-255.
-	// A configuration never overrides an architecture weight already set by the pod or by a
-	// higher-priority configuration; the ClusterPodPlacementConfig comes after all of them.
+	// Only the first matching configuration with an applicable platform adds preferred terms,
+	// and none does when the pod has preferred kubernetes.io/arch terms of its own; the
+	// ClusterPodPlacementConfig comes after all of them.
 	// Configurations of equal priority are ordered by name.
 	// +optional
 	// +kubebuilder:default=0

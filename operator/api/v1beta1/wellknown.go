@@ -54,6 +54,9 @@ const (
 	// PlacementUserPinned means the user's own constraints already decide the architecture; the
 	// required node affinity was left untouched.
 	PlacementUserPinned = "user-pinned"
+	// PlacementAnyArch means every image of the pod runs on any architecture (images without
+	// binaries, such as operator bundles); the required node affinity was left untouched.
+	PlacementAnyArch = "any-arch"
 	// PlacementReleased means the gate was removed without inspection because the operand is being
 	// removed (the ClusterPodPlacementConfig was deleted).
 	PlacementReleased = "released"

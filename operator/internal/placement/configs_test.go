@@ -151,13 +151,6 @@ func TestScoringSources(t *testing.T) {
 // TestControllerFlow runs the rules in the order the pod placement controller applies them, on the
 // seed's PodPlacementConfig example plus a ClusterPodPlacementConfig.
 func TestControllerFlow(t *testing.T) {
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "my-namespace", Name: "app-1", Labels: map[string]string{"app": "fast-on-arm"}},
-		Spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution:  &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{term(zoneIn("a"))}},
-			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{preferred(1, archIn("amd64"))},
-		}}},
-	}
 	configs := []v1beta1.PodPlacementConfig{
 		ppc("my-namespace", "my-namespace-config", 100, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"fast-on-arm"}},
@@ -168,37 +161,69 @@ func TestControllerFlow(t *testing.T) {
 		Spec:       v1beta1.ClusterPodPlacementConfigSpec{Plugins: scoring(true, platforms("arm64", 10, "s390x", 10, "ppc64le", 10))},
 	}
 	compatible := sets.New("amd64", "arm64", "ppc64le")
-
-	sources, err := ScoringSources(pod, configs, cluster)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := pod.Spec
-	if got := MergeRequiredArchitectures(&spec, compatible); got != OutcomeArchSet {
-		t.Fatalf("outcome = %q, want %q", got, OutcomeArchSet)
-	}
-	result := MergePreferredArchitectures(&spec, compatible, sources)
-
-	wantAffinity := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
-			term(zoneIn("a"), archIn("amd64", "arm64", "ppc64le")),
-		}},
-		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
-			preferred(1, archIn("amd64")),
-			preferred(75, archIn("arm64")),
-			preferred(10, archIn("ppc64le")),
-		},
-	}}
-	if diff := cmp.Diff(wantAffinity, spec.Affinity); diff != "" {
-		t.Errorf("affinity (-want +got):\n%s", diff)
-	}
 	ppcRef := SourceRef{Kind: KindPodPlacementConfig, Namespace: "my-namespace", Name: "my-namespace-config"}
 	clusterRef := SourceRef{Kind: KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}
-	wantConflicts := []SkippedPreference{
-		{Preference: Preference{ppcRef, "amd64", 25}, Reason: SkipPodPreference},
-		{Preference: Preference{clusterRef, "arm64", 10}, Reason: SkipHigherPriority, By: ppcRef},
+	userPreferred := preferred(1, archIn("amd64"))
+	wantRequired := &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
+		term(zoneIn("a"), archIn("amd64", "arm64", "ppc64le")),
+	}}
+
+	tests := map[string]struct {
+		userPreferred []corev1.PreferredSchedulingTerm
+		wantPreferred []corev1.PreferredSchedulingTerm
+		wantSkipped   []SkippedSource
+		wantConflicts []SkippedSource
+	}{
+		"the pod placement config wins over the cluster config": {
+			wantPreferred: []corev1.PreferredSchedulingTerm{preferred(25, archIn("amd64")), preferred(75, archIn("arm64"))},
+			// Precedence is documented behaviour: reported, but not an Event-worthy conflict.
+			wantSkipped: []SkippedSource{{Source: clusterRef, Reason: SkipHigherPriority, By: ppcRef}},
+		},
+		"the user's own arch preference wins over both": {
+			userPreferred: []corev1.PreferredSchedulingTerm{userPreferred},
+			wantPreferred: []corev1.PreferredSchedulingTerm{userPreferred},
+			wantSkipped: []SkippedSource{
+				{Source: ppcRef, Reason: SkipPodPreference},
+				{Source: clusterRef, Reason: SkipPodPreference},
+			},
+			wantConflicts: []SkippedSource{
+				{Source: ppcRef, Reason: SkipPodPreference},
+				{Source: clusterRef, Reason: SkipPodPreference},
+			},
+		},
 	}
-	if diff := cmp.Diff(wantConflicts, result.Conflicts()); diff != "" {
-		t.Errorf("conflicts (-want +got):\n%s", diff)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "my-namespace", Name: "app-1", Labels: map[string]string{"app": "fast-on-arm"}},
+				Spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+					RequiredDuringSchedulingIgnoredDuringExecution:  &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{term(zoneIn("a"))}},
+					PreferredDuringSchedulingIgnoredDuringExecution: tc.userPreferred,
+				}}},
+			}
+			sources, err := ScoringSources(pod, configs, cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := pod.Spec
+			if got := MergeRequiredArchitectures(&spec, compatible); got != OutcomeArchSet {
+				t.Fatalf("outcome = %q, want %q", got, OutcomeArchSet)
+			}
+			result := MergePreferredArchitectures(&spec, compatible, sources)
+
+			wantAffinity := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution:  wantRequired,
+				PreferredDuringSchedulingIgnoredDuringExecution: tc.wantPreferred,
+			}}
+			if diff := cmp.Diff(wantAffinity, spec.Affinity); diff != "" {
+				t.Errorf("affinity (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantSkipped, result.SkippedSources); diff != "" {
+				t.Errorf("skipped sources (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantConflicts, result.Conflicts()); diff != "" {
+				t.Errorf("conflicts (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -355,18 +355,38 @@ func FuzzMergePreferred(f *testing.F) {
 			t.Fatalf("input memory written (-before +after):\n%s", diff)
 		}
 
-		total := 0
+		total, skippedWhole := 0, 0
 		for _, s := range sources {
 			total += len(s.Platforms)
 		}
-		if got := len(result.Applied) + len(result.Skipped); got != total {
-			t.Fatalf("applied+skipped = %d, want %d proposals", got, total)
+		for _, ss := range result.SkippedSources {
+			for _, s := range sources {
+				if s.Ref == ss.Source {
+					skippedWhole += len(s.Platforms)
+				}
+			}
+		}
+		if got := len(result.Applied) + len(result.Skipped) + skippedWhole; got != total {
+			t.Fatalf("applied+skipped+skipped whole = %d, want %d proposals", got, total)
+		}
+		if PodPrefersArchitecture(before) && len(result.Applied) != 0 {
+			t.Fatalf("applied %v over the user's own arch preference", result.Applied)
+		}
+		for _, ss := range result.SkippedSources {
+			if ss.By.IsPod() != (ss.Reason == SkipPodPreference) || (ss.Reason != SkipPodPreference && ss.Reason != SkipHigherPriority) {
+				t.Fatalf("skipped source %+v: reason and by disagree", ss)
+			}
 		}
 		if len(result.Applied) == 0 {
 			if diff := cmp.Diff(before, &after); diff != "" {
 				t.Fatalf("nothing applied but the spec changed:\n%s", diff)
 			}
 			return
+		}
+		for _, a := range result.Applied {
+			if a.Source != result.Applied[0].Source {
+				t.Fatalf("terms from two sources applied: %v", result.Applied)
+			}
 		}
 
 		// Only the preferred node affinity changes, and the user's terms are a kept prefix.
@@ -395,14 +415,6 @@ func FuzzMergePreferred(f *testing.F) {
 			t.Fatalf("fields other than the preferred node affinity changed (-want +got):\n%s", diff)
 		}
 
-		userArchs := sets.New[string]()
-		for _, p := range oldPreferred {
-			for _, e := range p.Preference.MatchExpressions {
-				if isArchitectureRequirement(e) {
-					userArchs.Insert(e.Values...)
-				}
-			}
-		}
 		seen := sets.New[string]()
 		for i, p := range newPreferred[len(oldPreferred):] {
 			applied := result.Applied[i]
@@ -414,8 +426,6 @@ func FuzzMergePreferred(f *testing.F) {
 				t.Fatalf("added weight %d out of range", p.Weight)
 			case !compatible.Has(arch):
 				t.Fatalf("weight added for incompatible %s", arch)
-			case userArchs.Has(arch):
-				t.Fatalf("weight added over the user's preference for %s", arch)
 			case seen.Has(arch):
 				t.Fatalf("%s weighted twice", arch)
 			}
@@ -426,6 +436,50 @@ func FuzzMergePreferred(f *testing.F) {
 		again := *after.DeepCopy()
 		if second := MergePreferredArchitectures(&again, compatible, sources); len(second.Applied) != 0 {
 			t.Fatalf("second merge applied %v", second.Applied)
+		}
+	})
+}
+
+func FuzzMergeNoCommonArchitecture(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{0, 3, 1, 2, 1, 2, 0, 0, 1})
+	f.Add([]byte{2, 1, 3, 3, 4, 2, 2, 0, 1, 1, 3, 1, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := &fuzzReader{data: data}
+		input := r.podSpec()
+		before := input.DeepCopy()
+		after := input
+		if got := MergeNoCommonArchitecture(&after); got != OutcomeNoCommonArch {
+			t.Fatalf("outcome %q", got)
+		}
+		if diff := cmp.Diff(before, &input); diff != "" {
+			t.Fatalf("input memory written (-before +after):\n%s", diff)
+		}
+		// No node is admitted any more, and existing terms only grew by appended expressions.
+		for _, node := range fuzzNodes() {
+			if requiredMatches(&after, node) {
+				t.Fatalf("node %v still admitted", node)
+			}
+		}
+		if oldTerms := requiredTerms(before); len(oldTerms) > 0 {
+			newTerms := requiredTerms(&after)
+			if len(newTerms) != len(oldTerms) {
+				t.Fatalf("term count changed from %d to %d", len(oldTerms), len(newTerms))
+			}
+			for i, old := range oldTerms {
+				if diff := cmp.Diff(old.MatchExpressions, newTerms[i].MatchExpressions[:len(old.MatchExpressions)], cmpopts.EquateEmpty()); diff != "" {
+					t.Fatalf("expressions of term %d changed:\n%s", i, diff)
+				}
+				if diff := cmp.Diff(old.MatchFields, newTerms[i].MatchFields); diff != "" {
+					t.Fatalf("fields of term %d changed:\n%s", i, diff)
+				}
+			}
+		}
+		// Idempotence.
+		again := *after.DeepCopy()
+		MergeNoCommonArchitecture(&again)
+		if diff := cmp.Diff(&after, &again); diff != "" {
+			t.Fatalf("second merge changed the spec:\n%s", diff)
 		}
 	})
 }

@@ -17,6 +17,8 @@ limitations under the License.
 package placement
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -67,118 +69,144 @@ type Preference struct {
 	Weight       int32
 }
 
-// SkipReason says why a proposed preference was not applied.
+// SkipReason says why a proposal was not applied.
 type SkipReason string
 
-// Reasons for skipping a preference. Only SkipPodPreference and SkipHigherPriority are
-// conflicts worth an Event; the others are expected.
+// Reasons for skipping. SkipPodPreference and SkipHigherPriority skip a whole source (see
+// SkippedSource) and are conflicts worth an Event; the others skip one platform of a source
+// and are expected.
 const (
-	// SkipPodPreference: the pod's own preferred terms already weight the architecture.
+	// SkipPodPreference: the pod's own preferred terms already constrain kubernetes.io/arch.
 	SkipPodPreference SkipReason = "PodPreference"
-	// SkipHigherPriority: a source applied before (higher priority) already weights it.
+	// SkipHigherPriority: a source applied before (higher priority) already added preferred
+	// kubernetes.io/arch terms.
 	SkipHigherPriority SkipReason = "HigherPriorityConfig"
 	// SkipIncompatible: not every image of the pod supports the architecture, so a weight would
 	// only attract the pod to nodes where it cannot run.
 	SkipIncompatible SkipReason = "IncompatibleArchitecture"
 	// SkipInvalidWeight: the weight is outside 1-100 and the apiserver would reject the pod.
 	SkipInvalidWeight SkipReason = "InvalidWeight"
+	// SkipDuplicate: the source lists the architecture more than once; the first entry wins.
+	// (The CRDs reject such lists; this only guards against objects written around validation.)
+	SkipDuplicate SkipReason = "DuplicateArchitecture"
 )
 
-// SkippedPreference is a proposed preference that was not applied.
+// SkippedPreference is one platform of an applied source that was not turned into a term
+// (SkipIncompatible, SkipInvalidWeight or SkipDuplicate).
 type SkippedPreference struct {
 	Preference
 	// Reason says why.
 	Reason SkipReason
-	// By names what already weights the architecture (the pod, or a higher-priority source) for
-	// SkipPodPreference and SkipHigherPriority; it is the zero SourceRef otherwise.
+}
+
+// SkippedSource is a source whose platforms were all left out because preferred
+// kubernetes.io/arch terms already existed when its turn came.
+type SkippedSource struct {
+	// Source names the skipped configuration.
+	Source SourceRef
+	// Reason is SkipPodPreference or SkipHigherPriority.
+	Reason SkipReason
+	// By names what already had preferred kubernetes.io/arch terms: the pod (the zero
+	// SourceRef) or the higher-priority source that added them.
 	By SourceRef
 }
 
 // PreferredResult reports what MergePreferredArchitectures did.
 type PreferredResult struct {
-	// Applied lists the preferred terms added, in order.
+	// Applied lists the preferred terms added, in order. They all come from one source.
 	Applied []Preference
-	// Skipped lists the proposals not applied, in the order they were considered.
+	// Skipped lists the platforms of the applied source (or of sources that had nothing
+	// applicable) that were not turned into terms, in the order they were considered.
 	Skipped []SkippedPreference
+	// SkippedSources lists the sources left out whole, in priority order.
+	SkippedSources []SkippedSource
 }
 
-// Conflicts returns the skipped preferences that collided with the pod's own terms or with a
-// higher-priority source: the ones worth an Event.
-func (r PreferredResult) Conflicts() []SkippedPreference {
-	var out []SkippedPreference
-	for _, s := range r.Skipped {
-		if s.Reason == SkipPodPreference || s.Reason == SkipHigherPriority {
+// Conflicts returns the sources skipped because the pod's own preferred terms already weight
+// architectures: the ones worth an Event. A lower-priority configuration skipped because a
+// higher-priority one applied is the documented precedence, not an anomaly, and an Event per
+// pod for it would cost the apiserver a write per pod.
+func (r PreferredResult) Conflicts() []SkippedSource {
+	var out []SkippedSource
+	for _, s := range r.SkippedSources {
+		if s.Reason == SkipPodPreference {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// MergePreferredArchitectures appends, for each platform of each source in order, the preferred
-// term "weight: kubernetes.io/arch In [architecture]" to spec, unless (checked in this order)
+// MergePreferredArchitectures appends the preferred terms "weight: kubernetes.io/arch In
+// [architecture]" of the first source (in the given order) that has an applicable platform,
+// unless the pod already prefers architectures itself. Overlaps are decided per configuration,
+// not per architecture: a configuration's weights are meaningful as a whole (75 arm64 / 25 amd64
+// says "arm64 three times more"), and mixing the weights of two configurations, or of a
+// configuration and the user, would produce a ratio nobody wrote.
 //
-//   - the architecture is not in compatible, the set every image of the pod supports: a weight
-//     there is dead at best (the required term already excludes those nodes) and harmful when the
-//     required term was not set (user-pinned pods), as it would pull the pod towards nodes where
-//     it cannot run. A nil or empty compatible set therefore skips every proposal;
-//   - the weight is outside 1-100;
-//   - a preferred term of the pod already has a kubernetes.io/arch matchExpression listing that
-//     architecture (any operator): the user's own preference wins and is never changed;
-//   - an earlier source (higher priority) already added a term for it.
+// For each source in order:
 //
-// Overlaps are decided per architecture, not per source: a lower-priority source still adds the
-// architectures nobody weighted before it.
+//   - each platform is applicable unless the architecture is not in compatible, the set every
+//     image of the pod supports (a weight there is dead at best, and harmful when the required
+//     term was not set, as for user-pinned pods: it would pull the pod towards nodes where it
+//     cannot run; a nil or empty compatible set therefore makes nothing applicable), or its weight
+//     is outside 1-100, or the source already listed the architecture. Those platforms are
+//     reported in Skipped;
+//   - a source without any applicable platform adds nothing and blocks nothing;
+//   - if the pod's own preferred terms constrain kubernetes.io/arch (any operator), or an
+//     earlier source was applied, the whole source is skipped and reported in SkippedSources
+//     (its platforms are not listed in Skipped); the user's own preference is never changed;
+//   - otherwise its applicable platforms become terms, in order.
 //
 // sources must already be in priority order (see ScoringSources). spec.Affinity is replaced by a
 // modified copy only when a term is added; memory reachable from the old spec.Affinity is never
 // written. The required node affinity is untouched.
 func MergePreferredArchitectures(spec *corev1.PodSpec, compatible sets.Set[string], sources []ScoringSource) PreferredResult {
-	weighted := map[string]SourceRef{} // architecture → what weights it already
-	if spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
-		for _, term := range spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-			for _, r := range term.Preference.MatchExpressions {
-				if isArchitectureRequirement(r) {
-					for _, v := range r.Values {
-						weighted[v] = SourceRef{}
-					}
-				}
-			}
-		}
-	}
-
 	var result PreferredResult
+	applied, by := PodPrefersArchitecture(spec), SourceRef{}
 	var added []corev1.PreferredSchedulingTerm
 	for _, src := range sources {
+		var skipped []SkippedPreference
+		var candidates []Preference
+		seen := sets.New[string]()
 		for _, p := range src.Platforms {
 			pref := Preference{Source: src.Ref, Architecture: p.Architecture, Weight: p.Weight}
-			if !compatible.Has(p.Architecture) {
-				result.Skipped = append(result.Skipped, SkippedPreference{Preference: pref, Reason: SkipIncompatible})
-				continue
+			switch {
+			case !compatible.Has(p.Architecture):
+				skipped = append(skipped, SkippedPreference{Preference: pref, Reason: SkipIncompatible})
+			case p.Weight < 1 || p.Weight > 100:
+				skipped = append(skipped, SkippedPreference{Preference: pref, Reason: SkipInvalidWeight})
+			case seen.Has(p.Architecture):
+				skipped = append(skipped, SkippedPreference{Preference: pref, Reason: SkipDuplicate})
+			default:
+				seen.Insert(p.Architecture)
+				candidates = append(candidates, pref)
 			}
-			if p.Weight < 1 || p.Weight > 100 {
-				result.Skipped = append(result.Skipped, SkippedPreference{Preference: pref, Reason: SkipInvalidWeight})
-				continue
+		}
+		switch {
+		case len(candidates) == 0:
+			result.Skipped = append(result.Skipped, skipped...)
+		case applied:
+			reason := SkipHigherPriority
+			if by.IsPod() {
+				reason = SkipPodPreference
 			}
-			if by, ok := weighted[p.Architecture]; ok {
-				reason := SkipHigherPriority
-				if by.IsPod() {
-					reason = SkipPodPreference
-				}
-				result.Skipped = append(result.Skipped, SkippedPreference{Preference: pref, Reason: reason, By: by})
-				continue
+			result.SkippedSources = append(result.SkippedSources, SkippedSource{Source: src.Ref, Reason: reason, By: by})
+		default:
+			applied, by = true, src.Ref
+			result.Skipped = append(result.Skipped, skipped...)
+			result.Applied = candidates
+			for _, c := range candidates {
+				added = append(added, corev1.PreferredSchedulingTerm{
+					Weight: c.Weight,
+					Preference: corev1.NodeSelectorTerm{
+						MatchExpressions: []corev1.NodeSelectorRequirement{{
+							Key:      v1beta1.NodeArchLabel,
+							Operator: corev1.NodeSelectorOpIn,
+							Values:   []string{c.Architecture},
+						}},
+					},
+				})
 			}
-			weighted[p.Architecture] = src.Ref
-			result.Applied = append(result.Applied, pref)
-			added = append(added, corev1.PreferredSchedulingTerm{
-				Weight: p.Weight,
-				Preference: corev1.NodeSelectorTerm{
-					MatchExpressions: []corev1.NodeSelectorRequirement{{
-						Key:      v1beta1.NodeArchLabel,
-						Operator: corev1.NodeSelectorOpIn,
-						Values:   []string{p.Architecture},
-					}},
-				},
-			})
 		}
 	}
 	if len(added) == 0 {
@@ -196,4 +224,18 @@ func MergePreferredArchitectures(spec *corev1.PodSpec, compatible sets.Set[strin
 		affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution, added...)
 	spec.Affinity = affinity
 	return result
+}
+
+// PodPrefersArchitecture reports whether a preferred node affinity term of spec has a
+// kubernetes.io/arch matchExpression (any operator): then no configuration adds weights.
+func PodPrefersArchitecture(spec *corev1.PodSpec) bool {
+	if spec.Affinity == nil || spec.Affinity.NodeAffinity == nil {
+		return false
+	}
+	for _, term := range spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		if slices.ContainsFunc(term.Preference.MatchExpressions, isArchitectureRequirement) {
+			return true
+		}
+	}
+	return false
 }

@@ -32,28 +32,28 @@ func TestMergePreferredArchitectures(t *testing.T) {
 	cluster := SourceRef{Kind: KindClusterPodPlacementConfig, Name: "cluster"}
 	all := []string{"amd64", "arm64", "ppc64le", "s390x"}
 	required := requiredAffinity(term(archIn("amd64", "arm64")))
+	preferredOnly := func(terms ...corev1.PreferredSchedulingTerm) *corev1.PodSpec {
+		return &corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms}}}
+	}
 
 	tests := map[string]struct {
-		spec        corev1.PodSpec
-		compatible  []string
-		sources     []ScoringSource
-		wantSpec    *corev1.PodSpec // nil: unchanged
-		wantApplied []Preference
-		wantSkipped []SkippedPreference
+		spec               corev1.PodSpec
+		compatible         []string
+		sources            []ScoringSource
+		wantSpec           *corev1.PodSpec // nil: unchanged
+		wantApplied        []Preference
+		wantSkipped        []SkippedPreference
+		wantSkippedSources []SkippedSource
 	}{
 		"no sources": {
 			spec:       corev1.PodSpec{Affinity: required},
 			compatible: all,
 		},
 		"cluster config only": {
-			spec:       corev1.PodSpec{},
-			compatible: all,
-			sources:    []ScoringSource{{Ref: cluster, Platforms: platforms("arm64", 75, "amd64", 25)}},
-			wantSpec: &corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
-					preferred(75, archIn("arm64")), preferred(25, archIn("amd64")),
-				},
-			}}},
+			spec:        corev1.PodSpec{},
+			compatible:  all,
+			sources:     []ScoringSource{{Ref: cluster, Platforms: platforms("arm64", 75, "amd64", 25)}},
+			wantSpec:    preferredOnly(preferred(75, archIn("arm64")), preferred(25, archIn("amd64"))),
 			wantApplied: []Preference{{cluster, "arm64", 75}, {cluster, "amd64", 25}},
 		},
 		"required terms are untouched": {
@@ -66,7 +66,7 @@ func TestMergePreferredArchitectures(t *testing.T) {
 			}}},
 			wantApplied: []Preference{{cluster, "amd64", 10}},
 		},
-		"configs by priority then cluster: overlaps skipped per architecture": {
+		"highest priority config wins whole; lower configs and the cluster are skipped whole": {
 			spec:       corev1.PodSpec{},
 			compatible: all,
 			sources: []ScoringSource{
@@ -74,53 +74,68 @@ func TestMergePreferredArchitectures(t *testing.T) {
 				{Ref: low, Platforms: platforms("arm64", 10, "amd64", 20)},
 				{Ref: cluster, Platforms: platforms("amd64", 50, "ppc64le", 5)},
 			},
-			wantSpec: &corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
-					preferred(90, archIn("arm64")), preferred(20, archIn("amd64")), preferred(5, archIn("ppc64le")),
-				},
-			}}},
-			wantApplied: []Preference{{high, "arm64", 90}, {low, "amd64", 20}, {cluster, "ppc64le", 5}},
-			wantSkipped: []SkippedPreference{
-				{Preference: Preference{low, "arm64", 10}, Reason: SkipHigherPriority, By: high},
-				{Preference: Preference{cluster, "amd64", 50}, Reason: SkipHigherPriority, By: low},
+			wantSpec:    preferredOnly(preferred(90, archIn("arm64"))),
+			wantApplied: []Preference{{high, "arm64", 90}},
+			wantSkippedSources: []SkippedSource{
+				{Source: low, Reason: SkipHigherPriority, By: high},
+				{Source: cluster, Reason: SkipHigherPriority, By: high},
 			},
 		},
-		"user preferred arch terms win and are kept": {
-			spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
-					preferred(3, archIn("arm64"), zoneIn("a")),
-					preferred(4, expr(v1beta1.NodeArchLabel, corev1.NodeSelectorOpNotIn, "s390x")),
-					preferred(100, zoneIn("b")),
-				},
-			}}},
-			compatible: all,
-			sources:    []ScoringSource{{Ref: cluster, Platforms: platforms("arm64", 75, "amd64", 25, "s390x", 1)}},
-			wantSpec: &corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
-					preferred(3, archIn("arm64"), zoneIn("a")),
-					preferred(4, expr(v1beta1.NodeArchLabel, corev1.NodeSelectorOpNotIn, "s390x")),
-					preferred(100, zoneIn("b")),
-					preferred(25, archIn("amd64")),
-				},
-			}}},
-			wantApplied: []Preference{{cluster, "amd64", 25}},
+		"a source with nothing applicable neither applies nor blocks": {
+			spec:       corev1.PodSpec{},
+			compatible: []string{"amd64"},
+			sources: []ScoringSource{
+				{Ref: high, Platforms: platforms("arm64", 90, "s390x", 0)},
+				{Ref: cluster, Platforms: platforms("amd64", 50, "arm64", 50)},
+			},
+			wantSpec:    preferredOnly(preferred(50, archIn("amd64"))),
+			wantApplied: []Preference{{cluster, "amd64", 50}},
 			wantSkipped: []SkippedPreference{
-				{Preference: Preference{cluster, "arm64", 75}, Reason: SkipPodPreference},
-				{Preference: Preference{cluster, "s390x", 1}, Reason: SkipPodPreference},
+				{Preference: Preference{high, "arm64", 90}, Reason: SkipIncompatible},
+				{Preference: Preference{high, "s390x", 0}, Reason: SkipIncompatible},
+				{Preference: Preference{cluster, "arm64", 50}, Reason: SkipIncompatible},
+			},
+		},
+		"any user preferred arch term skips every source and is kept": {
+			spec: *preferredOnly(
+				preferred(3, archIn("arm64"), zoneIn("a")),
+				preferred(100, zoneIn("b")),
+			),
+			compatible: all,
+			sources: []ScoringSource{
+				{Ref: high, Platforms: platforms("s390x", 60)},
+				{Ref: cluster, Platforms: platforms("arm64", 75, "amd64", 25)},
+			},
+			wantSkippedSources: []SkippedSource{
+				{Source: high, Reason: SkipPodPreference},
+				{Source: cluster, Reason: SkipPodPreference},
+			},
+		},
+		"user arch term with another operator counts too": {
+			spec:               *preferredOnly(preferred(4, expr(v1beta1.NodeArchLabel, corev1.NodeSelectorOpNotIn, "s390x"))),
+			compatible:         all,
+			sources:            []ScoringSource{{Ref: cluster, Platforms: platforms("amd64", 25)}},
+			wantSkippedSources: []SkippedSource{{Source: cluster, Reason: SkipPodPreference}},
+		},
+		"user preferred terms on other keys do not block": {
+			spec:       *preferredOnly(preferred(100, zoneIn("b"))),
+			compatible: all,
+			sources:    []ScoringSource{{Ref: cluster, Platforms: platforms("amd64", 25)}},
+			wantSpec:   preferredOnly(preferred(100, zoneIn("b")), preferred(25, archIn("amd64"))),
+			wantApplied: []Preference{
+				{cluster, "amd64", 25},
 			},
 		},
 		"only compatible architectures get weights": {
 			spec:        corev1.PodSpec{},
 			compatible:  []string{"amd64"},
 			sources:     []ScoringSource{{Ref: cluster, Platforms: platforms("arm64", 75, "amd64", 25)}},
-			wantSpec:    &corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{preferred(25, archIn("amd64"))}}}},
+			wantSpec:    preferredOnly(preferred(25, archIn("amd64"))),
 			wantApplied: []Preference{{cluster, "amd64", 25}},
 			wantSkipped: []SkippedPreference{{Preference: Preference{cluster, "arm64", 75}, Reason: SkipIncompatible}},
 		},
-		"incompatible is reported before an overlap": {
-			spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{preferred(1, archIn("arm64"))},
-			}}},
+		"incompatible platforms do not make a conflict with the user": {
+			spec:        *preferredOnly(preferred(1, archIn("arm64"))),
 			compatible:  []string{"amd64"},
 			sources:     []ScoringSource{{Ref: cluster, Platforms: platforms("arm64", 75)}},
 			wantSkipped: []SkippedPreference{{Preference: Preference{cluster, "arm64", 75}, Reason: SkipIncompatible}},
@@ -144,9 +159,9 @@ func TestMergePreferredArchitectures(t *testing.T) {
 			spec:        corev1.PodSpec{},
 			compatible:  all,
 			sources:     []ScoringSource{{Ref: high, Platforms: platforms("amd64", 1, "amd64", 2)}},
-			wantSpec:    &corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{preferred(1, archIn("amd64"))}}}},
+			wantSpec:    preferredOnly(preferred(1, archIn("amd64"))),
 			wantApplied: []Preference{{high, "amd64", 1}},
-			wantSkipped: []SkippedPreference{{Preference: Preference{high, "amd64", 2}, Reason: SkipHigherPriority, By: high}},
+			wantSkipped: []SkippedPreference{{Preference: Preference{high, "amd64", 2}, Reason: SkipDuplicate}},
 		},
 	}
 	for name, tc := range tests {
@@ -164,24 +179,44 @@ func TestMergePreferredArchitectures(t *testing.T) {
 			if diff := cmp.Diff(original, &tc.spec); diff != "" {
 				t.Errorf("the input's shared memory was written (-before +after):\n%s", diff)
 			}
-			if diff := cmp.Diff(PreferredResult{Applied: tc.wantApplied, Skipped: tc.wantSkipped}, got); diff != "" {
+			want := PreferredResult{Applied: tc.wantApplied, Skipped: tc.wantSkipped, SkippedSources: tc.wantSkippedSources}
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			var wantConflicts []SkippedSource
+			for _, s := range tc.wantSkippedSources {
+				if s.Reason == SkipPodPreference {
+					wantConflicts = append(wantConflicts, s)
+				}
+			}
+			if diff := cmp.Diff(wantConflicts, got.Conflicts()); diff != "" {
+				t.Errorf("Conflicts (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestPreferredResultConflicts(t *testing.T) {
-	cluster := SourceRef{Kind: KindClusterPodPlacementConfig, Name: "cluster"}
-	r := PreferredResult{Skipped: []SkippedPreference{
-		{Preference: Preference{cluster, "arm64", 1}, Reason: SkipIncompatible},
-		{Preference: Preference{cluster, "amd64", 1}, Reason: SkipPodPreference},
-		{Preference: Preference{cluster, "s390x", 0}, Reason: SkipInvalidWeight},
-		{Preference: Preference{cluster, "ppc64le", 1}, Reason: SkipHigherPriority},
-	}}
-	want := []SkippedPreference{r.Skipped[1], r.Skipped[3]}
-	if diff := cmp.Diff(want, r.Conflicts()); diff != "" {
-		t.Errorf("Conflicts (-want +got):\n%s", diff)
+func TestPodPrefersArchitecture(t *testing.T) {
+	tests := map[string]struct {
+		spec corev1.PodSpec
+		want bool
+	}{
+		"nil affinity":       {spec: corev1.PodSpec{}},
+		"nil node affinity":  {spec: corev1.PodSpec{Affinity: &corev1.Affinity{}}},
+		"required arch only": {spec: corev1.PodSpec{Affinity: requiredAffinity(term(archIn("amd64")))}},
+		"preferred zone only": {spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{preferred(1, zoneIn("a"))},
+		}}}},
+		"preferred arch DoesNotExist": {spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{preferred(1, zoneIn("a")), preferred(1, expr(v1beta1.NodeArchLabel, corev1.NodeSelectorOpDoesNotExist))},
+		}}}, want: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := PodPrefersArchitecture(&tc.spec); got != tc.want {
+				t.Errorf("PodPrefersArchitecture() = %t, want %t", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -39,12 +39,16 @@ const (
 	OutcomeArchSet Outcome = v1beta1.PlacementArchSet
 	// OutcomeUserPinned: the user's constraints already decide the architecture; nothing was changed.
 	OutcomeUserPinned Outcome = v1beta1.PlacementUserPinned
-	// OutcomeNoCommonArch: the images share no architecture; nothing was changed and the caller
-	// keeps the pod Pending.
+	// OutcomeNoCommonArch: the images share no architecture. MergeRequiredArchitectures changes
+	// nothing; the caller applies MergeNoCommonArchitecture, which keeps the pod Pending.
 	OutcomeNoCommonArch Outcome = v1beta1.PlacementNoCommonArch
 	// OutcomeInspectionFailed: inspection failed past the retry budget; the caller removes the
 	// gate without changing the affinity. MergeRequiredArchitectures never returns it.
 	OutcomeInspectionFailed Outcome = v1beta1.PlacementInspectionFailed
+	// OutcomeAnyArchitecture: every image runs on any architecture (images without binaries, such
+	// as operator bundles), so no architecture is required. MergeRequiredArchitectures never
+	// returns it; the caller decides it from the inspection results.
+	OutcomeAnyArchitecture Outcome = v1beta1.PlacementAnyArch
 )
 
 // LabelValue returns the value of the v1beta1.LabelPlacement label that records the outcome.
@@ -65,7 +69,8 @@ func (o Outcome) LabelValue() string { return string(o) }
 //     match no node: adding a requirement to one would widen the pod's placement.
 //     If no term needs the requirement, the user pinned the architecture (OutcomeUserPinned).
 //   - archs is empty (and the user did not pin): the images share no architecture; nothing is
-//     changed (OutcomeNoCommonArch) and the caller keeps the pod Pending.
+//     changed (OutcomeNoCommonArch). The pod placement controller does not get here: it applies
+//     MergeNoCommonArchitecture to every pod whose images share no architecture.
 //
 // User terms are never reordered or dropped, other expressions are never touched, and preferred
 // terms are left alone. The values are sorted, so the result is deterministic. spec.Affinity is

@@ -166,7 +166,7 @@ func resolveAssetsDir(dir string) (string, error) {
 		dir = os.Getenv(AssetsEnv)
 	}
 	if dir == "" {
-		root, err := repositoryRoot()
+		root, err := RepositoryRoot()
 		if err != nil {
 			return "", fmt.Errorf("locating control-plane binaries: %w (set %s or run %s)", err, AssetsEnv, MakeTarget)
 		}
@@ -184,9 +184,9 @@ func resolveAssetsDir(dir string) (string, error) {
 	return filepath.Abs(dir)
 }
 
-// repositoryRoot walks up from the working directory to the directory that
-// holds go.work.
-func repositoryRoot() (string, error) {
+// RepositoryRoot walks up from the working directory to the directory that
+// holds go.work: the root of the archgate checkout.
+func RepositoryRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -7,11 +7,11 @@ import (
 	"context"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"golang.org/x/sync/errgroup"
 )
 
 // PoolLabel marks every node with the name of the pool it belongs to.
@@ -60,10 +60,10 @@ func (p NodePool) Node(index int) *corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
 			Labels: map[string]string{
-				ArchLabel:                 p.Arch,
-				corev1.LabelOSStable:      "linux",
-				corev1.LabelHostname:      name,
-				PoolLabel:                 p.Name,
+				ArchLabel:            p.Arch,
+				corev1.LabelOSStable: "linux",
+				corev1.LabelHostname: name,
+				PoolLabel:            p.Name,
 			},
 		},
 		Status: corev1.NodeStatus{

@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/archgate/archgate/operator/pkg/roles"
+)
+
+// newControllerCmd returns `archgate controller`: the pod placement controller.
+func newControllerCmd(g *globalFlags) *cobra.Command {
+	opts := roles.ControllerOptions{}
+	var globalPullSecret string
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the pod placement controller, which inspects gated pods' images and removes the gate",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if globalPullSecret != "" {
+				ns, name, err := namespacedName("global-pull-secret", globalPullSecret)
+				if err != nil {
+					return err
+				}
+				opts.GlobalPullSecret = &types.NamespacedName{Namespace: ns, Name: name}
+			}
+			cfg, err := g.restConfig()
+			if err != nil {
+				return err
+			}
+			opts.Logger = g.logger()
+			return roles.RunPlacementController(cmd.Context(), cfg, opts)
+		},
+	}
+	fs := cmd.Flags()
+	commonFlags(fs, &opts.Common)
+	fs.StringVar(&opts.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the operator: default namespace of the leader election lease (default $POD_NAMESPACE).")
+	fs.StringVar(&globalPullSecret, "global-pull-secret", "", "namespace/name of the cluster-wide pull secret (kubernetes.io/dockerconfigjson or dockercfg); empty for none.")
+	fs.StringVar(&opts.RegistriesConfPath, "registries-conf", "", "registries.conf (mirrors, blocked and insecure registries); empty for /etc/containers/registries.conf.")
+	fs.StringVar(&opts.RegistriesConfDirPath, "registries-conf-dir", "", "registries.conf.d drop-in directory.")
+	fs.StringVar(&opts.CertsDir, "certs-dir", "", "certs.d directory: a host[:port] subdirectory of CA certificates per registry.")
+	fs.StringVar(&opts.CABundleFile, "ca-bundle", "", "PEM file of CA certificates trusted for every registry, on top of the system roots.")
+	fs.StringVar(&opts.AuthFilePath, "auth-file", "", "Docker/podman auth file, used for registry mirrors.")
+	fs.BoolVar(&opts.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "Skip TLS verification and allow plain HTTP for every registry (development only).")
+	fs.IntVar(&opts.Workers, "workers", roles.DefaultWorkers, "Pods processed concurrently.")
+	fs.IntVar(&opts.InspectWorkers, "inspect-workers", roles.DefaultInspectWorkers, "Images of one pod inspected concurrently.")
+	fs.IntVar(&opts.CacheSize, "cache-size", roles.DefaultCacheSize, "Image inspection cache entries; negative disables the cache.")
+	fs.DurationVar(&opts.CacheTTL, "cache-ttl", roles.DefaultCacheTTL, "How long a result read through a tag is reused.")
+	fs.DurationVar(&opts.InspectTimeout, "inspect-timeout", roles.DefaultInspectTimeout, "Deadline to inspect one image.")
+	fs.IntVar(&opts.MaxRetries, "max-retries", roles.DefaultMaxRetries, "Inspection retries before the gate is removed without changes, when no ClusterPodPlacementConfig sets it; negative for none.")
+	fs.DurationVar(&opts.RetryBaseDelay, "retry-base-delay", roles.DefaultRetryBaseDelay, "First retry delay; it doubles per retry.")
+	fs.DurationVar(&opts.RetryMaxDelay, "retry-max-delay", roles.DefaultRetryMaxDelay, "Longest retry delay.")
+	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Run active-passive with a leader election lease.")
+	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the lease (default --operator-namespace).")
+	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", roles.DefaultLeaderElectionID, "Name of the lease.")
+	return cmd
+}

@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/archgate/archgate/operator/internal/tools/ungate"
+	"github.com/archgate/archgate/operator/pkg/roles"
+)
+
+// newUngateCmd returns `archgate ungate`: the emergency release of gated pods.
+func newUngateCmd(g *globalFlags) *cobra.Command {
+	var (
+		opts     ungate.Options
+		all      bool
+		selector string
+	)
+	cmd := &cobra.Command{
+		Use:   "ungate (--namespace NAMESPACE | --all-namespaces) [--selector SELECTOR] [--dry-run=false]",
+		Short: "Remove archgate's scheduling gate from gated pods, leaving their affinity unchanged (emergency)",
+		Long: `Remove archgate's scheduling gate (` + "multiarch.openshift.io/scheduling-gate" + `) from the pods that still carry it,
+so that the scheduler places them. Their node affinity is left as it is; they are labelled
+multiarch.openshift.io/placement=released. Use it when the pod placement controller is down for
+good or archgate was removed without deleting the ClusterPodPlacementConfig first.
+
+It is a dry run unless --dry-run=false: it prints the pods it would release.
+While archgate runs, new pods keep being gated: delete the ClusterPodPlacementConfig (which
+releases every gated pod itself) or the MutatingWebhookConfiguration first.`,
+		Example: `  archgate ungate --all-namespaces
+  archgate ungate -n team-a -l app=web --dry-run=false`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (opts.Namespace == "") == !all {
+				return errors.New("choose the pods: --namespace NAMESPACE or --all-namespaces")
+			}
+			if selector != "" {
+				sel, err := labels.Parse(selector)
+				if err != nil {
+					return err
+				}
+				opts.Selector = sel
+			}
+			cfg, err := g.restConfig()
+			if err != nil {
+				return err
+			}
+			scheme, err := roles.NewScheme()
+			if err != nil {
+				return err
+			}
+			c, err := client.New(cfg, client.Options{Scheme: scheme})
+			if err != nil {
+				return err
+			}
+			_, err = ungate.Run(cmd.Context(), c, opts, cmd.OutOrStdout())
+			return err
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&opts.Namespace, "namespace", "n", "", "Release the gated pods of this namespace.")
+	fs.BoolVarP(&all, "all-namespaces", "A", false, "Release the gated pods of every namespace.")
+	fs.StringVarP(&selector, "selector", "l", "", "Only the pods matching this label selector (e.g. app=web).")
+	fs.BoolVar(&opts.DryRun, "dry-run", true, "Print what would be released without changing anything.")
+	fs.IntVar(&opts.Workers, "workers", ungate.DefaultWorkers, "Pods released concurrently.")
+	return cmd
+}

@@ -1,0 +1,50 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/archgate/archgate/operator/pkg/roles"
+)
+
+// newWebhookCmd returns `archgate webhook`: the scheduling-gate mutating admission webhook.
+func newWebhookCmd(g *globalFlags) *cobra.Command {
+	opts := roles.WebhookOptions{}
+	cmd := &cobra.Command{
+		Use:   "webhook",
+		Short: "Serve the mutating admission webhook that adds the scheduling gate to new pods",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.restConfig()
+			if err != nil {
+				return err
+			}
+			opts.Logger = g.logger()
+			return roles.RunWebhook(cmd.Context(), cfg, opts)
+		},
+	}
+	fs := cmd.Flags()
+	commonFlags(fs, &opts.Common)
+	fs.StringVar(&opts.Host, "host", "", "Address the webhook listens on; empty for all interfaces.")
+	fs.IntVar(&opts.Port, "port", roles.DefaultWebhookPort, "TLS port of the webhook.")
+	fs.StringVar(&opts.CertDir, "cert-dir", roles.DefaultWebhookCertDir, "Directory with the serving certificate ("+roles.TLSCertName+", "+roles.TLSKeyName+").")
+	fs.StringVar(&opts.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the operator, whose pods are never gated (default $POD_NAMESPACE).")
+	return cmd
+}

@@ -1,0 +1,166 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operator_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// deployDir is the repository's deploy/ directory.
+var deployDir = filepath.Join("..", "..", "..", "..", "deploy")
+
+// overlays returns the kustomize overlays under deploy/overlays.
+func overlays(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(deployDir, "overlays"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	if len(out) < 2 {
+		t.Fatalf("found overlays %v, want at least kubernetes and openshift", out)
+	}
+	return out
+}
+
+// render builds a kustomization directory as `kustomize build` does.
+func render(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range resMap.Resources() {
+		y, err := r.AsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(y, &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func TestOverlaysRender(t *testing.T) {
+	wantProvider := map[string]string{"kubernetes": "self-signed", "openshift": "service-ca", "cert-manager": "cert-manager"}
+	for _, overlay := range overlays(t) {
+		t.Run(overlay, func(t *testing.T) {
+			objs := render(t, filepath.Join(deployDir, "overlays", overlay))
+			var kinds []string
+			for _, o := range objs {
+				kinds = append(kinds, o.GetKind())
+				if o.GetLabels()["app.kubernetes.io/part-of"] != "archgate" {
+					t.Errorf("%s %s lacks the part-of label", o.GetKind(), o.GetName())
+				}
+			}
+			for _, want := range []string{"Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
+				"Role", "RoleBinding", "Deployment", "Service", "ValidatingWebhookConfiguration"} {
+				if !slices.Contains(kinds, want) {
+					t.Errorf("no %s rendered", want)
+				}
+			}
+			u := find(objs, "Deployment", "archgate-operator")
+			if u == nil {
+				t.Fatal("no operator Deployment")
+			}
+			d := &appsv1.Deployment{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
+				t.Fatal(err)
+			}
+			assertRestricted(t, d.Spec.Template.Spec)
+			c := d.Spec.Template.Spec.Containers[0]
+			if !slices.Contains(c.Args, "--cert-provider="+wantProvider[overlay]) {
+				t.Errorf("operator args %q, want --cert-provider=%s", c.Args, wantProvider[overlay])
+			}
+			if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "POD_NAME" && e.ValueFrom != nil }) {
+				t.Error("the operator cannot find its own image: no POD_NAME from the downward API")
+			}
+		})
+	}
+}
+
+func assertRestricted(t *testing.T, spec corev1.PodSpec) {
+	t.Helper()
+	psc := spec.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod security context %+v: want runAsNonRoot and seccomp RuntimeDefault", psc)
+	}
+	for _, c := range spec.Containers {
+		sc := c.SecurityContext
+		if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.ReadOnlyRootFilesystem == nil ||
+			!*sc.ReadOnlyRootFilesystem || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+			t.Errorf("container %s security context %+v: want no privilege escalation, read-only root, drop ALL", c.Name, sc)
+		}
+	}
+}
+
+func TestFleetExampleRenders(t *testing.T) {
+	objs := render(t, filepath.Join(deployDir, "fleet"))
+	bp := find(objs, "BindingPolicy", "archgate")
+	if bp == nil {
+		t.Fatal("no BindingPolicy archgate")
+	}
+	clauses, _, _ := unstructured.NestedSlice(bp.Object, "spec", "downsync")
+	if len(clauses) == 0 {
+		t.Fatal("BindingPolicy downsyncs nothing")
+	}
+	label := "app.kubernetes.io/part-of"
+	for _, o := range objs {
+		if o.GetKind() == "BindingPolicy" {
+			continue
+		}
+		if o.GetLabels()[label] != "archgate" {
+			t.Errorf("%s %s is not selected by the BindingPolicy (no %s=archgate label)", o.GetKind(), o.GetName(), label)
+		}
+	}
+	if find(objs, "ClusterPodPlacementConfig", "cluster") == nil {
+		t.Error("the fleet example does not roll out a ClusterPodPlacementConfig")
+	}
+	if !strings.HasPrefix(bp.GetAPIVersion(), "control.kubestellar.io/") {
+		t.Errorf("BindingPolicy apiVersion %s", bp.GetAPIVersion())
+	}
+}

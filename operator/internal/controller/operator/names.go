@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operator
+
+import "github.com/archgate/archgate/operator/api/v1beta1"
+
+// FieldOwner is the server-side apply field manager of every object the operator writes.
+const FieldOwner = "archgate-operator"
+
+// Finalizer holds the ClusterPodPlacementConfig until the gated pods are released and the
+// components deleted.
+const Finalizer = v1beta1.GroupName + "/operand-cleanup"
+
+// Names of the components' objects, in the operator's namespace unless cluster-scoped.
+const (
+	// WebhookName names the webhook's Deployment, Service, ServiceAccount and PodDisruptionBudget.
+	WebhookName = "archgate-webhook"
+	// ControllerName names the pod placement controller's Deployment, ServiceAccount,
+	// PodDisruptionBudget, Role, RoleBinding, ClusterRole and ClusterRoleBinding.
+	ControllerName = "archgate-controller"
+	// WebhookServingSecretName holds the webhook's serving certificate.
+	WebhookServingSecretName = "archgate-webhook-serving-cert"
+	// WebhookCertificateName is the cert-manager Certificate of the webhook (ProviderCertManager).
+	WebhookCertificateName = "archgate-webhook"
+	// RegistryCABundleName is the operator's copy of the caBundleConfigmapRef ConfigMap, which
+	// may live in another namespace than the pods that mount it.
+	RegistryCABundleName = "archgate-registry-ca-bundle"
+	// DefaultMutatingWebhookConfigurationName names the MutatingWebhookConfiguration.
+	DefaultMutatingWebhookConfigurationName = "archgate-scheduling-gate"
+)
+
+// Labels and annotations on the components.
+const (
+	// LabelName, LabelComponent, LabelPartOf and LabelManagedBy are the recommended labels.
+	LabelName      = "app.kubernetes.io/name"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelPartOf    = "app.kubernetes.io/part-of"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// PartOf and ManagedBy are the values of LabelPartOf and LabelManagedBy.
+	PartOf    = "archgate"
+	ManagedBy = "archgate-operator"
+	// AnnotationLinkedObjectsHash on the controller's pod template changes when the pull secret
+	// or the CA bundle changes, which rolls the controller.
+	AnnotationLinkedObjectsHash = v1beta1.GroupName + "/linked-objects-hash"
+	// CABundleKey is the ConfigMap key of the registry CA bundle.
+	CABundleKey = "ca-bundle.crt"
+)
+
+// Ports and paths inside the components' pods.
+const (
+	// WebhookPort is the webhook server's container port; the Service exposes it on 443.
+	WebhookPort = 9443
+	// MetricsPort and HealthPort serve /metrics and /healthz, /readyz.
+	MetricsPort = 8080
+	HealthPort  = 8081
+	// ServingCertDir is where the webhook's serving certificate is mounted.
+	ServingCertDir = "/var/run/archgate/serving-cert"
+	// RegistryCADir is where the registry CA bundle is mounted in the controller.
+	RegistryCADir = "/etc/archgate/registry-ca"
+)
+
+// ManagedLabels returns the labels of every object the operator creates for a component.
+func ManagedLabels(component string) map[string]string {
+	return map[string]string{
+		LabelName:      component,
+		LabelComponent: componentOf(component),
+		LabelPartOf:    PartOf,
+		LabelManagedBy: ManagedBy,
+	}
+}
+
+func componentOf(name string) string {
+	switch name {
+	case WebhookName:
+		return "webhook"
+	case ControllerName:
+		return "controller"
+	default:
+		return "operator"
+	}
+}

@@ -1,0 +1,342 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operator
+
+import (
+	"fmt"
+	"maps"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/certs"
+)
+
+// Replica counts of the components.
+const (
+	// WebhookReplicas keeps the webhook up through a node drain and a rolling update.
+	WebhookReplicas = 3
+	// ControllerReplicas gives the leader-elected controller a warm standby.
+	ControllerReplicas = 2
+)
+
+// operandParams is what the component builders need from the ClusterPodPlacementConfig and the
+// operator's options.
+type operandParams struct {
+	namespace string
+	image     string
+	// verbosity is the components' log verbosity.
+	verbosity v1beta1.LogVerbosityLevel
+	// pullSecret names the global pull secret, nil when none is configured.
+	pullSecret *types.NamespacedName
+	// caBundle is set when a registry CA bundle is configured (and copied to RegistryCABundleName).
+	caBundle bool
+	// linkedHash identifies the versions of the linked objects (see linkedState.hash).
+	linkedHash string
+	// provider issues the webhook's serving certificate.
+	provider certs.Provider
+	// args build the components' command lines.
+	args ArgsFunc
+}
+
+// ArgsFunc returns the container arguments of a component ("webhook" or "controller").
+type ArgsFunc func(component string, a ComponentArgs) []string
+
+// ComponentArgs is what a component's command line carries.
+type ComponentArgs struct {
+	// Namespace is the operator's namespace (its pods are never gated; the controller's lease).
+	Namespace string
+	// LogVerbosity is the ClusterPodPlacementConfig's spec.logVerbosity.
+	LogVerbosity v1beta1.LogVerbosityLevel
+	// CertDir holds the webhook's tls.crt and tls.key.
+	CertDir string
+	// WebhookPort is the webhook server's port.
+	WebhookPort int
+	// MetricsBindAddress and HealthProbeBindAddress are the listen addresses of /metrics and
+	// the health probes.
+	MetricsBindAddress, HealthProbeBindAddress string
+	// GlobalPullSecret is "<namespace>/<name>" of the global pull secret, or "".
+	GlobalPullSecret string
+	// RegistryCABundleFile is the path of the mounted registry CA bundle, or "".
+	RegistryCABundleFile string
+}
+
+// DefaultArgs is the command line of the archgate binary's `webhook` and `controller`
+// subcommands (cmd/archgate checks that every flag exists).
+func DefaultArgs(component string, a ComponentArgs) []string {
+	verbosity := a.LogVerbosity
+	if verbosity == "" {
+		verbosity = v1beta1.LogVerbosityNormal
+	}
+	args := []string{
+		component,
+		"--log-verbosity=" + string(verbosity),
+		"--operator-namespace=" + a.Namespace,
+		"--metrics-bind-address=" + a.MetricsBindAddress,
+		"--health-probe-bind-address=" + a.HealthProbeBindAddress,
+	}
+	switch component {
+	case "webhook":
+		args = append(args, "--cert-dir="+a.CertDir, fmt.Sprintf("--port=%d", a.WebhookPort))
+	case "controller":
+		args = append(args, "--leader-elect")
+		if a.GlobalPullSecret != "" {
+			args = append(args, "--global-pull-secret="+a.GlobalPullSecret)
+		}
+		if a.RegistryCABundleFile != "" {
+			args = append(args, "--ca-bundle="+a.RegistryCABundleFile)
+		}
+	}
+	return args
+}
+
+func (p operandParams) componentArgs() ComponentArgs {
+	a := ComponentArgs{
+		Namespace:              p.namespace,
+		LogVerbosity:           p.verbosity,
+		CertDir:                ServingCertDir,
+		WebhookPort:            WebhookPort,
+		MetricsBindAddress:     fmt.Sprintf(":%d", MetricsPort),
+		HealthProbeBindAddress: fmt.Sprintf(":%d", HealthPort),
+	}
+	if p.pullSecret != nil {
+		a.GlobalPullSecret = p.pullSecret.String()
+	}
+	if p.caBundle {
+		a.RegistryCABundleFile = RegistryCADir + "/" + CABundleKey
+	}
+	return a
+}
+
+func objectMeta(namespace, name, component string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: ManagedLabels(component)}
+}
+
+func serviceAccount(p operandParams, name string) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{ObjectMeta: objectMeta(p.namespace, name, name)}
+}
+
+// controllerClusterRole is everything the pod placement controller may do cluster-wide: read
+// and update the pods it gates, read pull secrets and its configurations, report anomalies as
+// Events. The webhook gets no role at all: it never talks to the apiserver.
+func controllerClusterRole(p operandParams) *rbacv1.ClusterRole {
+	read := []string{"get", "list", "watch"}
+	return &rbacv1.ClusterRole{
+		ObjectMeta: objectMeta("", ControllerName, ControllerName),
+		Rules: []rbacv1.PolicyRule{
+			// The controller writes the gate removal and the affinity with an optimistic-locked patch.
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+			// Pull secrets: the pods' imagePullSecrets anywhere, and the global one. The registry
+			// CA bundle reaches the controller as a mounted copy, so no ConfigMap access.
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: read},
+			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+			{APIGroups: []string{v1beta1.GroupName}, Resources: []string{"clusterpodplacementconfigs", "podplacementconfigs"}, Verbs: read},
+		},
+	}
+}
+
+func controllerClusterRoleBinding(p operandParams) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: objectMeta("", ControllerName, ControllerName),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ControllerName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerName}},
+	}
+}
+
+// controllerRole lets the controller hold its leader-election Lease in the operator's namespace.
+func controllerRole(p operandParams) *rbacv1.Role {
+	return &rbacv1.Role{
+		ObjectMeta: objectMeta(p.namespace, ControllerName, ControllerName),
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+		},
+	}
+}
+
+func controllerRoleBinding(p operandParams) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: objectMeta(p.namespace, ControllerName, ControllerName),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ControllerName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerName}},
+	}
+}
+
+func webhookService(p operandParams) *corev1.Service {
+	s := &corev1.Service{
+		ObjectMeta: objectMeta(p.namespace, WebhookName, WebhookName),
+		Spec: corev1.ServiceSpec{
+			Selector: selectorLabels(WebhookName),
+			Ports: []corev1.ServicePort{{
+				Name: "webhook", Port: 443, TargetPort: intstr.FromString("webhook"), Protocol: corev1.ProtocolTCP,
+			}},
+		},
+	}
+	s.Annotations = certs.ServiceAnnotations(p.provider, WebhookServingSecretName)
+	return s
+}
+
+// registryCABundle is the operator's copy of the caBundleConfigmapRef ConfigMap's bundle.
+func registryCABundle(p operandParams, bundle string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: objectMeta(p.namespace, RegistryCABundleName, ControllerName),
+		Data:       map[string]string{CABundleKey: bundle},
+	}
+}
+
+func selectorLabels(name string) map[string]string {
+	return map[string]string{LabelName: name, LabelPartOf: PartOf}
+}
+
+func podDisruptionBudget(p operandParams, name string) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: objectMeta(p.namespace, name, name),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptr.To(intstr.FromInt32(1)),
+			Selector:     &metav1.LabelSelector{MatchLabels: selectorLabels(name)},
+		},
+	}
+}
+
+func webhookDeployment(p operandParams) *appsv1.Deployment {
+	d := deployment(p, WebhookName, WebhookReplicas, p.args("webhook", p.componentArgs()))
+	spec := &d.Spec.Template.Spec
+	c := &spec.Containers[0]
+	c.Ports = append([]corev1.ContainerPort{{Name: "webhook", ContainerPort: WebhookPort, Protocol: corev1.ProtocolTCP}}, c.Ports...)
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "serving-cert", MountPath: ServingCertDir, ReadOnly: true})
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "serving-cert", VolumeSource: corev1.VolumeSource{
+		Secret: &corev1.SecretVolumeSource{SecretName: WebhookServingSecretName},
+	}})
+	return d
+}
+
+func controllerDeployment(p operandParams) *appsv1.Deployment {
+	d := deployment(p, ControllerName, ControllerReplicas, p.args("controller", p.componentArgs()))
+	tmpl := &d.Spec.Template
+	if p.linkedHash != "" {
+		tmpl.Annotations[AnnotationLinkedObjectsHash] = p.linkedHash
+	}
+	if p.caBundle {
+		c := &tmpl.Spec.Containers[0]
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "registry-ca", MountPath: RegistryCADir, ReadOnly: true})
+		tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, corev1.Volume{Name: "registry-ca", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: RegistryCABundleName}},
+		}})
+	}
+	return d
+}
+
+// deployment is the part the two components share: restricted security context, probes,
+// spreading over nodes, any architecture the (multi-arch) image supports.
+func deployment(p operandParams, name string, replicas int32, args []string) *appsv1.Deployment {
+	labels := ManagedLabels(name)
+	return &appsv1.Deployment{
+		ObjectMeta: objectMeta(p.namespace, name, name),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(name)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      maps.Clone(labels),
+					Annotations: map[string]string{"kubectl.kubernetes.io/default-container": componentOf(name)},
+				},
+				Spec: corev1.PodSpec{
+					ServiceAccountName: name,
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Affinity: &corev1.Affinity{
+						NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+							NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+								{Key: corev1.LabelOSStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}},
+								{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: v1beta1.SupportedArchitectures()},
+							}}},
+						}},
+						PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+							Weight: 100,
+							PodAffinityTerm: corev1.PodAffinityTerm{
+								LabelSelector: &metav1.LabelSelector{MatchLabels: selectorLabels(name)},
+								TopologyKey:   corev1.LabelHostname,
+							},
+						}}},
+					},
+					Containers: []corev1.Container{{
+						Name:  componentOf(name),
+						Image: p.image,
+						Args:  args,
+						Env: []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+							FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
+						}}},
+						Ports: []corev1.ContainerPort{
+							{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
+							{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP},
+						},
+						ReadinessProbe: &corev1.Probe{
+							ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("health")}},
+							PeriodSeconds: 5,
+						},
+						LivenessProbe: &corev1.Probe{
+							ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("health")}},
+							InitialDelaySeconds: 10,
+							PeriodSeconds:       10,
+						},
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
+						},
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false),
+							ReadOnlyRootFilesystem:   ptr.To(true),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						VolumeMounts:             []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+					}},
+					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+				},
+			},
+		},
+	}
+}
+
+// WebhookConfigurationParams is what the MutatingWebhookConfiguration depends on.
+type WebhookConfigurationParams struct {
+	// Name of the MutatingWebhookConfiguration.
+	Name string
+	// ServiceNamespace, ServiceName and ServicePort locate the webhook Service.
+	ServiceNamespace, ServiceName string
+	ServicePort                   int32
+	// NamespaceSelector is the ClusterPodPlacementConfig's selector (nil selects every namespace).
+	NamespaceSelector *metav1.LabelSelector
+	// CABundle verifies the webhook's serving certificate; nil when an external provider injects it.
+	CABundle []byte
+}
+
+// WebhookConfigurationFunc builds the MutatingWebhookConfiguration that registers the
+// scheduling-gate webhook (pkg/roles.MutatingWebhookConfiguration, shared with the simulator).
+type WebhookConfigurationFunc func(WebhookConfigurationParams) *admissionregistrationv1.MutatingWebhookConfiguration

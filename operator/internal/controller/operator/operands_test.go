@@ -1,0 +1,143 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operator
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/certs"
+)
+
+func params() operandParams {
+	return operandParams{namespace: "archgate-system", image: "registry.example/archgate:1", provider: certs.ProviderSelfSigned, args: DefaultArgs}
+}
+
+func TestDefaultArgs(t *testing.T) {
+	tests := map[string]struct {
+		component string
+		p         func(*operandParams)
+		want      []string
+	}{
+		"webhook": {
+			component: "webhook",
+			want: []string{"webhook", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+				"--health-probe-bind-address=:8081", "--cert-dir=" + ServingCertDir, "--port=9443"},
+		},
+		"controller with everything": {
+			component: "controller",
+			p: func(p *operandParams) {
+				p.verbosity = v1beta1.LogVerbosityTraceAll
+				p.pullSecret = &types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}
+				p.caBundle = true
+			},
+			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
+				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := params()
+			if tc.p != nil {
+				tc.p(&p)
+			}
+			if diff := cmp.Diff(tc.want, DefaultArgs(tc.component, p.componentArgs())); diff != "" {
+				t.Errorf("args (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDeploymentsAreRestricted(t *testing.T) {
+	p := params()
+	p.caBundle, p.linkedHash = true, "abc"
+	for _, d := range []struct {
+		name     string
+		replicas int32
+		spec     corev1.PodSpec
+	}{
+		{WebhookName, 3, webhookDeployment(p).Spec.Template.Spec},
+		{ControllerName, 2, controllerDeployment(p).Spec.Template.Spec},
+	} {
+		t.Run(d.name, func(t *testing.T) {
+			psc := d.spec.SecurityContext
+			if !*psc.RunAsNonRoot || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+				t.Errorf("pod security context %+v", psc)
+			}
+			c := d.spec.Containers[0]
+			sc := c.SecurityContext
+			if *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+				t.Errorf("container security context %+v", sc)
+			}
+			if c.ReadinessProbe == nil || c.LivenessProbe == nil || c.Image != p.image || d.spec.ServiceAccountName != d.name {
+				t.Errorf("probes, image or service account missing: %+v", c)
+			}
+		})
+	}
+	ctl := controllerDeployment(p)
+	if ctl.Spec.Template.Annotations[AnnotationLinkedObjectsHash] != "abc" {
+		t.Error("linked-objects hash missing on the controller's pod template")
+	}
+	if wh := webhookDeployment(p); wh.Spec.Template.Annotations[AnnotationLinkedObjectsHash] != "" {
+		t.Error("the webhook's pod template carries the linked-objects hash")
+	}
+}
+
+func TestControllerRoleIsLeastPrivilege(t *testing.T) {
+	rules := controllerClusterRole(params()).Rules
+	got := map[string][]string{}
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				got[g+"/"+res] = r.Verbs
+			}
+		}
+	}
+	want := map[string][]string{
+		"/pods":                {"get", "list", "watch", "update", "patch"},
+		"/secrets":             {"get", "list", "watch"},
+		"/events":              {"create", "patch"},
+		"events.k8s.io/events": {"create", "patch"},
+		"multiarch.openshift.io/clusterpodplacementconfigs": {"get", "list", "watch"},
+		"multiarch.openshift.io/podplacementconfigs":        {"get", "list", "watch"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("controller ClusterRole (-want +got):\n%s", diff)
+	}
+	if r := controllerRole(params()).Rules; len(r) != 1 || r[0].Resources[0] != "leases" {
+		t.Errorf("controller Role %+v, want leases only", r)
+	}
+}
+
+func TestToApplyConfigurationDropsServerFields(t *testing.T) {
+	u, err := toApplyConfiguration(webhookDeployment(params()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := u.Object["status"]; ok {
+		t.Error("status sent in the apply configuration")
+	}
+	tmpl := u.Object["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)
+	if _, ok := tmpl["creationTimestamp"]; ok {
+		t.Error("null creationTimestamp sent in the apply configuration")
+	}
+}

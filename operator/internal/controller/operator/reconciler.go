@@ -1,0 +1,426 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/certs"
+)
+
+// The operator's permissions. The ClusterRole must hold everything it grants to the pod
+// placement controller (RBAC escalation check), which is why pods, secrets, configmaps and
+// events appear here although the operator itself only releases pods.
+//
+// +kubebuilder:rbac:groups=multiarch.openshift.io,resources=clusterpodplacementconfigs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=multiarch.openshift.io,resources=clusterpodplacementconfigs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=multiarch.openshift.io,resources=clusterpodplacementconfigs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=multiarch.openshift.io,resources=podplacementconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps,namespace=archgate-system,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,namespace=archgate-system,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",namespace=archgate-system,resources=services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",namespace=archgate-system,resources=secrets;configmaps,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,namespace=archgate-system,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=archgate-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=cert-manager.io,namespace=archgate-system,resources=issuers;certificates,verbs=get;list;watch;create;update;patch;delete
+
+// Defaults of Options.
+const (
+	// DefaultReleaseWorkers is the number of pods released concurrently during a deletion.
+	DefaultReleaseWorkers = 16
+	// DefaultReleasePassTimeout bounds one pass of releasing gated pods; the next pass follows
+	// right after, with the status updated in between.
+	DefaultReleasePassTimeout = time.Minute
+	// DefaultResyncPeriod re-runs the reconcile when nothing happened, to repair drift and
+	// renew certificates.
+	DefaultResyncPeriod = 10 * time.Minute
+	// waitRequeue re-checks a blocked step that no watch covers.
+	waitRequeue = 15 * time.Second
+)
+
+// Options configures the Reconciler.
+type Options struct {
+	// Namespace is where the operator and its components run. Required.
+	Namespace string
+	// Image is the archgate image the components run. Required.
+	Image string
+	// CertProvider issues the webhook's serving certificate; ProviderSelfSigned when empty.
+	CertProvider certs.Provider
+	// Certs keeps the self-signed CA and serving certificates. Required with ProviderSelfSigned.
+	Certs *certs.Manager
+	// MutatingWebhookConfigurationName names the MutatingWebhookConfiguration;
+	// DefaultMutatingWebhookConfigurationName when empty.
+	MutatingWebhookConfigurationName string
+	// WebhookConfiguration builds the MutatingWebhookConfiguration. Required.
+	WebhookConfiguration WebhookConfigurationFunc
+	// Args builds the components' command lines; DefaultArgs when nil.
+	Args ArgsFunc
+	// ReleaseWorkers and ReleasePassTimeout tune the release of gated pods on deletion.
+	ReleaseWorkers     int
+	ReleasePassTimeout time.Duration
+	// ResyncPeriod re-runs the reconcile periodically; DefaultResyncPeriod when zero.
+	ResyncPeriod time.Duration
+	// Recorder emits Events for anomalies (fail-open unregistration, release failures); none when nil.
+	Recorder events.EventRecorder
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Namespace == "" || o.Image == "" {
+		return o, errors.New("operator reconciler: Namespace and Image are required")
+	}
+	if o.CertProvider == "" {
+		o.CertProvider = certs.ProviderSelfSigned
+	}
+	if o.CertProvider == certs.ProviderSelfSigned && o.Certs == nil {
+		return o, errors.New("operator reconciler: the self-signed certificate provider needs a certs.Manager")
+	}
+	if o.MutatingWebhookConfigurationName == "" {
+		o.MutatingWebhookConfigurationName = DefaultMutatingWebhookConfigurationName
+	}
+	if o.WebhookConfiguration == nil {
+		return o, errors.New("operator reconciler: WebhookConfiguration is required")
+	}
+	if o.Args == nil {
+		o.Args = DefaultArgs
+	}
+	if o.ReleaseWorkers <= 0 {
+		o.ReleaseWorkers = DefaultReleaseWorkers
+	}
+	if o.ReleasePassTimeout <= 0 {
+		o.ReleasePassTimeout = DefaultReleasePassTimeout
+	}
+	if o.ResyncPeriod <= 0 {
+		o.ResyncPeriod = DefaultResyncPeriod
+	}
+	return o, nil
+}
+
+// Reconciler reconciles the ClusterPodPlacementConfig singleton.
+type Reconciler struct {
+	// client reads the cache (the ClusterPodPlacementConfig and the components) and writes.
+	client client.Client
+	// uncached reads and writes objects the operator does not cache: Secrets, ConfigMaps, pods.
+	uncached client.Client
+	scheme   *runtime.Scheme
+	opts     Options
+
+	mu sync.Mutex
+	// deletionSeen records, per ClusterPodPlacementConfig UID, when this process started
+	// removing it (see unregisteredAt).
+	deletionSeen map[types.UID]time.Time
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// New returns a Reconciler. c should read from a cache configured with CacheOptions; uncached
+// must not be backed by a cache (pods, Secrets and ConfigMaps are read through it).
+func New(c, uncached client.Client, scheme *runtime.Scheme, opts Options) (*Reconciler, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Reconciler{client: c, uncached: uncached, scheme: scheme, opts: opts}, nil
+}
+
+// CacheOptions returns the cache settings the operator's manager needs: the components are
+// cached only in namespace (namespaced ones) or by the managed-by label (cluster-scoped ones),
+// and Secrets and ConfigMaps are watched cluster-wide as metadata only, to notice changes to
+// the linked objects without holding anyone's secrets in memory.
+func CacheOptions(namespace string) cache.Options {
+	managed := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy})
+	inNamespace := map[string]cache.Config{namespace: {}}
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&appsv1.Deployment{}:            {Namespaces: inNamespace, Label: managed},
+			&corev1.Service{}:               {Namespaces: inNamespace, Label: managed},
+			&corev1.ServiceAccount{}:        {Namespaces: inNamespace, Label: managed},
+			&policyv1.PodDisruptionBudget{}: {Namespaces: inNamespace, Label: managed},
+			&rbacv1.Role{}:                  {Namespaces: inNamespace, Label: managed},
+			&rbacv1.RoleBinding{}:           {Namespaces: inNamespace, Label: managed},
+			&rbacv1.ClusterRole{}:           {Label: managed},
+			&rbacv1.ClusterRoleBinding{}:    {Label: managed},
+			&admissionregistrationv1.MutatingWebhookConfiguration{}: {Label: managed},
+			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{}},
+			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{}},
+		},
+	}
+}
+
+// SetupWithManager registers the reconciler. The manager's cache must use CacheOptions.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("clusterpodplacementconfig").
+		For(&v1beta1.ClusterPodPlacementConfig{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetName() == v1beta1.SingletonName
+		}))).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
+		Owns(&rbacv1.ClusterRole{}).
+		Owns(&rbacv1.ClusterRoleBinding{}).
+		Owns(&admissionregistrationv1.MutatingWebhookConfiguration{}).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("Secret", WebhookServingSecretName))).
+		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("ConfigMap", RegistryCABundleName))).
+		Complete(r)
+}
+
+// mapLinked enqueues the singleton when obj is one of the linked objects the spec references,
+// or the operator's own object of that kind named own.
+func (r *Reconciler) mapLinked(kind, own string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		if key.Namespace == r.opts.Namespace && key.Name == own {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: v1beta1.SingletonName}}}
+		}
+		cppc := &v1beta1.ClusterPodPlacementConfig{}
+		if err := r.client.Get(ctx, types.NamespacedName{Name: v1beta1.SingletonName}, cppc); err != nil {
+			return nil
+		}
+		if refersTo(&cppc.Spec, r.opts.Namespace, kind, key) {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: v1beta1.SingletonName}}}
+		}
+		return nil
+	}
+}
+
+// scope is the state of one reconcile: what was read, what the steps found, and what the
+// status will say. Steps fill it in; the conditions are computed from it at the end.
+type scope struct {
+	cppc *v1beta1.ClusterPodPlacementConfig
+	// params are the builders' inputs.
+	params operandParams
+	// obs is what the conditions are computed from.
+	obs observation
+	// linked is what the linked-objects step found.
+	linked linkedState
+	// caBundle is the self-signed CA bundle for the webhook configuration (nil otherwise).
+	caBundle []byte
+	// requeueAfter is the soonest time something must be re-checked (certificate renewal, a
+	// blocked step); zero means the resync period.
+	requeueAfter time.Duration
+}
+
+// requeueIn keeps the soonest requeue.
+func (s *scope) requeueIn(d time.Duration) {
+	if d <= 0 {
+		d = time.Second
+	}
+	if s.requeueAfter == 0 || d < s.requeueAfter {
+		s.requeueAfter = d
+	}
+}
+
+// step is one node of the rollout graph. run applies the step's objects and reports what it
+// waits for ("" when ready); a step that waits or fails blocks every step after it.
+type step struct {
+	name string
+	run  func(ctx context.Context, s *scope) (waiting string, err error)
+}
+
+func (r *Reconciler) steps() []step {
+	return []step{
+		{"linked objects", r.checkLinkedObjects},
+		{"service accounts and RBAC", r.applyIdentity},
+		{"webhook service and certificates", r.applyServing},
+		{"deployments", r.applyDeployments},
+		{"webhook registration", r.registerWebhook},
+	}
+}
+
+// Reconcile rolls the components out, or removes them when the ClusterPodPlacementConfig is
+// being deleted.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := logf.FromContext(ctx)
+	cppc := &v1beta1.ClusterPodPlacementConfig{}
+	if err := r.client.Get(ctx, req.NamespacedName, cppc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	s := &scope{cppc: cppc}
+	s.obs.webhookConfigurationName = r.opts.MutatingWebhookConfigurationName
+	if err := r.observe(ctx, s); err != nil {
+		return reconcile.Result{}, err
+	}
+	if !cppc.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	if !controllerutil.ContainsFinalizer(cppc, Finalizer) {
+		before := cppc.DeepCopy()
+		controllerutil.AddFinalizer(cppc, Finalizer)
+		if err := r.client.Patch(ctx, cppc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+
+	s.params = operandParams{
+		namespace: r.opts.Namespace,
+		image:     r.opts.Image,
+		verbosity: cppc.Spec.LogVerbosity,
+		provider:  r.opts.CertProvider,
+		args:      r.opts.Args,
+	}
+	for _, st := range r.steps() {
+		waiting, err := st.run(ctx, s)
+		if err != nil {
+			s.obs.applyErr = fmt.Errorf("%s: %w", st.name, err)
+			break
+		}
+		if waiting != "" {
+			s.obs.waiting = st.name + ": " + waiting
+			s.requeueIn(waitRequeue)
+			log.V(1).Info("Rollout waiting", "step", st.name, "for", waiting)
+			break
+		}
+	}
+	failOpenErr := r.failOpen(ctx, s)
+	statusErr := r.updateStatus(ctx, s)
+	if err := errors.Join(s.obs.applyErr, failOpenErr, statusErr); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: s.nextRequeue(r.opts.ResyncPeriod)}, nil
+}
+
+func (s *scope) nextRequeue(resync time.Duration) time.Duration {
+	if s.requeueAfter > 0 && s.requeueAfter < resync {
+		return s.requeueAfter
+	}
+	return resync
+}
+
+// observe reads the components' Deployments and the webhook registration from the cache.
+func (r *Reconciler) observe(ctx context.Context, s *scope) error {
+	for _, d := range []struct {
+		name string
+		into *deploymentState
+	}{{WebhookName, &s.obs.webhook}, {ControllerName, &s.obs.controller}} {
+		key := types.NamespacedName{Namespace: r.opts.Namespace, Name: d.name}
+		dep := &appsv1.Deployment{}
+		switch err := r.client.Get(ctx, key, dep); {
+		case apierrors.IsNotFound(err):
+			*d.into = observeDeployment(key.String(), nil)
+		case err != nil:
+			return err
+		default:
+			*d.into = observeDeployment(key.String(), dep)
+		}
+	}
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	switch err := r.client.Get(ctx, types.NamespacedName{Name: r.opts.MutatingWebhookConfigurationName}, mwc); {
+	case apierrors.IsNotFound(err):
+		s.obs.registered = false
+	case err != nil:
+		return err
+	default:
+		s.obs.registered = mwc.DeletionTimestamp.IsZero()
+	}
+	return nil
+}
+
+// failOpen removes the MutatingWebhookConfiguration when a component is not available: with
+// no webhook behind it every pod creation would wait for the timeout, and with no controller
+// every gated pod would stay Pending.
+func (r *Reconciler) failOpen(ctx context.Context, s *scope) error {
+	if !s.obs.registered || (s.obs.webhook.available && s.obs.controller.available) {
+		return nil
+	}
+	if err := r.deleteWebhookConfiguration(ctx); err != nil {
+		return err
+	}
+	s.obs.registered = false
+	logf.FromContext(ctx).Info("Unregistered the scheduling-gate webhook: a component is unavailable (fail open)",
+		"webhook", s.obs.webhook.describe(), "controller", s.obs.controller.describe())
+	if r.opts.Recorder != nil {
+		r.opts.Recorder.Eventf(s.cppc, nil, corev1.EventTypeWarning, v1beta1.ReasonWebhookUnregistered, "Unregister",
+			"removed MutatingWebhookConfiguration %s: %s; %s", r.opts.MutatingWebhookConfigurationName,
+			s.obs.webhook.describe(), s.obs.controller.describe())
+	}
+	return nil
+}
+
+func (r *Reconciler) deleteWebhookConfiguration(ctx context.Context) error {
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	mwc.Name = r.opts.MutatingWebhookConfigurationName
+	if err := r.client.Delete(ctx, mwc); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting MutatingWebhookConfiguration %s: %w", mwc.Name, err)
+	}
+	return nil
+}
+
+// updateStatus writes the conditions computed from the scope, if they changed.
+func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
+	before := s.cppc.DeepCopy()
+	s.obs.missing, s.obs.configured = s.linked.missing, s.linked.configured
+	setConditions(&s.cppc.Status, s.cppc.Generation, conditions(before.Status.Conditions, s.obs))
+	if equalStatus(before.Status, s.cppc.Status) {
+		return nil
+	}
+	if err := r.client.Status().Patch(ctx, s.cppc, client.MergeFrom(before)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("updating status: %w", err)
+	}
+	return nil
+}
+
+func equalStatus(a, b v1beta1.ClusterPodPlacementConfigStatus) bool {
+	if a.ObservedGeneration != b.ObservedGeneration || len(a.Conditions) != len(b.Conditions) {
+		return false
+	}
+	for i := range a.Conditions {
+		x, y := a.Conditions[i], b.Conditions[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message ||
+			x.ObservedGeneration != y.ObservedGeneration || !x.LastTransitionTime.Equal(&y.LastTransitionTime) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,231 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operator
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/certs"
+)
+
+// checkLinkedObjects resolves globalPullSecretRef and caBundleConfigmapRef; the rollout waits
+// while one of them is missing, so the controller never runs without the credentials or the
+// trust the administrator asked for.
+func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, error) {
+	linked, err := lookupLinked(ctx, r.uncached, &s.cppc.Spec, r.opts.Namespace)
+	if err != nil {
+		return "", err
+	}
+	s.linked = linked
+	s.params.pullSecret = linked.pullSecret
+	s.params.caBundle = linked.caBundleRef != nil
+	s.params.linkedHash = linked.hash
+	if len(linked.missing) > 0 {
+		return linked.missing[0].message, nil
+	}
+	return "", nil
+}
+
+// applyIdentity applies the ServiceAccounts and the controller's RBAC. The webhook's
+// ServiceAccount is bound to nothing.
+func (r *Reconciler) applyIdentity(ctx context.Context, s *scope) (string, error) {
+	p := s.params
+	for _, obj := range []client.Object{
+		serviceAccount(p, WebhookName),
+		serviceAccount(p, ControllerName),
+		controllerClusterRole(p),
+		controllerClusterRoleBinding(p),
+		controllerRole(p),
+		controllerRoleBinding(p),
+	} {
+		if err := apply(ctx, r.client, r.scheme, s.cppc, obj); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// applyServing applies the webhook Service, makes sure its serving certificate exists (issued
+// by the configured provider) and copies the registry CA bundle next to the controller.
+func (r *Reconciler) applyServing(ctx context.Context, s *scope) (string, error) {
+	p := s.params
+	if err := apply(ctx, r.client, r.scheme, s.cppc, webhookService(p)); err != nil {
+		return "", err
+	}
+	if err := r.syncRegistryCABundle(ctx, s); err != nil {
+		return "", err
+	}
+	dnsNames := certs.ServiceDNSNames(r.opts.Namespace, WebhookName)
+	switch r.opts.CertProvider {
+	case certs.ProviderSelfSigned:
+		ca, err := r.opts.Certs.EnsureCA(ctx)
+		if err != nil {
+			return "", err
+		}
+		owner, err := ownerReference(s.cppc, r.scheme)
+		if err != nil {
+			return "", err
+		}
+		renewAt, err := r.opts.Certs.EnsureServing(ctx, ca, certs.ServingSecret{
+			Name: WebhookServingSecretName, DNSNames: dnsNames, OwnerReferences: owner,
+		})
+		if err != nil {
+			return "", err
+		}
+		s.caBundle = ca.Bundle
+		s.requeueIn(time.Until(earliest(renewAt, ca.RenewAt)))
+		return "", nil
+	case certs.ProviderCertManager:
+		for _, obj := range []client.Object{
+			certs.CertManagerIssuer(r.opts.Namespace, certs.DefaultIssuerName),
+			certs.CertManagerCertificate(r.opts.Namespace, WebhookCertificateName, WebhookServingSecretName, certs.DefaultIssuerName, dnsNames),
+		} {
+			u := obj
+			if err := apply(ctx, r.client, r.scheme, ownerFor(u, s), u); err != nil {
+				return "", fmt.Errorf("%w (is cert-manager installed?)", err)
+			}
+		}
+	}
+	// cert-manager and service-ca write the Secret on their own time.
+	secret := &corev1.Secret{}
+	key := types.NamespacedName{Namespace: r.opts.Namespace, Name: WebhookServingSecretName}
+	switch err := r.uncached.Get(ctx, key, secret); {
+	case apierrors.IsNotFound(err):
+		return fmt.Sprintf("%s to write the serving certificate into Secret %s", r.opts.CertProvider, key), nil
+	case err != nil:
+		return "", err
+	case len(secret.Data[corev1.TLSCertKey]) == 0 || len(secret.Data[corev1.TLSPrivateKeyKey]) == 0:
+		return fmt.Sprintf("%s to fill in Secret %s", r.opts.CertProvider, key), nil
+	}
+	return "", nil
+}
+
+// ownerFor returns the owner of an object the operator creates: the Issuer is shared with the
+// operator's own certificate and outlives the ClusterPodPlacementConfig.
+func ownerFor(obj client.Object, s *scope) *v1beta1.ClusterPodPlacementConfig {
+	if obj.GetObjectKind().GroupVersionKind() == certs.IssuerGVK {
+		return nil
+	}
+	return s.cppc
+}
+
+// syncRegistryCABundle keeps the operator's copy of the CA bundle in step with the referenced
+// ConfigMap, and deletes it when the reference is removed.
+func (r *Reconciler) syncRegistryCABundle(ctx context.Context, s *scope) error {
+	if s.linked.caBundleRef == nil {
+		cm := &corev1.ConfigMap{}
+		cm.Namespace, cm.Name = r.opts.Namespace, RegistryCABundleName
+		if err := r.uncached.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+		}
+		return nil
+	}
+	return apply(ctx, r.uncached, r.scheme, s.cppc, registryCABundle(s.params, s.linked.caBundle))
+}
+
+// applyDeployments applies both Deployments and their disruption budgets and waits until both
+// are Available. A new template (arguments, image, linked objects) rolls the pods; the
+// rollout's progress is reported by Progressing, not waited for here, so that a rolling update
+// keeps the webhook registered.
+func (r *Reconciler) applyDeployments(ctx context.Context, s *scope) (string, error) {
+	p := s.params
+	for _, obj := range []client.Object{podDisruptionBudget(p, WebhookName), podDisruptionBudget(p, ControllerName)} {
+		if err := apply(ctx, r.client, r.scheme, s.cppc, obj); err != nil {
+			return "", err
+		}
+	}
+	wh, ctl := webhookDeployment(p), controllerDeployment(p)
+	if err := apply(ctx, r.client, r.scheme, s.cppc, wh); err != nil {
+		return "", err
+	}
+	if err := apply(ctx, r.client, r.scheme, s.cppc, ctl); err != nil {
+		return "", err
+	}
+	s.obs.webhook = observeDeployment(describeKey(wh), wh)
+	s.obs.controller = observeDeployment(describeKey(ctl), ctl)
+	var waiting []string
+	for _, d := range []deploymentState{s.obs.webhook, s.obs.controller} {
+		if !d.available {
+			waiting = append(waiting, d.describe())
+		}
+	}
+	if len(waiting) > 0 {
+		return joinWaiting(waiting), nil
+	}
+	return "", nil
+}
+
+// registerWebhook applies the MutatingWebhookConfiguration; it runs only once both
+// Deployments are Available.
+func (r *Reconciler) registerWebhook(ctx context.Context, s *scope) (string, error) {
+	mwc := r.opts.WebhookConfiguration(WebhookConfigurationParams{
+		Name:              r.opts.MutatingWebhookConfigurationName,
+		ServiceNamespace:  r.opts.Namespace,
+		ServiceName:       WebhookName,
+		ServicePort:       443,
+		NamespaceSelector: s.cppc.Spec.NamespaceSelector,
+		CABundle:          s.caBundle,
+	})
+	mwc.Labels = maps.Clone(ManagedLabels(WebhookName))
+	if a := certs.WebhookConfigurationAnnotations(r.opts.CertProvider, r.opts.Namespace+"/"+WebhookCertificateName); a != nil {
+		if mwc.Annotations == nil {
+			mwc.Annotations = map[string]string{}
+		}
+		maps.Copy(mwc.Annotations, a)
+	}
+	if err := apply(ctx, r.client, r.scheme, s.cppc, mwc); err != nil {
+		return "", err
+	}
+	s.obs.registered = true
+	return "", nil
+}
+
+// ownerReference returns the controller owner reference to the ClusterPodPlacementConfig.
+func ownerReference(cppc *v1beta1.ClusterPodPlacementConfig, scheme *runtime.Scheme) ([]metav1.OwnerReference, error) {
+	probe := &metav1.ObjectMeta{}
+	if err := controllerutil.SetControllerReference(cppc, probe, scheme); err != nil {
+		return nil, err
+	}
+	return probe.OwnerReferences, nil
+}
+
+func joinWaiting(items []string) string {
+	out := items[0]
+	for _, i := range items[1:] {
+		out += "; " + i
+	}
+	return out
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

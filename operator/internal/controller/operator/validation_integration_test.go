@@ -1,0 +1,194 @@
+//go:build integration
+
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operator_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/certs"
+	"github.com/archgate/archgate/operator/internal/controller/operator"
+)
+
+func podPlacementConfig(name string, priority int32, archs ...string) *v1beta1.PodPlacementConfig {
+	p := &v1beta1.PodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-validation", Name: name},
+		Spec:       v1beta1.PodPlacementConfigSpec{Priority: priority},
+	}
+	if len(archs) > 0 {
+		s := &v1beta1.NodeAffinityScoring{Enabled: true}
+		for i, a := range archs {
+			s.Platforms = append(s.Platforms, v1beta1.NodeAffinityScoringPlatformTerm{Architecture: a, Weight: int32(10 + i)})
+		}
+		p.Spec.Plugins = &v1beta1.Plugins{NodeAffinityScoring: s}
+	}
+	return p
+}
+
+// refused checks that err is the webhook's refusal carrying every wanted fragment, as the user
+// sees it in kubectl.
+func refused(t *testing.T, err error, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("admitted; want refused with %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err.Error(), w)
+		}
+	}
+	t.Logf("user sees: %s", err.Error())
+}
+
+// TestValidationThroughAPIServer sends every refusal through the apiserver and the
+// ValidatingWebhookConfiguration shipped in deploy/.
+func TestValidationThroughAPIServer(t *testing.T) {
+	ctx := context.Background()
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-validation"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	err := k8s.Create(ctx, podPlacementConfig("prefer-arm", 10, "arm64"))
+	refused(t, err, `admission webhook "podplacementconfigs.validation.multiarch.openshift.io" denied the request`,
+		`PodPlacementConfig team-validation/prefer-arm is invalid: metadata.namespace: Forbidden: no ClusterPodPlacementConfig "cluster" exists`)
+
+	createCluster(t, v1beta1.ClusterPodPlacementConfigSpec{})
+	if err := k8s.Create(ctx, podPlacementConfig("prefer-arm", 10, "arm64", "amd64")); err != nil {
+		t.Fatalf("valid PodPlacementConfig refused: %v", err)
+	}
+	refused(t, k8s.Create(ctx, podPlacementConfig("prefer-x86", 10)),
+		`PodPlacementConfig team-validation/prefer-x86 is invalid: spec.priority: Invalid value: 10: already used by PodPlacementConfig team-validation/prefer-arm`)
+
+	// CEL refuses repeated architectures before the webhook is called; the webhook's own check
+	// answers for clients that skip schema validation (see the unit tests).
+	refused(t, k8s.Create(ctx, podPlacementConfig("twice", 11, "s390x", "s390x")), "spec.plugins.nodeAffinityScoring.platforms")
+
+	// An update to a taken priority is refused too.
+	second := podPlacementConfig("prefer-x86", 20)
+	if err := k8s.Create(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	second.Spec.Priority = 10
+	refused(t, k8s.Update(ctx, second), "spec.priority: Invalid value: 10: already used by PodPlacementConfig team-validation/prefer-arm")
+
+	err = k8s.Delete(ctx, &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}})
+	refused(t, err, `admission webhook "clusterpodplacementconfigs.validation.multiarch.openshift.io" denied the request`,
+		`ClusterPodPlacementConfig "cluster" cannot be deleted: 2 PodPlacementConfig(s) still depend on it (team-validation/prefer-arm, team-validation/prefer-x86)`)
+	if !apierrors.IsConflict(err) {
+		t.Errorf("deletion refused with %v, want a Conflict", apierrors.ReasonForError(err))
+	}
+	if err := k8s.DeleteAllOf(ctx, &v1beta1.PodPlacementConfig{}, client.InNamespace("team-validation")); err != nil {
+		t.Fatal(err)
+	}
+	deleteCluster(t)
+}
+
+// TestOperatorWebhookTLS checks that the operator makes its own validating webhooks servable:
+// a serving certificate and a CA bundle injected into the ValidatingWebhookConfiguration, or
+// the annotations that have cert-manager or service-ca do it.
+func TestOperatorWebhookTLS(t *testing.T) {
+	ctx := context.Background()
+	// A stand-in for the shipped configuration: the envtest copy must keep its own caBundle.
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "tls-test"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    "a.validation.multiarch.openshift.io",
+			AdmissionReviewVersions: []string{"v1"},
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+				Namespace: testNamespace, Name: operator.DefaultOperatorServiceName, Path: ptr.To("/x"),
+			}},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"example.com"}, APIVersions: []string{"v1"}, Resources: []string{"nothing"}},
+			}},
+			FailurePolicy: ptr.To(admissionregistrationv1.Ignore),
+			SideEffects:   ptr.To(admissionregistrationv1.SideEffectClassNone),
+		}},
+	}
+	if err := k8s.Create(ctx, vwc); err != nil {
+		t.Fatal(err)
+	}
+	defer k8s.Delete(ctx, vwc)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: operator.DefaultOperatorServiceName},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 443}}},
+	}
+	if err := k8s.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	defer k8s.Delete(ctx, svc)
+
+	uncached, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certManager := certs.NewManager(uncached, uncached, certs.Options{Namespace: testNamespace})
+	tlsFor := func(p certs.Provider) *operator.WebhookTLS {
+		return operator.NewWebhookTLS(uncached, scheme, operator.WebhookTLSOptions{
+			Namespace: testNamespace, Provider: p, Certs: certManager, ValidatingWebhookConfigurationName: vwc.Name,
+		})
+	}
+
+	renewIn, err := tlsFor(certs.ProviderSelfSigned).Ensure(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if renewIn <= 0 {
+		t.Errorf("renewal in %v", renewIn)
+	}
+	if err := k8s.Get(ctx, key("", vwc.Name), vwc); err != nil {
+		t.Fatal(err)
+	}
+	src := certs.NewSecretSource(uncached, key(testNamespace, operator.DefaultOperatorServingSecretName), 0)
+	if err := src.Load(ctx); err != nil {
+		t.Fatalf("operator serving certificate: %v", err)
+	}
+	leaf, _ := src.GetCertificate(nil)
+	caPool, err := certs.ParseCertificates(vwc.Webhooks[0].ClientConfig.CABundle)
+	if err != nil || len(caPool) == 0 || leaf.Leaf.CheckSignatureFrom(caPool[0]) != nil {
+		t.Errorf("caBundle %d certificates (err %v) does not sign the serving certificate", len(caPool), err)
+	}
+
+	if _, err := tlsFor(certs.ProviderServiceCA).Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(ctx, key("", vwc.Name), vwc); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(ctx, key(testNamespace, svc.Name), svc); err != nil {
+		t.Fatal(err)
+	}
+	if vwc.Annotations[certs.AnnotationInjectCABundle] != "true" || svc.Annotations[certs.AnnotationServingCertSecretName] != operator.DefaultOperatorServingSecretName {
+		t.Errorf("service-ca annotations: webhook configuration %v, service %v", vwc.Annotations, svc.Annotations)
+	}
+
+	// Without cert-manager's CRDs the error says what is missing.
+	if _, err := tlsFor(certs.ProviderCertManager).Ensure(ctx); err == nil || !strings.Contains(err.Error(), "is cert-manager installed?") {
+		t.Errorf("cert-manager provider without cert-manager: %v", err)
+	}
+}

@@ -1,0 +1,622 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package podplacement
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/credentials"
+	"github.com/archgate/archgate/operator/internal/inspect"
+	"github.com/archgate/archgate/operator/internal/placement"
+)
+
+// Names of the controllers, as they appear in controller-runtime's logs and metrics.
+const (
+	ControllerName       = "podplacement"
+	PullSecretController = "global-pull-secret"
+	// EventRecorderName is the reportingController of the Events the controller records.
+	EventRecorderName = "archgate-pod-placement"
+)
+
+// Defaults of Options, applied by withDefaults to zero fields. They are sized so that the
+// controller is not what limits throughput: the apiserver is (see docs/architecture.md).
+const (
+	DefaultWorkers             = 32
+	DefaultInspectWorkers      = 16
+	DefaultInspectTimeout      = 30 * time.Second
+	DefaultMaxRetries          = 5
+	DefaultRetryBaseDelay      = 200 * time.Millisecond
+	DefaultRetryMaxDelay       = 30 * time.Second
+	DefaultPullSecretCacheSize = 1024
+	// DefaultPullSecretCacheTTL bounds how long a rotated imagePullSecret can be served stale.
+	DefaultPullSecretCacheTTL = 10 * time.Second
+	// conflictRequeueDelay is the retry after a write lost an optimistic-concurrency race; the
+	// newer pod version is normally delivered by the watch before that anyway.
+	conflictRequeueDelay = 100 * time.Millisecond
+)
+
+// Options configure the pod placement controller. Zero fields take the defaults above.
+type Options struct {
+	// Inspector answers which architectures an image supports (an inspect.CachingInspector over
+	// an inspect.RegistryInspector in production). Required.
+	Inspector inspect.Inspector
+	// Invalidator drops cached results when the global pull secret changes; nil when Inspector
+	// caches nothing.
+	Invalidator Invalidator
+	// GlobalPullSecret names the cluster-wide pull secret; nil means none. The manager's cache
+	// must watch it (CacheOptions does).
+	GlobalPullSecret *types.NamespacedName
+	// Workers is the number of pods reconciled concurrently.
+	Workers int
+	// InspectWorkers bounds the images of one pod inspected concurrently.
+	InspectWorkers int
+	// InspectTimeout bounds the inspection of one image; a pod's deadline is this times the
+	// number of rounds of InspectWorkers images it needs.
+	InspectTimeout time.Duration
+	// MaxRetries is the retry budget when no ClusterPodPlacementConfig exists; when one exists,
+	// its spec.imageInspection.maxRetries decides. Negative means no retry.
+	MaxRetries int
+	// RetryBaseDelay and RetryMaxDelay shape the per-pod exponential backoff.
+	RetryBaseDelay, RetryMaxDelay time.Duration
+	// PullSecretCacheSize and PullSecretCacheTTL bound the cache of parsed imagePullSecrets.
+	PullSecretCacheSize int
+	PullSecretCacheTTL  time.Duration
+	// Metrics receives the controller's metrics; fresh, unregistered ones when nil.
+	Metrics *Metrics
+	// Client, APIReader and Recorder default to the manager's client, API reader and an
+	// events.k8s.io recorder named EventRecorderName. Tests set them.
+	Client    client.Client
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// Clock drives the backoff; the real clock when nil. Tests set a fake one.
+	Clock clock.Clock
+}
+
+func (o Options) withDefaults() Options {
+	o.Workers = cmp.Or(max(o.Workers, 0), DefaultWorkers)
+	o.InspectWorkers = cmp.Or(max(o.InspectWorkers, 0), DefaultInspectWorkers)
+	o.InspectTimeout = cmp.Or(max(o.InspectTimeout, 0), DefaultInspectTimeout)
+	o.MaxRetries = max(o.MaxRetries, 0)
+	o.RetryBaseDelay = cmp.Or(max(o.RetryBaseDelay, 0), DefaultRetryBaseDelay)
+	o.RetryMaxDelay = cmp.Or(max(o.RetryMaxDelay, 0), DefaultRetryMaxDelay)
+	o.RetryMaxDelay = max(o.RetryMaxDelay, o.RetryBaseDelay)
+	o.PullSecretCacheSize = cmp.Or(max(o.PullSecretCacheSize, 0), DefaultPullSecretCacheSize)
+	o.PullSecretCacheTTL = cmp.Or(max(o.PullSecretCacheTTL, 0), DefaultPullSecretCacheTTL)
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics()
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	return o
+}
+
+// CacheOptions returns the manager cache configuration the controller needs: pods only with the
+// gated label, the global pull secret only (by namespace and name), managed fields stripped.
+// Placement configurations are cached whole (there are few).
+func CacheOptions(globalPullSecret *types.NamespacedName) cache.Options {
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated})},
+	}
+	if globalPullSecret != nil {
+		byObject[&corev1.Secret{}] = cache.ByObject{
+			Namespaces: map[string]cache.Config{globalPullSecret.Namespace: {}},
+			Field:      fields.OneTermEqualSelector("metadata.name", globalPullSecret.Name),
+		}
+	}
+	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
+}
+
+// ClientOptions returns the manager client configuration: secrets are never read through the
+// cache (which would otherwise start an informer on every secret of the cluster).
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}}
+}
+
+// Reconciler is the pod placement controller.
+type Reconciler struct {
+	opts     Options
+	client   client.Client
+	recorder events.EventRecorder
+	metrics  *Metrics
+	retries  *retryTracker
+	secrets  *podSecrets
+	global   *globalPullSecret // nil without a global pull secret
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// New returns the controller; SetupWithManager registers it.
+func New(opts Options) (*Reconciler, error) {
+	opts = opts.withDefaults()
+	if opts.Inspector == nil {
+		return nil, errors.New("podplacement: Options.Inspector is required")
+	}
+	return &Reconciler{
+		opts:    opts,
+		metrics: opts.Metrics,
+		retries: newRetryTracker(opts.RetryBaseDelay, opts.RetryMaxDelay, opts.Clock),
+	}, nil
+}
+
+// SetupWithManager registers the pod controller (and the global-pull-secret controller when a
+// global pull secret is configured) with mgr, whose cache must be configured by CacheOptions.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	c, apiReader, recorder := r.opts.Client, r.opts.APIReader, r.opts.Recorder
+	if c == nil {
+		c = mgr.GetClient()
+	}
+	if apiReader == nil {
+		apiReader = mgr.GetAPIReader()
+	}
+	if recorder == nil {
+		recorder = mgr.GetEventRecorder(EventRecorderName)
+	}
+	r.bind(c, apiReader, mgr.GetCache(), recorder)
+
+	// Several instances may run in one process (the simulator restarts the controller): the
+	// controller names need not be unique there.
+	skip := ptr.To(true)
+	if r.opts.GlobalPullSecret != nil {
+		if err := ctrl.NewControllerManagedBy(mgr).
+			Named(PullSecretController).
+			For(&corev1.Secret{}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: skip}).
+			Complete(r.global); err != nil {
+			return fmt.Errorf("setting up the %s controller: %w", PullSecretController, err)
+		}
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		Watches(&corev1.Pod{}, podEventHandler{forget: r.retries.Forget}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Workers, SkipNameValidation: skip}).
+		Complete(r); err != nil {
+		return fmt.Errorf("setting up the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// bind sets what the reconciler talks to: c for pods and configurations (cached), apiReader for
+// imagePullSecrets (uncached), cached for the global pull secret and the gated-pods gauges.
+func (r *Reconciler) bind(c client.Client, apiReader, cached client.Reader, recorder events.EventRecorder) {
+	r.client, r.recorder = c, recorder
+	r.secrets = newPodSecrets(apiReader, r.opts.PullSecretCacheSize, r.opts.PullSecretCacheTTL)
+	r.metrics.gated.attach(cached, r.opts.Clock.Now)
+	if r.opts.GlobalPullSecret != nil {
+		r.global = &globalPullSecret{key: *r.opts.GlobalPullSecret, reader: cached, invalidator: r.opts.Invalidator}
+	}
+}
+
+// podEventHandler enqueues gated pods (with controller-runtime's handler, which keeps the
+// priority queue's low priority for the initial list) and forgets the backoff state of pods
+// that leave the cache: deleted, or ungated (their label no longer matches the cache selector).
+type podEventHandler struct {
+	forget func(types.UID)
+}
+
+var _ handler.EventHandler = podEventHandler{}
+
+var enqueue = &handler.EnqueueRequestForObject{}
+
+func (h podEventHandler) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if pod, ok := e.Object.(*corev1.Pod); ok && hasGate(pod) {
+		enqueue.Create(ctx, e, q)
+	}
+}
+
+func (h podEventHandler) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if pod, ok := e.ObjectNew.(*corev1.Pod); ok && hasGate(pod) {
+		enqueue.Update(ctx, e, q)
+	}
+}
+
+func (h podEventHandler) Delete(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if e.Object != nil {
+		h.forget(e.Object.GetUID())
+	}
+}
+
+func (h podEventHandler) Generic(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueue.Generic(ctx, e, q)
+}
+
+// scope is what one reconciliation of one pod knows. The phases fill it in order; commit
+// writes it.
+type scope struct {
+	// pod is the pod as read from the cache: the base of the patch, never modified.
+	pod *corev1.Pod
+	// updated is the pod to write: gate removed, affinity merged, outcome recorded.
+	updated *corev1.Pod
+	log     logr.Logger
+	// cluster is the ClusterPodPlacementConfig, nil when there is none.
+	cluster *v1beta1.ClusterPodPlacementConfig
+	images  []string
+	keyring *credentials.Keyring
+	// results holds the successful inspections, failures the failed ones (by image).
+	results  []imageResult
+	failures []*inspect.Error
+	// archs and anyArch are the intersection of the results (see intersect).
+	archs   sets.Set[string]
+	anyArch bool
+	// outcome is set when the pod is to be written; annotations and events go with it.
+	outcome     placement.Outcome
+	annotations map[string]string
+	events      []podEvent
+	// done ends the phases; without an outcome, result is returned and nothing is written.
+	done   bool
+	result reconcile.Result
+}
+
+// phase is one step of a reconciliation. An error aborts it (controller-runtime retries with
+// its own rate limiter: those are apiserver errors, not registry ones).
+type phase func(ctx context.Context, s *scope) error
+
+// Reconcile removes the scheduling gate of one pod: fetch → scope → phases → one write.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod := &corev1.Pod{}
+	if err := r.client.Get(ctx, req.NamespacedName, pod); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !hasGate(pod) || pod.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	// A pod event before the next attempt is due must not inspect early: that is not backoff.
+	if wait := r.retries.Remaining(pod.UID); wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+
+	s := &scope{
+		pod:         pod,
+		updated:     pod.DeepCopy(),
+		log:         logf.FromContext(ctx).WithValues("pod", klog.KObj(pod)),
+		annotations: map[string]string{},
+	}
+	for _, p := range []phase{r.loadConfig, r.collectImages, r.loadCredentials, r.inspectImages, r.judgeInspection, r.mergeRequired, r.mergePreferred} {
+		if err := p(ctx, s); err != nil {
+			return reconcile.Result{}, err
+		}
+		if s.done {
+			break
+		}
+	}
+	if s.outcome == "" {
+		return s.result, nil
+	}
+	return r.commit(ctx, s)
+}
+
+// loadConfig reads the ClusterPodPlacementConfig from the cache.
+func (r *Reconciler) loadConfig(ctx context.Context, s *scope) error {
+	cppc := &v1beta1.ClusterPodPlacementConfig{}
+	err := r.client.Get(ctx, types.NamespacedName{Name: v1beta1.SingletonName}, cppc)
+	switch {
+	case err == nil:
+		s.cluster = cppc
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+	default:
+		return fmt.Errorf("reading the ClusterPodPlacementConfig: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) collectImages(_ context.Context, s *scope) error {
+	s.images = PodImages(&s.pod.Spec)
+	return nil
+}
+
+// loadCredentials builds the keyring of the pod: its imagePullSecrets, then the global pull secret.
+func (r *Reconciler) loadCredentials(ctx context.Context, s *scope) error {
+	var global *credentials.Config
+	if r.global != nil {
+		var err error
+		if global, err = r.global.Config(ctx); err != nil {
+			return err
+		}
+	}
+	podCfgs, err := r.secrets.Configs(ctx, s.pod, s.log)
+	if err != nil {
+		return err
+	}
+	s.keyring = credentials.NewKeyring(global, podCfgs...)
+	return nil
+}
+
+// inspectImages inspects the pod's images concurrently (bounded) within one deadline.
+func (r *Reconciler) inspectImages(ctx context.Context, s *scope) error {
+	start := time.Now()
+	rounds := (len(s.images) + r.opts.InspectWorkers - 1) / r.opts.InspectWorkers
+	ictx, cancel := context.WithTimeout(ctx, time.Duration(max(rounds, 1))*r.opts.InspectTimeout)
+	defer cancel()
+
+	results := make([]inspect.Result, len(s.images))
+	errs := make([]error, len(s.images))
+	var g errgroup.Group
+	g.SetLimit(r.opts.InspectWorkers)
+	for i, img := range s.images {
+		g.Go(func() error {
+			creds, err := s.keyring.Lookup(img)
+			if err != nil {
+				errs[i] = &inspect.Error{Image: img, Reason: inspect.ReasonInvalidReference, Err: err}
+				return nil
+			}
+			results[i], errs[i] = r.opts.Inspector.Architectures(ictx, img, creds)
+			return nil
+		})
+	}
+	_ = g.Wait() // the goroutines report through errs
+
+	if ctx.Err() != nil {
+		// The manager is stopping: nobody's fault, nothing to record.
+		s.done = true
+		return nil
+	}
+	for i, img := range s.images {
+		if errs[i] == nil {
+			s.results = append(s.results, imageResult{Image: img, Result: results[i]})
+			continue
+		}
+		var ie *inspect.Error
+		if !errors.As(errs[i], &ie) {
+			ie = &inspect.Error{Image: img, Reason: inspect.ReasonOf(errs[i]), Err: errs[i]}
+		}
+		s.failures = append(s.failures, ie)
+		r.metrics.inspectionErrors.WithLabelValues(string(ie.Reason)).Inc()
+	}
+	result := resultSuccess
+	if len(s.failures) > 0 {
+		result = resultError
+	}
+	r.metrics.inspectionDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
+	return nil
+}
+
+// terminal reports whether retrying the inspection cannot help: the reference cannot be parsed,
+// so no registry will ever answer for it (the kubelet cannot pull it either). Not-found is
+// retried: registries answer 404 to hide private repositories from clients without
+// credentials, and the pull secret may be created after the pod; images may also be pushed
+// after the pod that uses them. The budget bounds the cost.
+func terminal(reason inspect.Reason) bool {
+	return reason == inspect.ReasonInvalidReference
+}
+
+// judgeInspection intersects the results, or handles the failures: a retry with backoff while
+// the budget lasts, otherwise the gate is removed without touching the affinity.
+func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
+	if len(s.failures) == 0 {
+		s.archs, s.anyArch = intersect(s.results)
+		return nil
+	}
+	// A retry must see rotated or newly created imagePullSecrets.
+	r.secrets.Forget(s.pod)
+	uid := s.pod.UID
+	if !slices.ContainsFunc(s.failures, func(e *inspect.Error) bool { return terminal(e.Reason) }) {
+		if delay, exhausted := r.retries.Failed(uid, r.budget(s)); !exhausted {
+			r.metrics.retries.Inc()
+			s.log.V(1).Info("Image inspection failed, retrying later",
+				"retry", r.retries.Retries(uid), "retryIn", delay, "failures", failureSummary(s.failures))
+			s.done, s.result = true, reconcile.Result{RequeueAfter: delay}
+			return nil
+		}
+	}
+	attempts := r.retries.Retries(uid) + 1
+	s.outcome = placement.OutcomeInspectionFailed
+	s.annotations[v1beta1.AnnotationInspectionError] = truncate(shortFailure(s.failures), maxAnnotationReasonLen)
+	s.events = append(s.events, podEvent{
+		eventType: corev1.EventTypeWarning,
+		reason:    reasonInspectionFailed,
+		note: truncate(fmt.Sprintf("Scheduling gate removed without changing the node affinity after %d attempt(s): %s",
+			attempts, failureDetails(s.failures)), maxNoteLen),
+	})
+	s.log.Info("Image inspection failed for good, scheduling gate removed without node affinity changes",
+		"attempts", attempts, "failures", failureSummary(s.failures))
+	s.done = true
+	return nil
+}
+
+// budget is the number of retries allowed: the ClusterPodPlacementConfig's when it exists.
+func (r *Reconciler) budget(s *scope) int {
+	if s.cluster != nil {
+		return s.cluster.Spec.ImageInspection.Settings().MaxRetries
+	}
+	return r.opts.MaxRetries
+}
+
+// mergeRequired merges the compatible architectures into the required node affinity, or makes it
+// unsatisfiable when the images share none.
+func (r *Reconciler) mergeRequired(_ context.Context, s *scope) error {
+	spec := &s.updated.Spec
+	s.annotations[v1beta1.AnnotationArchitectures] = architecturesAnnotation(s.archs, s.anyArch)
+	switch {
+	case s.anyArch:
+		s.outcome = placement.OutcomeAnyArchitecture
+		if placement.UserPinsArchitecture(spec) {
+			s.outcome = placement.OutcomeUserPinned
+		}
+	case s.archs.Len() == 0:
+		s.outcome = placement.MergeNoCommonArchitecture(spec)
+		s.events = append(s.events, podEvent{
+			eventType: corev1.EventTypeWarning,
+			reason:    reasonNoCommonArchitecture,
+			note: truncate(fmt.Sprintf("The images share no architecture (%s); the pod stays Pending: its required node affinity needs %s, which no node has",
+				describeArchitectures(s.results), placement.NoSupportedArchitectureKey), maxNoteLen),
+		})
+		s.done = true // no weight can matter
+	default:
+		s.outcome = placement.MergeRequiredArchitectures(spec, s.archs)
+	}
+	return nil
+}
+
+// mergePreferred adds the preferred weights of the first applicable placement configuration:
+// the pod's PodPlacementConfigs by descending priority, then the ClusterPodPlacementConfig.
+func (r *Reconciler) mergePreferred(ctx context.Context, s *scope) error {
+	configs := &v1beta1.PodPlacementConfigList{}
+	if err := r.client.List(ctx, configs, client.InNamespace(s.pod.Namespace), client.UnsafeDisableDeepCopy); err != nil && !meta.IsNoMatchError(err) {
+		return fmt.Errorf("listing PodPlacementConfigs: %w", err)
+	}
+	sources, err := placement.ScoringSources(s.pod, configs.Items, s.cluster)
+	if err != nil {
+		s.log.Info("Ignoring PodPlacementConfigs with an invalid label selector", "reason", err.Error())
+	}
+	if len(sources) == 0 {
+		return nil
+	}
+	compatible := s.archs
+	if s.anyArch {
+		compatible = sets.New(v1beta1.SupportedArchitectures()...)
+	}
+	result := placement.MergePreferredArchitectures(&s.updated.Spec, compatible, sources)
+	for _, c := range result.SkippedSources {
+		r.metrics.sourcesSkipped.WithLabelValues(string(c.Reason)).Inc()
+	}
+	if conflicts := result.Conflicts(); len(conflicts) > 0 {
+		s.events = append(s.events, podEvent{
+			eventType: corev1.EventTypeNormal,
+			reason:    reasonPreferenceSkipped,
+			note:      truncate(skippedSourcesNote(conflicts), maxNoteLen),
+		})
+	}
+	return nil
+}
+
+// commit writes the pod once: gate removed (other gates stay), affinity merged, outcome in the
+// labels and annotations. The patch carries the resourceVersion read, so a concurrent change
+// makes it fail with a conflict instead of being overwritten.
+func (r *Reconciler) commit(ctx context.Context, s *scope) (reconcile.Result, error) {
+	ungate(s.updated, s.outcome, s.annotations)
+	err := r.client.Patch(ctx, s.updated, client.MergeFromWithOptions(s.pod, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case err == nil:
+		r.metrics.patches.WithLabelValues(resultSuccess).Inc()
+	case apierrors.IsNotFound(err):
+		r.retries.Forget(s.pod.UID)
+		return reconcile.Result{}, nil
+	case apierrors.IsConflict(err):
+		r.metrics.patches.WithLabelValues(resultConflict).Inc()
+		s.log.V(1).Info("Pod changed while it was processed, retrying")
+		return reconcile.Result{RequeueAfter: conflictRequeueDelay}, nil
+	default:
+		r.metrics.patches.WithLabelValues(resultError).Inc()
+		return reconcile.Result{}, fmt.Errorf("removing the scheduling gate: %w", err)
+	}
+	r.retries.Forget(s.pod.UID)
+	r.metrics.podsProcessed.WithLabelValues(s.outcome.LabelValue()).Inc()
+	for _, e := range s.events {
+		r.metrics.events.WithLabelValues(e.reason).Inc()
+		r.recorder.Eventf(s.updated, nil, e.eventType, e.reason, eventAction, "%s", e.note)
+	}
+	s.log.V(1).Info("Scheduling gate removed", "outcome", s.outcome,
+		"architectures", s.annotations[v1beta1.AnnotationArchitectures], "images", len(s.images))
+	return reconcile.Result{}, nil
+}
+
+// hasGate reports whether the pod carries the archgate scheduling gate.
+func hasGate(pod *corev1.Pod) bool {
+	return slices.ContainsFunc(pod.Spec.SchedulingGates, isOurGate)
+}
+
+func isOurGate(g corev1.PodSchedulingGate) bool { return g.Name == v1beta1.SchedulingGateName }
+
+// ungate removes the archgate scheduling gate from pod (other gates stay, in order), marks the
+// pod ungated and records the outcome and the given annotations.
+func ungate(pod *corev1.Pod, outcome placement.Outcome, annotations map[string]string) {
+	gates := slices.DeleteFunc(slices.Clone(pod.Spec.SchedulingGates), isOurGate)
+	if len(gates) == 0 {
+		gates = nil
+	}
+	pod.Spec.SchedulingGates = gates
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueRemoved
+	pod.Labels[v1beta1.LabelPlacement] = outcome.LabelValue()
+	if len(annotations) > 0 && pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	for k, v := range annotations {
+		pod.Annotations[k] = v
+	}
+}
+
+// failureSummary lists "reason image" per failure, for logs.
+func failureSummary(failures []*inspect.Error) string {
+	parts := make([]string, 0, len(failures))
+	for _, f := range failures {
+		parts = append(parts, string(f.Reason)+" "+f.Image)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shortFailure is the inspection-error annotation: the first failure's reason and image, and how
+// many more there are.
+func shortFailure(failures []*inspect.Error) string {
+	if len(failures) == 0 {
+		return ""
+	}
+	s := string(failures[0].Reason) + ": " + failures[0].Image
+	if n := len(failures) - 1; n > 0 {
+		s += fmt.Sprintf(" (+%d more)", n)
+	}
+	return s
+}
+
+// failureDetails is the Event text: each failure's reason, image and error. Inspection errors
+// name where a credential came from, never its content.
+func failureDetails(failures []*inspect.Error) string {
+	parts := make([]string, 0, len(failures))
+	for _, f := range failures {
+		parts = append(parts, fmt.Sprintf("%s (%s): %s", f.Image, f.Reason, truncate(errString(f.Err), 300)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}

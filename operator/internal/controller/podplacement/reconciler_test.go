@@ -1,0 +1,643 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package podplacement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/credentials"
+	"github.com/archgate/archgate/operator/internal/inspect"
+	"github.com/archgate/archgate/operator/internal/placement"
+)
+
+const testNamespace = "team"
+
+// answer is what the fake inspector returns for one call.
+type answer struct {
+	archs   []string
+	any     bool
+	reason  inspect.Reason // set: fail with this reason
+	observe func(creds credentials.Candidates)
+}
+
+func ok(archs ...string) answer { return answer{archs: archs} }
+
+func fail(r inspect.Reason) answer { return answer{reason: r} }
+
+// fakeInspector answers from per-image scripts; the last answer repeats.
+type fakeInspector struct {
+	mu      sync.Mutex
+	scripts map[string][]answer
+	calls   map[string]int
+}
+
+func (f *fakeInspector) Architectures(_ context.Context, image string, creds credentials.Candidates) (inspect.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	script, found := f.scripts[image]
+	if !found {
+		return inspect.Result{}, &inspect.Error{Image: image, Reason: inspect.ReasonNotFound, Err: errors.New("no script")}
+	}
+	n := f.calls[image]
+	f.calls[image] = n + 1
+	a := script[min(n, len(script)-1)]
+	if a.observe != nil {
+		a.observe(creds)
+	}
+	if a.reason != "" {
+		return inspect.Result{}, &inspect.Error{Image: image, Reason: a.reason, Err: fmt.Errorf("scripted %s", a.reason)}
+	}
+	return inspect.Result{Architectures: a.archs, AnyArchitecture: a.any}, nil
+}
+
+func (f *fakeInspector) totalCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		n += c
+	}
+	return n
+}
+
+type recordedEvent struct{ Type, Reason string }
+
+// fakeRecorder records Events.
+type fakeRecorder struct {
+	mu     sync.Mutex
+	events []recordedEvent
+	notes  []string
+}
+
+func (f *fakeRecorder) Eventf(_, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, recordedEvent{eventtype, reason})
+	f.notes = append(f.notes, fmt.Sprintf(note, args...))
+}
+
+// harness is a reconciler over a fake client that counts writes.
+type harness struct {
+	r         *Reconciler
+	c         client.Client
+	inspector *fakeInspector
+	recorder  *fakeRecorder
+	clock     *clocktesting.FakeClock
+	mu        sync.Mutex
+	writes    int
+	conflicts int // patches to fail with a conflict before letting them through
+}
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1beta1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newHarness(t *testing.T, opts Options, scripts map[string][]answer, objs ...client.Object) *harness {
+	t.Helper()
+	h := &harness{
+		inspector: &fakeInspector{scripts: scripts, calls: map[string]int{}},
+		recorder:  &fakeRecorder{},
+		clock:     clocktesting.NewFakeClock(time.Unix(1_000_000, 0)),
+	}
+	count := func() { h.mu.Lock(); h.writes++; h.mu.Unlock() }
+	h.c = fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			count()
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			count()
+			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			count()
+			h.mu.Lock()
+			conflict := h.conflicts > 0
+			if conflict {
+				h.conflicts--
+			}
+			h.mu.Unlock()
+			if conflict {
+				return apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, obj.GetName(), errors.New("scripted"))
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	}).Build()
+	opts.Inspector = h.inspector
+	opts.Clock = h.clock
+	r, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.bind(h.c, h.c, h.c, h.recorder)
+	h.r = r
+	return h
+}
+
+// drive reconciles the pod until nothing is requeued. At every scheduled retry it first checks
+// that a pod event arriving halfway through the wait does not inspect early.
+func (h *harness) drive(t *testing.T, name string) {
+	t.Helper()
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: name}}
+	for range 50 {
+		res, err := h.r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		if res.RequeueAfter == 0 {
+			return
+		}
+		calls := h.inspector.totalCalls()
+		half := res.RequeueAfter / 2
+		h.clock.Step(half)
+		early, err := h.r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatalf("early Reconcile: %v", err)
+		}
+		if early.RequeueAfter != res.RequeueAfter-half || h.inspector.totalCalls() != calls {
+			t.Fatalf("event before the retry was due: requeue %v (want %v), inspections %d → %d",
+				early.RequeueAfter, res.RequeueAfter-half, calls, h.inspector.totalCalls())
+		}
+		h.clock.Step(res.RequeueAfter - half)
+	}
+	t.Fatal("pod still requeued after 50 reconciliations")
+}
+
+func (h *harness) pod(t *testing.T, name string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	if err := h.c.Get(context.Background(), types.NamespacedName{Namespace: testNamespace, Name: name}, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// podBuilder builds test pods: gated by default.
+type podBuilder struct{ pod *corev1.Pod }
+
+func newPod(name string, images ...string) *podBuilder {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: name, UID: types.UID("uid-" + name),
+			Labels: map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated, "app": "web"}},
+		Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}}},
+	}
+	for i, img := range images {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: fmt.Sprintf("c%d", i), Image: img})
+	}
+	return &podBuilder{pod: p}
+}
+
+func (b *podBuilder) withInit(img string) *podBuilder {
+	b.pod.Spec.InitContainers = append(b.pod.Spec.InitContainers, corev1.Container{Name: "init", Image: img})
+	return b
+}
+
+func (b *podBuilder) withAffinity(a *corev1.Affinity) *podBuilder { b.pod.Spec.Affinity = a; return b }
+
+func (b *podBuilder) withGates(names ...string) *podBuilder {
+	b.pod.Spec.SchedulingGates = nil
+	for _, n := range names {
+		b.pod.Spec.SchedulingGates = append(b.pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: n})
+	}
+	return b
+}
+
+func (b *podBuilder) withPullSecrets(names ...string) *podBuilder {
+	for _, n := range names {
+		b.pod.Spec.ImagePullSecrets = append(b.pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: n})
+	}
+	return b
+}
+
+func (b *podBuilder) build() *corev1.Pod { return b.pod }
+
+func archTerm(archs ...string) corev1.NodeSelectorRequirement {
+	return corev1.NodeSelectorRequirement{Key: v1beta1.NodeArchLabel, Operator: corev1.NodeSelectorOpIn, Values: archs}
+}
+
+func required(terms ...[]corev1.NodeSelectorRequirement) *corev1.Affinity {
+	sel := &corev1.NodeSelector{}
+	for _, t := range terms {
+		sel.NodeSelectorTerms = append(sel.NodeSelectorTerms, corev1.NodeSelectorTerm{MatchExpressions: t})
+	}
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}
+}
+
+func prefer(weight int32, arch string) corev1.PreferredSchedulingTerm {
+	return corev1.PreferredSchedulingTerm{Weight: weight, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{archTerm(arch)}}}
+}
+
+func cppc(maxRetries *int32, platforms ...v1beta1.NodeAffinityScoringPlatformTerm) *v1beta1.ClusterPodPlacementConfig {
+	c := &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}}
+	if maxRetries != nil {
+		c.Spec.ImageInspection = &v1beta1.ImageInspection{MaxRetries: maxRetries}
+	}
+	if len(platforms) > 0 {
+		c.Spec.Plugins = &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{Enabled: true, Platforms: platforms}}
+	}
+	return c
+}
+
+func ppc(name string, priority int32, platforms ...v1beta1.NodeAffinityScoringPlatformTerm) *v1beta1.PodPlacementConfig {
+	return &v1beta1.PodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: name},
+		Spec: v1beta1.PodPlacementConfigSpec{Priority: priority,
+			Plugins: &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{Enabled: true, Platforms: platforms}}},
+	}
+}
+
+func weight(arch string, w int32) v1beta1.NodeAffinityScoringPlatformTerm {
+	return v1beta1.NodeAffinityScoringPlatformTerm{Architecture: arch, Weight: w}
+}
+
+func dockerSecret(namespace, name, registry, user, pass string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{corev1.DockerConfigJsonKey: fmt.Appendf(nil,
+			`{"auths":{%q:{"username":%q,"password":%q}}}`, registry, user, pass)},
+	}
+}
+
+func TestReconcile(t *testing.T) {
+	const (
+		multi  = "reg.example/multi:1"
+		amd    = "reg.example/amd:1"
+		arm    = "reg.example/arm:1"
+		bundle = "reg.example/bundle:1"
+	)
+	all := []string{"amd64", "arm64", "ppc64le", "s390x"}
+	scripts := func() map[string][]answer {
+		return map[string][]answer{
+			multi:  {ok(all...)},
+			amd:    {ok("amd64")},
+			arm:    {ok("arm64")},
+			bundle: {{any: true}},
+		}
+	}
+	userTerms := required(
+		[]corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}},
+		[]corev1.NodeSelectorRequirement{archTerm("arm64")},
+	)
+
+	tests := map[string]struct {
+		pod         *corev1.Pod
+		objs        []client.Object
+		scripts     map[string][]answer // overrides
+		maxRetries  int
+		wantOutcome placement.Outcome // "": not ungated
+		wantAff     *corev1.Affinity
+		wantAnn     map[string]string
+		wantGates   []corev1.PodSchedulingGate
+		wantEvents  []recordedEvent
+		wantCalls   int
+		wantWrites  int
+	}{
+		"multi-arch image": {
+			pod:         newPod("p", multi).build(),
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm(all...)}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x"},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"init and regular containers intersect": {
+			pod:         newPod("p", multi, amd).withInit(multi).build(),
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64"},
+			wantCalls:   2, wantWrites: 1,
+		},
+		"user terms are kept, the unpinned one gets the architectures": {
+			pod:         newPod("p", multi).withAffinity(userTerms.DeepCopy()).build(),
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff: required(
+				[]corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}, archTerm(all...)},
+				[]corev1.NodeSelectorRequirement{archTerm("arm64")},
+			),
+			wantAnn:   map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x"},
+			wantCalls: 1, wantWrites: 1,
+		},
+		"user pinned every term": {
+			pod:         newPod("p", amd).withAffinity(required([]corev1.NodeSelectorRequirement{archTerm("arm64")})).build(),
+			wantOutcome: placement.OutcomeUserPinned,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64"},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"no common architecture: ungated, unsatisfiable, warned": {
+			pod:         newPod("p", amd, arm).build(),
+			wantOutcome: placement.OutcomeNoCommonArch,
+			wantAff:     required([]corev1.NodeSelectorRequirement{placement.NoSupportedArchitectureRequirement()}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: ""},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonNoCommonArchitecture}},
+			wantCalls:   2, wantWrites: 1,
+		},
+		"images without binaries only": {
+			pod:         newPod("p", bundle).build(),
+			wantOutcome: placement.OutcomeAnyArchitecture,
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: AnnotationValueAnyArchitecture},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"image without binaries does not narrow": {
+			pod:         newPod("p", bundle, arm).build(),
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
+			wantCalls:   2, wantWrites: 1,
+		},
+		"other scheduling gates stay": {
+			pod:         newPod("p", arm).withGates("example.com/first", v1beta1.SchedulingGateName, "example.com/last").build(),
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
+			wantGates:   []corev1.PodSchedulingGate{{Name: "example.com/first"}, {Name: "example.com/last"}},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"transient failures, then success: one write": {
+			pod:         newPod("p", arm).build(),
+			scripts:     map[string][]answer{arm: {fail(inspect.ReasonNetwork), fail(inspect.ReasonRateLimited), ok("arm64")}},
+			maxRetries:  5,
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
+			wantCalls:   3, wantWrites: 1,
+		},
+		"budget exhausted: ungated with the affinity unchanged": {
+			pod:         newPod("p", arm).withAffinity(userTerms.DeepCopy()).build(),
+			scripts:     map[string][]answer{arm: {fail(inspect.ReasonNetwork)}},
+			maxRetries:  2,
+			wantOutcome: placement.OutcomeInspectionFailed,
+			wantAff:     userTerms,
+			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "network: " + arm},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
+			wantCalls:   3, wantWrites: 1,
+		},
+		"the cluster config's budget wins over the option": {
+			pod:         newPod("p", arm).build(),
+			objs:        []client.Object{cppc(ptr.To[int32](0))},
+			scripts:     map[string][]answer{arm: {fail(inspect.ReasonAuth)}},
+			maxRetries:  5,
+			wantOutcome: placement.OutcomeInspectionFailed,
+			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "auth: " + arm},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"an invalid reference is terminal (found before any registry request)": {
+			pod:         newPod("p", "UPPER/case:1", arm).build(),
+			maxRetries:  5,
+			wantOutcome: placement.OutcomeInspectionFailed,
+			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "invalid-reference: UPPER/case:1"},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"an invalid reference reported by the inspector is terminal too": {
+			pod:         newPod("p", "reg.example/odd:1").build(),
+			scripts:     map[string][]answer{"reg.example/odd:1": {fail(inspect.ReasonInvalidReference)}},
+			maxRetries:  5,
+			wantOutcome: placement.OutcomeInspectionFailed,
+			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "invalid-reference: reg.example/odd:1"},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"not-found is retried (the pull secret may come later)": {
+			pod:         newPod("p", arm).build(),
+			scripts:     map[string][]answer{arm: {fail(inspect.ReasonNotFound), ok("arm64")}},
+			maxRetries:  5,
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
+			wantCalls:   2, wantWrites: 1,
+		},
+		"a pod placement config wins over the cluster config": {
+			pod:         newPod("p", multi).build(),
+			objs:        []client.Object{cppc(nil, weight("amd64", 10)), ppc("arm-first", 10, weight("arm64", 75), weight("amd64", 25))},
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff: func() *corev1.Affinity {
+				a := required([]corev1.NodeSelectorRequirement{archTerm(all...)})
+				a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.PreferredSchedulingTerm{prefer(75, "arm64"), prefer(25, "amd64")}
+				return a
+			}(),
+			// Precedence is documented behaviour: no Event, so no extra write per pod.
+			wantAnn:   map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x"},
+			wantCalls: 1, wantWrites: 1,
+		},
+		"cluster config weights only for compatible architectures": {
+			pod:         newPod("p", amd).build(),
+			objs:        []client.Object{cppc(nil, weight("arm64", 90), weight("amd64", 10))},
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff: func() *corev1.Affinity {
+				a := required([]corev1.NodeSelectorRequirement{archTerm("amd64")})
+				a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.PreferredSchedulingTerm{prefer(10, "amd64")}
+				return a
+			}(),
+			wantAnn:   map[string]string{v1beta1.AnnotationArchitectures: "amd64"},
+			wantCalls: 1, wantWrites: 1,
+		},
+		"the user's preference wins over configurations": {
+			pod: newPod("p", multi).withAffinity(&corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{prefer(5, "s390x")},
+			}}).build(),
+			objs:        []client.Object{cppc(nil, weight("amd64", 10))},
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff: func() *corev1.Affinity {
+				a := required([]corev1.NodeSelectorRequirement{archTerm(all...)})
+				a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.PreferredSchedulingTerm{prefer(5, "s390x")}
+				return a
+			}(),
+			wantAnn:    map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x"},
+			wantEvents: []recordedEvent{{corev1.EventTypeNormal, reasonPreferenceSkipped}},
+			wantCalls:  1, wantWrites: 1,
+		},
+		"a pod without our gate is left alone": {
+			pod:        newPod("p", multi).withGates("example.com/other").build(),
+			wantGates:  []corev1.PodSchedulingGate{{Name: "example.com/other"}},
+			wantCalls:  0,
+			wantWrites: 0,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := scripts()
+			for k, v := range tc.scripts {
+				s[k] = v
+			}
+			h := newHarness(t, Options{MaxRetries: tc.maxRetries, RetryBaseDelay: 100 * time.Millisecond, RetryMaxDelay: time.Second},
+				s, append([]client.Object{tc.pod}, tc.objs...)...)
+			h.drive(t, tc.pod.Name)
+
+			got := h.pod(t, tc.pod.Name)
+			wantLabels := map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}
+			if tc.wantOutcome != "" {
+				wantLabels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueRemoved
+				wantLabels[v1beta1.LabelPlacement] = tc.wantOutcome.LabelValue()
+			}
+			if diff := cmp.Diff(wantLabels, got.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			wantAff := tc.wantAff
+			if tc.wantOutcome == "" {
+				wantAff = tc.pod.Spec.Affinity
+			}
+			if diff := cmp.Diff(wantAff, got.Spec.Affinity); diff != "" {
+				t.Errorf("affinity (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantAnn, got.Annotations); diff != "" {
+				t.Errorf("annotations (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantGates, got.Spec.SchedulingGates); diff != "" {
+				t.Errorf("scheduling gates (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantEvents, h.recorder.events); diff != "" {
+				t.Errorf("events (-want +got):\n%s\nnotes: %q", diff, h.recorder.notes)
+			}
+			if got := h.inspector.totalCalls(); got != tc.wantCalls {
+				t.Errorf("inspections = %d, want %d", got, tc.wantCalls)
+			}
+			if h.writes != tc.wantWrites {
+				t.Errorf("apiserver writes = %d, want %d", h.writes, tc.wantWrites)
+			}
+			if n := h.r.retries.Len(); n != 0 {
+				t.Errorf("%d pods left in the retry tracker", n)
+			}
+		})
+	}
+}
+
+func TestReconcileConflictRequeues(t *testing.T) {
+	h := newHarness(t, Options{}, map[string][]answer{"a:1": {ok("amd64")}}, newPod("p", "a:1").build())
+	h.conflicts = 1
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}}
+	res, err := h.r.Reconcile(context.Background(), req)
+	if err != nil || res.RequeueAfter != conflictRequeueDelay {
+		t.Fatalf("Reconcile after a conflict = %+v, %v; want a requeue after %v", res, err, conflictRequeueDelay)
+	}
+	if res, err := h.r.Reconcile(context.Background(), req); err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("second Reconcile = %+v, %v", res, err)
+	}
+	if got := h.pod(t, "p").Labels[v1beta1.LabelPlacement]; got != placement.OutcomeArchSet.LabelValue() {
+		t.Errorf("placement label = %q", got)
+	}
+	if len(h.recorder.events) != 0 {
+		t.Errorf("events %v, want none", h.recorder.events)
+	}
+}
+
+func TestReconcileCredentials(t *testing.T) {
+	const image = "reg.example/private/app:1"
+	global := types.NamespacedName{Namespace: "archgate-system", Name: "pull-secret"}
+	var seen []string
+	scripts := map[string][]answer{image: {{archs: []string{"arm64"}, observe: func(c credentials.Candidates) {
+		for _, cred := range c {
+			seen = append(seen, cred.Source.String())
+		}
+	}}}}
+	h := newHarness(t, Options{GlobalPullSecret: &global}, scripts,
+		newPod("p", image).withPullSecrets("missing", "team-pull").build(),
+		dockerSecret(testNamespace, "team-pull", "reg.example/private", "team", "pw"),
+		dockerSecret(global.Namespace, global.Name, "reg.example", "global", "pw"),
+	)
+	h.drive(t, "p")
+	want := []string{testNamespace + "/team-pull", "global " + global.String()}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("credential candidates (-want +got):\n%s", diff)
+	}
+}
+
+// recordingInvalidator records the identities it was asked to drop.
+type recordingInvalidator struct{ ids []credentials.Identity }
+
+func (r *recordingInvalidator) Invalidate(ids ...credentials.Identity) int {
+	r.ids = append(r.ids, ids...)
+	return len(ids)
+}
+
+func TestGlobalPullSecretInvalidation(t *testing.T) {
+	key := types.NamespacedName{Namespace: "archgate-system", Name: "pull-secret"}
+	before := dockerSecret(key.Namespace, key.Name, "reg.example", "global", "old")
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(before).Build()
+	inv := &recordingInvalidator{}
+	g := &globalPullSecret{key: key, reader: c, invalidator: inv}
+	ctx := context.Background()
+
+	cfg, err := g.Config(ctx)
+	if err != nil || cfg == nil {
+		t.Fatalf("Config = %v, %v", cfg, err)
+	}
+	oldIDs := cfg.Identities()
+
+	// Rotation: the old identity is invalidated.
+	rotated := dockerSecret(key.Namespace, key.Name, "reg.example", "global", "new")
+	rotated.ResourceVersion = ""
+	if err := c.Delete(ctx, before); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, rotated); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(oldIDs, inv.ids); diff != "" {
+		t.Errorf("invalidated after rotation (-want +got):\n%s", diff)
+	}
+	cfg, _ = g.Config(ctx)
+	newIDs := cfg.Identities()
+
+	// Deletion: everything it held is invalidated and no global credentials remain.
+	inv.ids = nil
+	if err := c.Delete(ctx, rotated); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(newIDs, inv.ids); diff != "" {
+		t.Errorf("invalidated after deletion (-want +got):\n%s", diff)
+	}
+	if cfg, _ := g.Config(ctx); cfg != nil {
+		t.Errorf("Config after deletion = %v, want nil", cfg)
+	}
+}

@@ -1,0 +1,183 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package podplacement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/archgate/archgate/operator/internal/credentials"
+)
+
+// Invalidator drops cached inspection results read with the given credential identities
+// (inspect.CachingInspector does).
+type Invalidator interface {
+	Invalidate(ids ...credentials.Identity) int
+}
+
+// globalPullSecret keeps the parsed global pull secret, read from the manager's cache (which
+// watches that one secret, by name), and invalidates what was cached under credentials it no
+// longer holds when it changes or disappears. It is the reconciler of the global-pull-secret
+// controller. Safe for concurrent use.
+type globalPullSecret struct {
+	key         types.NamespacedName
+	reader      client.Reader
+	invalidator Invalidator // nil: nothing to invalidate
+
+	mu     sync.Mutex
+	loaded bool
+	cfg    *credentials.Config // nil: no (usable) global pull secret
+}
+
+var _ reconcile.Reconciler = (*globalPullSecret)(nil)
+
+// Config returns the current global pull secret, nil when there is none or it cannot be parsed.
+// The first call reads it from the cache.
+func (g *globalPullSecret) Config(ctx context.Context) (*credentials.Config, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.loaded {
+		return g.cfg, nil
+	}
+	cfg, err := g.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g.cfg, g.loaded = cfg, true
+	return cfg, nil
+}
+
+// Reconcile reloads the secret after a change and invalidates the identities it lost.
+func (g *globalPullSecret) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if req.NamespacedName != g.key {
+		return reconcile.Result{}, nil
+	}
+	cfg, err := g.read(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	g.mu.Lock()
+	before, wasLoaded := g.cfg, g.loaded
+	g.cfg, g.loaded = cfg, true
+	g.mu.Unlock()
+
+	if !wasLoaded || before == nil || g.invalidator == nil {
+		return reconcile.Result{}, nil
+	}
+	after := credentials.Config{}
+	if cfg != nil {
+		after = *cfg
+	}
+	if stale := credentials.StaleIdentities(*before, after); len(stale) > 0 {
+		n := g.invalidator.Invalidate(stale...)
+		logf.FromContext(ctx).Info("Global pull secret changed, cached inspections invalidated",
+			"secret", g.key.String(), "staleCredentials", len(stale), "entriesRemoved", n)
+	}
+	return reconcile.Result{}, nil
+}
+
+// read fetches and parses the secret. A missing or unparsable secret means no global
+// credentials: pods are inspected with their own pull secrets only.
+func (g *globalPullSecret) read(ctx context.Context) (*credentials.Config, error) {
+	secret := &corev1.Secret{}
+	if err := g.reader.Get(ctx, g.key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			logf.FromContext(ctx).V(1).Info("Global pull secret not found, inspecting without it", "secret", g.key.String())
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading global pull secret %s: %w", g.key, err)
+	}
+	cfg, err := credentials.ParseSecret(secret, true)
+	if err != nil {
+		// ParseErrors never carry secret values.
+		logf.FromContext(ctx).Error(err, "Global pull secret unusable, inspecting without it", "secret", g.key.String())
+		return nil, nil
+	}
+	return &cfg, nil
+}
+
+// podSecrets reads the pods' imagePullSecrets with uncached GETs (the API reader) behind a small
+// LRU with a short TTL, keyed by namespace/name.
+//
+// Why not the manager's cache: an informer on secrets would hold every secret of the cluster
+// (service-account tokens, TLS keys, Helm releases — often the largest objects there) in the
+// controller's memory and need list/watch on all of them; a GET needs only "get". The TTL
+// cache turns the GETs of a burst of pods sharing one pull secret into one request per TTL.
+// Staleness is bounded by the TTL, and Forget drops a pod's secrets after a failed inspection
+// so that a retry reads a rotated secret afresh.
+type podSecrets struct {
+	reader client.Reader
+	cache  *expirable.LRU[types.NamespacedName, credentials.Config]
+}
+
+func newPodSecrets(reader client.Reader, size int, ttl time.Duration) *podSecrets {
+	return &podSecrets{reader: reader, cache: expirable.NewLRU[types.NamespacedName, credentials.Config](size, nil, ttl)}
+}
+
+// Configs returns the parsed imagePullSecrets of the pod, in the pod's order. Like the kubelet,
+// it skips secrets that do not exist or cannot be parsed (logging which, never their content);
+// other errors from the apiserver are returned.
+func (p *podSecrets) Configs(ctx context.Context, pod *corev1.Pod, log logr.Logger) ([]credentials.Config, error) {
+	var out []credentials.Config
+	var errs []error
+	for _, ref := range pod.Spec.ImagePullSecrets {
+		if ref.Name == "" {
+			continue
+		}
+		key := types.NamespacedName{Namespace: pod.Namespace, Name: ref.Name}
+		if cfg, ok := p.cache.Get(key); ok {
+			out = append(out, cfg)
+			continue
+		}
+		secret := &corev1.Secret{}
+		if err := p.reader.Get(ctx, key, secret); err != nil {
+			if apierrors.IsNotFound(err) {
+				log.V(1).Info("Image pull secret not found, skipping it", "secret", key.String())
+				continue
+			}
+			errs = append(errs, fmt.Errorf("reading image pull secret %s: %w", key, err))
+			continue
+		}
+		cfg, err := credentials.ParseSecret(secret, false)
+		if err != nil {
+			log.V(1).Info("Image pull secret unusable, skipping it", "secret", key.String(), "reason", err.Error())
+			continue
+		}
+		p.cache.Add(key, cfg)
+		out = append(out, cfg)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Forget drops the pod's imagePullSecrets from the cache.
+func (p *podSecrets) Forget(pod *corev1.Pod) {
+	for _, ref := range pod.Spec.ImagePullSecrets {
+		p.cache.Remove(types.NamespacedName{Namespace: pod.Namespace, Name: ref.Name})
+	}
+}

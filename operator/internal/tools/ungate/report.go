@@ -1,0 +1,66 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ungate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Run releases the selected pods like Release and prints one line per pod, then a summary, to
+// out. In a dry run it says what it would do and that nothing changed.
+func Run(ctx context.Context, c client.Client, opts Options, out io.Writer) (Summary, error) {
+	var mu sync.Mutex
+	opts.Report = func(o Outcome) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch o.Action {
+		case ActionWouldRelease:
+			fmt.Fprintf(out, "would release %s\n", o.Pod)
+		case ActionReleased:
+			fmt.Fprintf(out, "released %s\n", o.Pod)
+		case ActionAlreadyDone:
+			fmt.Fprintf(out, "already released %s\n", o.Pod)
+		case ActionFailed:
+			fmt.Fprintf(out, "FAILED %s: %v\n", o.Pod, o.Err)
+		}
+	}
+	sum, err := Release(ctx, c, opts)
+	scope := "in every namespace"
+	if opts.Namespace != "" {
+		scope = "in namespace " + opts.Namespace
+	}
+	if opts.Selector != nil && !opts.Selector.Empty() {
+		scope += " matching " + opts.Selector.String()
+	}
+	switch {
+	case opts.DryRun:
+		fmt.Fprintf(out, "dry run: %d pods gated by archgate %s would be released (gate removed, affinity unchanged); nothing changed. Run again with --dry-run=false.\n",
+			sum.WouldRelease, scope)
+	default:
+		fmt.Fprintf(out, "%d pods gated by archgate %s: %d released, %d already released, %d failed.\n",
+			sum.Selected, scope, sum.Released, sum.AlreadyDone, sum.Failed)
+	}
+	if err == nil && sum.Failed > 0 {
+		err = fmt.Errorf("%d pods could not be released", sum.Failed)
+	}
+	return sum, err
+}

@@ -1,0 +1,233 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package validation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+func scheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1beta1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func cluster() *v1beta1.ClusterPodPlacementConfig {
+	return &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}}
+}
+
+// ppcOpt modifies a test PodPlacementConfig.
+type ppcOpt func(*v1beta1.PodPlacementConfig)
+
+func priority(p int32) ppcOpt { return func(c *v1beta1.PodPlacementConfig) { c.Spec.Priority = p } }
+
+func platforms(archs ...string) ppcOpt {
+	return func(c *v1beta1.PodPlacementConfig) {
+		s := &v1beta1.NodeAffinityScoring{Enabled: true}
+		for _, a := range archs {
+			s.Platforms = append(s.Platforms, v1beta1.NodeAffinityScoringPlatformTerm{Architecture: a, Weight: 10})
+		}
+		c.Spec.Plugins = &v1beta1.Plugins{NodeAffinityScoring: s}
+	}
+}
+
+func ppc(ns, name string, opts ...ppcOpt) *v1beta1.PodPlacementConfig {
+	c := &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+func raw(t *testing.T, obj runtime.Object) runtime.RawExtension {
+	t.Helper()
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runtime.RawExtension{Raw: b}
+}
+
+func ppcRequest(t *testing.T, op admissionv1.Operation, obj, old *v1beta1.PodPlacementConfig) admission.Request {
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID:       "uid",
+		Kind:      metav1.GroupVersionKind{Group: v1beta1.GroupName, Version: "v1beta1", Kind: "PodPlacementConfig"},
+		Resource:  metav1.GroupVersionResource{Group: v1beta1.GroupName, Version: "v1beta1", Resource: "podplacementconfigs"},
+		Namespace: obj.Namespace,
+		Name:      obj.Name,
+		Operation: op,
+		Object:    raw(t, obj),
+	}}
+	if old != nil {
+		req.OldObject = raw(t, old)
+	}
+	return req
+}
+
+func TestPodPlacementConfigValidator(t *testing.T) {
+	tests := map[string]struct {
+		existing    []client.Object
+		op          admissionv1.Operation
+		obj, old    *v1beta1.PodPlacementConfig
+		wantMessage string // "" means allowed
+	}{
+		"created with the cluster config": {
+			existing: []client.Object{cluster(), ppc("team", "other", priority(10))},
+			op:       admissionv1.Create, obj: ppc("team", "prefer-arm", priority(100), platforms("arm64", "amd64")),
+		},
+		"created without the cluster config": {
+			op: admissionv1.Create, obj: ppc("team", "prefer-arm", priority(100)),
+			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: metadata.namespace: Forbidden: no ClusterPodPlacementConfig "cluster" exists: ` +
+				`a PodPlacementConfig only tunes the placement that the ClusterPodPlacementConfig enables, create that first`,
+		},
+		"created while the cluster config is being deleted": {
+			existing: []client.Object{func() client.Object {
+				c := cluster()
+				now := metav1.Now()
+				c.DeletionTimestamp = &now
+				c.Finalizers = []string{"test"}
+				return c
+			}()},
+			op: admissionv1.Create, obj: ppc("team", "prefer-arm"),
+			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: metadata.namespace: Forbidden: ClusterPodPlacementConfig "cluster" is being deleted: ` +
+				`wait until it is gone and create it again first`,
+		},
+		"priority taken in the namespace": {
+			existing: []client.Object{cluster(), ppc("team", "other", priority(100)), ppc("elsewhere", "same", priority(100))},
+			op:       admissionv1.Create, obj: ppc("team", "prefer-arm", priority(100)),
+			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: spec.priority: Invalid value: 100: already used by PodPlacementConfig team/other; ` +
+				`each PodPlacementConfig of a namespace needs its own priority`,
+		},
+		"architecture repeated": {
+			existing: []client.Object{cluster()},
+			op:       admissionv1.Create, obj: ppc("team", "prefer-arm", platforms("arm64", "amd64", "arm64")),
+			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: spec.plugins.nodeAffinityScoring.platforms[2].architecture: Invalid value: "arm64": ` +
+				`already listed at spec.plugins.nodeAffinityScoring.platforms[0].architecture; give each architecture one weight`,
+		},
+		"every problem at once": {
+			existing: []client.Object{ppc("team", "a", priority(7)), ppc("team", "b", priority(7))},
+			op:       admissionv1.Create, obj: ppc("team", "c", priority(7), platforms("s390x", "s390x")),
+			wantMessage: `PodPlacementConfig team/c is invalid: [metadata.namespace: Forbidden: no ClusterPodPlacementConfig "cluster" exists: ` +
+				`a PodPlacementConfig only tunes the placement that the ClusterPodPlacementConfig enables, create that first, ` +
+				`spec.priority: Invalid value: 7: already used by PodPlacementConfig team/a, team/b; each PodPlacementConfig of a namespace needs its own priority, ` +
+				`spec.plugins.nodeAffinityScoring.platforms[1].architecture: Invalid value: "s390x": already listed at ` +
+				`spec.plugins.nodeAffinityScoring.platforms[0].architecture; give each architecture one weight]`,
+		},
+		"update keeping its own priority": {
+			existing: []client.Object{cluster(), ppc("team", "prefer-arm", priority(5))},
+			op:       admissionv1.Update, obj: ppc("team", "prefer-arm", priority(5), platforms("arm64")), old: ppc("team", "prefer-arm", priority(5)),
+		},
+		"update to a taken priority": {
+			existing: []client.Object{cluster(), ppc("team", "prefer-arm", priority(5)), ppc("team", "other", priority(6))},
+			op:       admissionv1.Update, obj: ppc("team", "prefer-arm", priority(6)), old: ppc("team", "prefer-arm", priority(5)),
+			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: spec.priority: Invalid value: 6: already used by PodPlacementConfig team/other; ` +
+				`each PodPlacementConfig of a namespace needs its own priority`,
+		},
+		"update without the cluster config is allowed": {
+			existing: []client.Object{ppc("team", "prefer-arm", priority(5))},
+			op:       admissionv1.Update, obj: ppc("team", "prefer-arm", priority(5), platforms("amd64")), old: ppc("team", "prefer-arm", priority(5)),
+		},
+		"delete is not checked": {
+			op: admissionv1.Delete, obj: ppc("team", "prefer-arm"),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := scheme(t)
+			c := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.existing...).Build()
+			resp := NewPodPlacementConfigValidator(c, s).Handle(context.Background(), ppcRequest(t, tc.op, tc.obj, tc.old))
+			assertResponse(t, resp, tc.wantMessage, http.StatusUnprocessableEntity)
+		})
+	}
+}
+
+func TestClusterPodPlacementConfigValidator(t *testing.T) {
+	var many []client.Object
+	for i := range 7 {
+		many = append(many, ppc(fmt.Sprintf("ns-%d", i), "cfg", priority(int32(i))))
+	}
+	tests := map[string]struct {
+		existing    []client.Object
+		op          admissionv1.Operation
+		wantMessage string
+	}{
+		"delete without dependents": {op: admissionv1.Delete},
+		"delete with dependents": {
+			existing: []client.Object{ppc("team", "prefer-arm"), ppc("other", "x")},
+			op:       admissionv1.Delete,
+			wantMessage: `ClusterPodPlacementConfig "cluster" cannot be deleted: 2 PodPlacementConfig(s) still depend on it (other/x, team/prefer-arm): ` +
+				`delete them first (kubectl delete podplacementconfigs --all-namespaces --all)`,
+		},
+		"delete with many dependents": {
+			existing: many,
+			op:       admissionv1.Delete,
+			wantMessage: `ClusterPodPlacementConfig "cluster" cannot be deleted: 7 PodPlacementConfig(s) still depend on it ` +
+				`(ns-0/cfg, ns-1/cfg, ns-2/cfg, ns-3/cfg, ns-4/cfg and 2 more): delete them first (kubectl delete podplacementconfigs --all-namespaces --all)`,
+		},
+		"update is not checked": {existing: []client.Object{ppc("team", "prefer-arm")}, op: admissionv1.Update},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := scheme(t)
+			c := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.existing...).Build()
+			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+				UID:       "uid",
+				Kind:      metav1.GroupVersionKind{Group: v1beta1.GroupName, Version: "v1beta1", Kind: "ClusterPodPlacementConfig"},
+				Name:      v1beta1.SingletonName,
+				Operation: tc.op,
+				OldObject: raw(t, cluster()),
+			}}
+			resp := NewClusterPodPlacementConfigValidator(c, s).Handle(context.Background(), req)
+			assertResponse(t, resp, tc.wantMessage, http.StatusConflict)
+		})
+	}
+}
+
+func assertResponse(t *testing.T, resp admission.Response, wantMessage string, wantCode int32) {
+	t.Helper()
+	if wantMessage == "" {
+		if !resp.Allowed {
+			t.Fatalf("refused: %v", resp.Result)
+		}
+		return
+	}
+	if resp.Allowed {
+		t.Fatalf("allowed, want refused with %q", wantMessage)
+	}
+	if resp.Result.Message != wantMessage {
+		t.Errorf("message\n got: %s\nwant: %s", resp.Result.Message, wantMessage)
+	}
+	if resp.Result.Code != wantCode {
+		t.Errorf("code %d, want %d", resp.Result.Code, wantCode)
+	}
+}

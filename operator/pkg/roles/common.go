@@ -1,0 +1,231 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package roles starts archgate's components in-process against a rest.Config: the
+// scheduling-gate webhook (RunWebhook) and the pod placement controller
+// (RunPlacementController). The archgate binary and the simulator both call exactly this code,
+// so what the simulator measures is what runs in clusters.
+//
+// Options are structs passed by value; zero fields take the defaults documented on each field
+// (applied in one place, withDefaults). Each Run function blocks until its context is done and
+// returns nil after a clean shutdown. Several components may run in one process, and a
+// component may be started again after it stopped (the simulator restarts them).
+package roles
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+// Client rate limits of the components. The placement controller writes once per pod and the
+// apiserver, not the client, must be what limits throughput.
+const (
+	DefaultQPS   = 1000
+	DefaultBurst = 2000
+)
+
+// Common are the options every component shares.
+type Common struct {
+	// Scheme knows the kinds the component reads and writes; nil means client-go's kinds plus
+	// multiarch.openshift.io/v1beta1 (NewScheme).
+	Scheme *runtime.Scheme
+	// QPS and Burst are the client rate limits towards the apiserver; DefaultQPS and DefaultBurst
+	// when zero. They override those of the rest.Config passed in, which is not modified.
+	QPS   float32
+	Burst int
+	// MetricsBindAddress serves controller-runtime's metrics registry over HTTP (":8080");
+	// "" or "0" serves nothing, which is the default for in-process use. The archgate binary
+	// defaults to ":8080".
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "" or "0" serves nothing.
+	HealthProbeBindAddress string
+	// Registerer receives the component's metrics; nil means controller-runtime's
+	// metrics.Registry, which MetricsBindAddress serves. A metric already registered (a
+	// component restarted in the same process) is replaced by the new instance's, whose
+	// counters restart at zero as after a process restart.
+	Registerer prometheus.Registerer
+	// Logger receives the component's logs; the zero Logger means the one in the context passed
+	// to Run, or none.
+	Logger logr.Logger
+	// Ready, when set, is called once, from another goroutine, as soon as the component serves:
+	// for the webhook when its TLS listener accepts connections, for the controller when it is
+	// the leader and its caches are synced. The simulator uses it instead of polling.
+	Ready func()
+}
+
+// NewScheme returns a scheme with client-go's kinds and multiarch.openshift.io/v1beta1.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1beta1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (c Common) withDefaults(ctx context.Context) (Common, error) {
+	if c.Scheme == nil {
+		s, err := NewScheme()
+		if err != nil {
+			return c, err
+		}
+		c.Scheme = s
+	}
+	c.QPS = cmp.Or(max(c.QPS, 0), DefaultQPS)
+	c.Burst = cmp.Or(max(c.Burst, 0), DefaultBurst)
+	c.MetricsBindAddress = cmp.Or(c.MetricsBindAddress, "0")
+	c.HealthProbeBindAddress = cmp.Or(c.HealthProbeBindAddress, "0")
+	if c.Registerer == nil {
+		c.Registerer = ctrlmetrics.Registry
+	}
+	if c.Logger.GetSink() == nil {
+		c.Logger = logr.FromContextOrDiscard(ctx)
+	}
+	if c.Logger.GetSink() == nil {
+		// logr.Discard() has no sink, and the manager would then fall back to
+		// controller-runtime's global logger (and warn that it was never set).
+		c.Logger = logr.New(logf.NullLogSink{})
+	}
+	return c, nil
+}
+
+// restConfig returns a copy of cfg with the component's rate limits.
+func (c Common) restConfig(cfg *rest.Config) (*rest.Config, error) {
+	if cfg == nil {
+		return nil, errors.New("roles: nil rest.Config")
+	}
+	out := rest.CopyConfig(cfg)
+	out.QPS, out.Burst = c.QPS, c.Burst
+	return out, nil
+}
+
+// managerOptions returns the manager options every component uses. Controller names need not
+// be unique: a component may be started again in the same process.
+func (c Common) managerOptions() manager.Options {
+	return manager.Options{
+		Scheme:                 c.Scheme,
+		Logger:                 c.Logger,
+		Metrics:                metricsserver.Options{BindAddress: c.MetricsBindAddress},
+		HealthProbeBindAddress: c.HealthProbeBindAddress,
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		// Without a logger of its own, the client logs API warnings to controller-runtime's
+		// global logger (which warns that it was never set when an embedder does not set it).
+		Client: client.Options{Log: c.Logger.WithName("client")},
+		// Stop within a bounded time even if a reconciler hangs on a registry.
+		GracefulShutdownTimeout: ptr.To(30 * time.Second),
+	}
+}
+
+// addProbes installs the liveness and readiness checks.
+func addProbes(mgr manager.Manager, ready healthz.Checker) error {
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the liveness check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("ready", ready); err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+	return nil
+}
+
+// register registers collectors, replacing any already registered by a previous instance.
+func register(r prometheus.Registerer, collectors ...prometheus.Collector) error {
+	rr := replacingRegisterer{r}
+	var errs []error
+	for _, c := range collectors {
+		errs = append(errs, rr.Register(c))
+	}
+	return errors.Join(errs...)
+}
+
+// replacingRegisterer registers collectors, replacing an equal one already registered (a
+// component restarted in the same process) instead of failing.
+type replacingRegisterer struct {
+	prometheus.Registerer
+}
+
+// Register registers c, replacing an already registered collector with the same descriptors.
+func (r replacingRegisterer) Register(c prometheus.Collector) error {
+	err := r.Registerer.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		r.Registerer.Unregister(are.ExistingCollector)
+		return r.Registerer.Register(c)
+	}
+	return err
+}
+
+// MustRegister registers cs and panics on error.
+func (r replacingRegisterer) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := r.Register(c); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// readyNotifier calls ready once check succeeds; it runs as a manager runnable.
+type readyNotifier struct {
+	check         func() error
+	ready         func()
+	needsLeader   bool
+	checkInterval time.Duration
+}
+
+var (
+	_ manager.Runnable               = readyNotifier{}
+	_ manager.LeaderElectionRunnable = readyNotifier{}
+)
+
+// NeedLeaderElection reports whether the notifier waits for leadership before it checks.
+func (n readyNotifier) NeedLeaderElection() bool { return n.needsLeader }
+
+// Start polls check until it succeeds, calls ready, and returns.
+func (n readyNotifier) Start(ctx context.Context) error {
+	t := time.NewTicker(cmp.Or(n.checkInterval, 20*time.Millisecond))
+	defer t.Stop()
+	for {
+		if n.check() == nil {
+			n.ready()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,217 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package roles
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/archgate/archgate/operator/internal/controller/podplacement"
+	"github.com/archgate/archgate/operator/internal/inspect"
+)
+
+// Placement controller defaults (see ControllerOptions).
+const (
+	DefaultWorkers          = podplacement.DefaultWorkers
+	DefaultInspectWorkers   = podplacement.DefaultInspectWorkers
+	DefaultCacheSize        = 4096
+	DefaultCacheTTL         = 10 * time.Minute
+	DefaultInspectTimeout   = podplacement.DefaultInspectTimeout
+	DefaultMaxRetries       = podplacement.DefaultMaxRetries
+	DefaultRetryBaseDelay   = podplacement.DefaultRetryBaseDelay
+	DefaultRetryMaxDelay    = podplacement.DefaultRetryMaxDelay
+	DefaultLeaderElectionID = "archgate-pod-placement.multiarch.openshift.io"
+)
+
+// ControllerOptions configure the pod placement controller.
+type ControllerOptions struct {
+	Common
+	// OperatorNamespace is the namespace the operator runs in: the default namespace of the
+	// leader election lease.
+	OperatorNamespace string
+	// GlobalPullSecret names the cluster-wide pull secret used, after the pods' own
+	// imagePullSecrets, to inspect images; nil means none. Only that secret is watched.
+	GlobalPullSecret *types.NamespacedName
+
+	// RegistriesConfPath, RegistriesConfDirPath, CertsDir, CABundleFile, AuthFilePath and
+	// InsecureSkipTLSVerify configure registry access as in inspect.Options (registries.conf
+	// mirrors and blocked registries, certs.d, an extra CA bundle, an auth file for mirrors).
+	// Empty paths leave podman's defaults (/etc/containers/…).
+	RegistriesConfPath    string
+	RegistriesConfDirPath string
+	CertsDir              string
+	CABundleFile          string
+	AuthFilePath          string
+	InsecureSkipTLSVerify bool
+
+	// Workers is the number of pods processed concurrently; DefaultWorkers when zero.
+	Workers int
+	// InspectWorkers bounds the images of one pod inspected concurrently; DefaultInspectWorkers
+	// when zero.
+	InspectWorkers int
+	// CacheSize bounds the image inspection cache (per cache: tags, digests); DefaultCacheSize
+	// when zero, no cache (nor de-duplication of concurrent lookups) when negative.
+	CacheSize int
+	// CacheTTL is how long a result read through a tag is reused; DefaultCacheTTL when zero.
+	CacheTTL time.Duration
+	// InspectTimeout bounds the inspection of one image; DefaultInspectTimeout when zero.
+	InspectTimeout time.Duration
+	// MaxRetries is the retry budget of a pod's inspection when no ClusterPodPlacementConfig
+	// exists (its spec.imageInspection.maxRetries decides otherwise); DefaultMaxRetries when
+	// zero, no retry when negative.
+	MaxRetries int
+	// RetryBaseDelay and RetryMaxDelay shape the per-pod exponential backoff;
+	// DefaultRetryBaseDelay and DefaultRetryMaxDelay when zero.
+	RetryBaseDelay, RetryMaxDelay time.Duration
+
+	// LeaderElection runs the controller active-passive; the lease is released on shutdown so
+	// that a standby takes over at once.
+	LeaderElection bool
+	// LeaderElectionNamespace defaults to OperatorNamespace; LeaderElectionID to
+	// DefaultLeaderElectionID.
+	LeaderElectionNamespace, LeaderElectionID string
+}
+
+func (o ControllerOptions) withDefaults(ctx context.Context) (ControllerOptions, error) {
+	var err error
+	o.Common, err = o.Common.withDefaults(ctx)
+	o.Workers = cmp.Or(max(o.Workers, 0), DefaultWorkers)
+	o.InspectWorkers = cmp.Or(max(o.InspectWorkers, 0), DefaultInspectWorkers)
+	o.CacheSize = cmp.Or(o.CacheSize, DefaultCacheSize)
+	o.CacheTTL = cmp.Or(max(o.CacheTTL, 0), DefaultCacheTTL)
+	o.InspectTimeout = cmp.Or(max(o.InspectTimeout, 0), DefaultInspectTimeout)
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = DefaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	o.RetryBaseDelay = cmp.Or(max(o.RetryBaseDelay, 0), DefaultRetryBaseDelay)
+	o.RetryMaxDelay = cmp.Or(max(o.RetryMaxDelay, 0), DefaultRetryMaxDelay)
+	o.LeaderElectionNamespace = cmp.Or(o.LeaderElectionNamespace, o.OperatorNamespace)
+	o.LeaderElectionID = cmp.Or(o.LeaderElectionID, DefaultLeaderElectionID)
+	return o, err
+}
+
+// RunPlacementController runs the pod placement controller until ctx is done: it removes the
+// scheduling gate of gated pods after merging their images' architectures into their node
+// affinity. Readiness (/readyz, and the Ready callback) means it leads and its caches are synced.
+func RunPlacementController(ctx context.Context, cfg *rest.Config, opts ControllerOptions) error {
+	opts, err := opts.withDefaults(ctx)
+	if err != nil {
+		return err
+	}
+	restCfg, err := opts.restConfig(cfg)
+	if err != nil {
+		return err
+	}
+	log := opts.Logger.WithName("podplacement")
+
+	// Podman caches parsed registries.conf files for the whole process: a restarted controller
+	// must read the current ones.
+	inspect.ReloadRegistriesConf()
+	inspectMetrics := inspect.NewMetrics()
+	registry, err := inspect.NewRegistryInspector(inspect.Options{
+		RegistriesConfPath:    opts.RegistriesConfPath,
+		RegistriesConfDirPath: opts.RegistriesConfDirPath,
+		CertsDir:              opts.CertsDir,
+		CABundleFile:          opts.CABundleFile,
+		AuthFilePath:          opts.AuthFilePath,
+		InsecureSkipTLSVerify: opts.InsecureSkipTLSVerify,
+		Timeout:               opts.InspectTimeout,
+		Metrics:               inspectMetrics,
+	})
+	if err != nil {
+		return fmt.Errorf("configuring image inspection: %w", err)
+	}
+	var inspector inspect.Inspector = registry
+	var invalidator podplacement.Invalidator
+	if opts.CacheSize > 0 {
+		caching := inspect.NewCachingInspector(registry, inspect.CacheOptions{
+			Size: opts.CacheSize, TTL: opts.CacheTTL, DigestSize: opts.CacheSize, Metrics: inspectMetrics,
+		})
+		inspector, invalidator = caching, caching
+	}
+
+	mopts := opts.managerOptions()
+	mopts.Cache = podplacement.CacheOptions(opts.GlobalPullSecret)
+	clientOpts := podplacement.ClientOptions()
+	clientOpts.Log = mopts.Client.Log
+	mopts.Client = clientOpts
+	mopts.LeaderElection = opts.LeaderElection
+	mopts.LeaderElectionID = opts.LeaderElectionID
+	mopts.LeaderElectionNamespace = opts.LeaderElectionNamespace
+	mopts.LeaderElectionReleaseOnCancel = true
+	mgr, err := manager.New(restCfg, mopts)
+	if err != nil {
+		return fmt.Errorf("creating the placement controller manager: %w", err)
+	}
+
+	metrics := podplacement.NewMetrics()
+	if err := inspectMetrics.Register(replacingRegisterer{opts.Registerer}); err != nil {
+		return fmt.Errorf("registering inspection metrics: %w", err)
+	}
+	if err := register(opts.Registerer, metrics.Collectors()...); err != nil {
+		return fmt.Errorf("registering placement metrics: %w", err)
+	}
+	r, err := podplacement.New(podplacement.Options{
+		Inspector:        inspector,
+		Invalidator:      invalidator,
+		GlobalPullSecret: opts.GlobalPullSecret,
+		Workers:          opts.Workers,
+		InspectWorkers:   opts.InspectWorkers,
+		InspectTimeout:   opts.InspectTimeout,
+		MaxRetries:       opts.MaxRetries,
+		RetryBaseDelay:   opts.RetryBaseDelay,
+		RetryMaxDelay:    opts.RetryMaxDelay,
+		Metrics:          metrics,
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+
+	synced := func() error {
+		ctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return fmt.Errorf("caches not synced")
+		}
+		return nil
+	}
+	if err := addProbes(mgr, healthz.Checker(func(*http.Request) error { return synced() })); err != nil {
+		return err
+	}
+	if opts.Ready != nil {
+		if err := mgr.Add(readyNotifier{check: synced, ready: opts.Ready, needsLeader: true}); err != nil {
+			return err
+		}
+	}
+	log.Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", opts.CacheSize,
+		"maxRetries", opts.MaxRetries, "leaderElection", opts.LeaderElection)
+	return mgr.Start(ctx)
+}

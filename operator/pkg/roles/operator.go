@@ -1,0 +1,240 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package roles
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/archgate/archgate/operator/internal/certs"
+	"github.com/archgate/archgate/operator/internal/controller/operator"
+	"github.com/archgate/archgate/operator/internal/webhook/validation"
+)
+
+// Operator defaults.
+const (
+	// DefaultOperatorLeaderElectionID is the operator's leader election lease.
+	DefaultOperatorLeaderElectionID = "archgate-operator.multiarch.openshift.io"
+	// OperatorContainerName is the operator's container; its image is the components' image
+	// when OperatorOptions.Image is empty.
+	OperatorContainerName = "operator"
+	// EnvImage names the environment variable the archgate binary reads the components'
+	// image from.
+	EnvImage = "ARCHGATE_IMAGE"
+)
+
+// OperatorOptions configure the operator.
+type OperatorOptions struct {
+	Common
+	// Namespace is where the operator runs and rolls out the components. Required.
+	Namespace string
+	// Image is the archgate image the components run. Empty means the image of the operator's
+	// own container (OperatorContainerName of the pod PodName), so that an upgrade of the
+	// operator upgrades the components.
+	Image string
+	// PodName is the operator's own pod, to find Image.
+	PodName string
+	// CertProvider issues the webhooks' serving certificates: "self-signed" (default),
+	// "cert-manager" or "service-ca".
+	CertProvider string
+	// LeaderElection runs the reconciler on one replica at a time (the validating webhooks are
+	// served by every replica). LeaderElectionID defaults to DefaultOperatorLeaderElectionID.
+	LeaderElection   bool
+	LeaderElectionID string
+	// WebhookHost and WebhookPort are where the validating webhooks listen; all interfaces and
+	// DefaultWebhookPort when empty.
+	WebhookHost string
+	WebhookPort int
+	// WebhookCertDir, when set, serves the validating webhooks with tls.crt/tls.key from that
+	// directory and leaves the operator's own webhook certificate and its
+	// ValidatingWebhookConfiguration alone (tests, or certificates managed elsewhere). When
+	// empty, the certificate is read from the Secret that CertProvider fills.
+	WebhookCertDir string
+	// ServiceName, ServingSecretName and ValidatingWebhookConfigurationName name the operator's
+	// own webhook objects of the installation manifests; the operator package's defaults when empty.
+	ServiceName, ServingSecretName, ValidatingWebhookConfigurationName string
+	// MutatingWebhookConfigurationName names the scheduling-gate webhook registration.
+	MutatingWebhookConfigurationName string
+}
+
+func (o OperatorOptions) withDefaults(ctx context.Context) (OperatorOptions, error) {
+	var err error
+	o.Common, err = o.Common.withDefaults(ctx)
+	if o.Namespace == "" {
+		err = errors.Join(err, errors.New("roles: OperatorOptions.Namespace is required"))
+	}
+	o.LeaderElectionID = cmp.Or(o.LeaderElectionID, DefaultOperatorLeaderElectionID)
+	o.WebhookPort = cmp.Or(o.WebhookPort, DefaultWebhookPort)
+	o.ServiceName = cmp.Or(o.ServiceName, operator.DefaultOperatorServiceName)
+	o.ServingSecretName = cmp.Or(o.ServingSecretName, operator.DefaultOperatorServingSecretName)
+	o.ValidatingWebhookConfigurationName = cmp.Or(o.ValidatingWebhookConfigurationName, operator.DefaultValidatingWebhookConfigurationName)
+	o.MutatingWebhookConfigurationName = cmp.Or(o.MutatingWebhookConfigurationName, operator.DefaultMutatingWebhookConfigurationName)
+	return o, err
+}
+
+// RunOperator runs the operator until ctx is done: the ClusterPodPlacementConfig reconciler
+// (leader only), which rolls out, configures and removes the webhook and the pod placement
+// controller; the validating webhooks for the multiarch.openshift.io API (every replica); and,
+// unless WebhookCertDir is set, the upkeep of the operator's own webhook certificate.
+// Readiness (/readyz, and the Ready callback) means the validating webhooks serve.
+func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) error {
+	opts, err := opts.withDefaults(ctx)
+	if err != nil {
+		return err
+	}
+	provider, err := certs.ParseProvider(opts.CertProvider)
+	if err != nil {
+		return err
+	}
+	restCfg, err := opts.restConfig(cfg)
+	if err != nil {
+		return err
+	}
+	log := opts.Logger.WithName("operator")
+	uncached, err := client.New(restCfg, client.Options{Scheme: opts.Scheme})
+	if err != nil {
+		return fmt.Errorf("creating the operator's client: %w", err)
+	}
+	if opts.Image == "" {
+		if opts.Image, err = ownImage(ctx, uncached, opts.Namespace, opts.PodName); err != nil {
+			return err
+		}
+	}
+
+	var certSource *certs.SecretSource
+	serverOpts := webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort}
+	if opts.WebhookCertDir != "" {
+		serverOpts.CertDir, serverOpts.CertName, serverOpts.KeyName = opts.WebhookCertDir, TLSCertName, TLSKeyName
+	} else {
+		certSource = certs.NewSecretSource(uncached, types.NamespacedName{Namespace: opts.Namespace, Name: opts.ServingSecretName}, 0)
+		serverOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.GetCertificate = certSource.GetCertificate }}
+	}
+	mopts := opts.managerOptions()
+	mopts.Cache = operator.CacheOptions(opts.Namespace)
+	mopts.WebhookServer = webhook.NewServer(serverOpts)
+	mopts.LeaderElection = opts.LeaderElection
+	mopts.LeaderElectionID = opts.LeaderElectionID
+	mopts.LeaderElectionNamespace = opts.Namespace
+	mopts.LeaderElectionReleaseOnCancel = true
+	mgr, err := manager.New(restCfg, mopts)
+	if err != nil {
+		return fmt.Errorf("creating the operator manager: %w", err)
+	}
+
+	var certManager *certs.Manager
+	if provider == certs.ProviderSelfSigned {
+		certManager = certs.NewManager(uncached, uncached, certs.Options{
+			Namespace: opts.Namespace,
+			Labels:    operator.ManagedLabels("archgate-operator"),
+		})
+	}
+	validation.Register(mgr.GetWebhookServer(), uncached, opts.Scheme)
+	r, err := operator.New(mgr.GetClient(), uncached, opts.Scheme, operator.Options{
+		Namespace:                        opts.Namespace,
+		Image:                            opts.Image,
+		CertProvider:                     provider,
+		Certs:                            certManager,
+		MutatingWebhookConfigurationName: opts.MutatingWebhookConfigurationName,
+		WebhookConfiguration:             operatorWebhookConfiguration,
+		Recorder:                         mgr.GetEventRecorder("archgate-operator"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+
+	serving := mgr.GetWebhookServer().StartedChecker()
+	if certSource != nil {
+		if err := mgr.Add(certSource); err != nil {
+			return err
+		}
+		if err := mgr.Add(operator.NewWebhookTLS(uncached, opts.Scheme, operator.WebhookTLSOptions{
+			Namespace:                          opts.Namespace,
+			ServiceName:                        opts.ServiceName,
+			SecretName:                         opts.ServingSecretName,
+			ValidatingWebhookConfigurationName: opts.ValidatingWebhookConfigurationName,
+			Provider:                           provider,
+			Certs:                              certManager,
+		})); err != nil {
+			return err
+		}
+		started := serving
+		serving = func(req *http.Request) error {
+			if _, err := certSource.GetCertificate(nil); err != nil {
+				return err
+			}
+			return started(req)
+		}
+	}
+	if err := addProbes(mgr, healthz.Checker(serving)); err != nil {
+		return err
+	}
+	if opts.Ready != nil {
+		if err := mgr.Add(readyNotifier{check: func() error { return serving(&http.Request{}) }, ready: opts.Ready}); err != nil {
+			return err
+		}
+	}
+	log.Info("Starting the operator", "namespace", opts.Namespace, "image", opts.Image, "certProvider", provider,
+		"leaderElection", opts.LeaderElection)
+	return mgr.Start(ctx)
+}
+
+// operatorWebhookConfiguration registers the scheduling-gate webhook Service the operator
+// rolls out, with MutatingWebhookConfiguration.
+func operatorWebhookConfiguration(p operator.WebhookConfigurationParams) *admissionregistrationv1.MutatingWebhookConfiguration {
+	return MutatingWebhookConfiguration(p.Name, admissionregistrationv1.WebhookClientConfig{
+		Service: &admissionregistrationv1.ServiceReference{
+			Namespace: p.ServiceNamespace, Name: p.ServiceName, Port: ptr.To(p.ServicePort),
+		},
+	}, p.CABundle, p.NamespaceSelector, p.ServiceNamespace)
+}
+
+// ownImage returns the image of the operator's own container.
+func ownImage(ctx context.Context, c client.Reader, namespace, podName string) (string, error) {
+	if podName == "" {
+		return "", fmt.Errorf("roles: the components' image is unknown: set OperatorOptions.Image ($%s) or PodName ($POD_NAME)", EnvImage)
+	}
+	pod := &corev1.Pod{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: podName}, pod); err != nil {
+		return "", fmt.Errorf("reading the operator's own pod %s/%s to find the components' image: %w", namespace, podName, err)
+	}
+	for _, ctr := range pod.Spec.Containers {
+		if ctr.Name == OperatorContainerName {
+			return ctr.Image, nil
+		}
+	}
+	if len(pod.Spec.Containers) > 0 {
+		return pod.Spec.Containers[0].Image, nil
+	}
+	return "", fmt.Errorf("pod %s/%s has no container", namespace, podName)
+}

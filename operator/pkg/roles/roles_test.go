@@ -1,0 +1,317 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package roles
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+)
+
+func TestMutatingWebhookConfiguration(t *testing.T) {
+	url := "https://127.0.0.1:9443/gate-pods"
+	userSelector := &metav1.LabelSelector{
+		MatchLabels:      map[string]string{"team": "a"},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod"}}},
+	}
+	tests := map[string]struct {
+		clientConfig      admissionregistrationv1.WebhookClientConfig
+		caBundle          []byte
+		selector          *metav1.LabelSelector
+		operatorNamespace string
+		wantClientConfig  admissionregistrationv1.WebhookClientConfig
+		wantSelector      *metav1.LabelSelector
+	}{
+		"service without path gets the webhook path and the CA bundle": {
+			clientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: "archgate-system", Name: "webhook"}},
+			caBundle:     []byte("CA"),
+			wantClientConfig: admissionregistrationv1.WebhookClientConfig{
+				Service:  &admissionregistrationv1.ServiceReference{Namespace: "archgate-system", Name: "webhook", Path: ptr.To(WebhookPath)},
+				CABundle: []byte("CA"),
+			},
+			operatorNamespace: "archgate-system",
+			wantSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"archgate-system", "kube-node-lease", "kube-public", "kube-system"}},
+			}},
+		},
+		"URL kept, the user's selector ANDed with the exclusions": {
+			clientConfig:     admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: []byte("kept")},
+			wantClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: []byte("kept")},
+			selector:         userSelector,
+			wantSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"team": "a"},
+				MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod"}},
+					{Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-node-lease", "kube-public", "kube-system"}},
+				},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := tc.selector.DeepCopy()
+			got := MutatingWebhookConfiguration("archgate", tc.clientConfig, tc.caBundle, tc.selector, tc.operatorNamespace)
+			if got.Name != "archgate" || len(got.Webhooks) != 1 {
+				t.Fatalf("got %s with %d webhooks", got.Name, len(got.Webhooks))
+			}
+			wh := got.Webhooks[0]
+			if diff := cmp.Diff(tc.wantClientConfig, wh.ClientConfig); diff != "" {
+				t.Errorf("clientConfig (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantSelector, wh.NamespaceSelector); diff != "" {
+				t.Errorf("namespaceSelector (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tc.selector); diff != "" {
+				t.Errorf("the caller's selector was modified:\n%s", diff)
+			}
+			wantRules := []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
+					Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
+			}}
+			if diff := cmp.Diff(wantRules, wh.Rules); diff != "" {
+				t.Errorf("rules (-want +got):\n%s", diff)
+			}
+			if *wh.FailurePolicy != admissionregistrationv1.Ignore || *wh.SideEffects != admissionregistrationv1.SideEffectClassNone ||
+				*wh.TimeoutSeconds != WebhookTimeoutSeconds || *wh.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy {
+				t.Errorf("policies: failure %v sideEffects %v timeout %v reinvocation %v", *wh.FailurePolicy, *wh.SideEffects, *wh.TimeoutSeconds, *wh.ReinvocationPolicy)
+			}
+			wantCondition := "!(request.namespace.startsWith('kube-') || request.namespace.startsWith('openshift-') || request.namespace.startsWith('hypershift-'))"
+			if len(wh.MatchConditions) != 1 || wh.MatchConditions[0].Expression != wantCondition {
+				t.Errorf("matchConditions = %+v", wh.MatchConditions)
+			}
+		})
+	}
+}
+
+func TestControllerOptionsDefaults(t *testing.T) {
+	tests := map[string]struct {
+		in   ControllerOptions
+		want func(o *ControllerOptions)
+	}{
+		"zero value": {
+			want: func(o *ControllerOptions) {},
+		},
+		"negative retries mean none, negative cache size disables the cache": {
+			in:   ControllerOptions{MaxRetries: -1, CacheSize: -1},
+			want: func(o *ControllerOptions) { o.MaxRetries, o.CacheSize = 0, -1 },
+		},
+		"explicit values are kept; the lease namespace follows the operator's": {
+			in: ControllerOptions{MaxRetries: 2, Workers: 4, OperatorNamespace: "op", Common: Common{QPS: 7, Burst: 9, MetricsBindAddress: ":1"}},
+			want: func(o *ControllerOptions) {
+				o.MaxRetries, o.Workers, o.OperatorNamespace, o.LeaderElectionNamespace = 2, 4, "op", "op"
+				o.QPS, o.Burst, o.MetricsBindAddress = 7, 9, ":1"
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := tc.in.withDefaults(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ControllerOptions{
+				Common:  Common{QPS: DefaultQPS, Burst: DefaultBurst, MetricsBindAddress: "0", HealthProbeBindAddress: "0"},
+				Workers: DefaultWorkers, InspectWorkers: DefaultInspectWorkers, CacheSize: DefaultCacheSize, CacheTTL: DefaultCacheTTL,
+				InspectTimeout: DefaultInspectTimeout, MaxRetries: DefaultMaxRetries, RetryBaseDelay: DefaultRetryBaseDelay,
+				RetryMaxDelay: DefaultRetryMaxDelay, LeaderElectionID: DefaultLeaderElectionID,
+			}
+			tc.want(&want)
+			if got.Scheme == nil || got.Registerer == nil || got.Logger.GetSink() == nil {
+				t.Errorf("scheme %v, registerer %v, logger sink %v: want all set", got.Scheme, got.Registerer, got.Logger.GetSink())
+			}
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Common{}, "Scheme", "Registerer", "Logger", "Ready")); diff != "" {
+				t.Errorf("withDefaults (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReplacingRegisterer(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	newCounter := func() prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: "archgate_test_total", Help: "test"})
+	}
+	first, second := newCounter(), newCounter()
+	first.Add(5)
+	if err := register(reg, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := register(reg, second); err != nil {
+		t.Fatalf("registering the restarted instance: %v", err)
+	}
+	second.Add(2)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(families) != 1 || families[0].GetMetric()[0].GetCounter().GetValue() != 2 {
+		t.Errorf("gathered %v, want the second instance's value 2", families)
+	}
+	// A clash that is not an equal collector is still an error.
+	clash := prometheus.NewGauge(prometheus.GaugeOpts{Name: "archgate_test_total", Help: "other help"})
+	if err := register(reg, clash); err == nil {
+		t.Error("registering an inconsistent collector succeeded")
+	}
+}
+
+// TestRunWebhookRestart serves the webhook twice in one process on the same metrics registry,
+// and checks that it answers an AdmissionReview with the gate patch over TLS. The webhook needs
+// no apiserver.
+func TestRunWebhookRestart(t *testing.T) {
+	certDir := t.TempDir()
+	caPool := writeServingCert(t, certDir)
+	reg := prometheus.NewRegistry()
+	cfg := &rest.Config{Host: "https://127.0.0.1:1"} // never contacted
+	for run := range 2 {
+		port := freePort(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		ready := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- RunWebhook(ctx, cfg, WebhookOptions{
+				Common: Common{Registerer: reg, Ready: func() { close(ready) }},
+				Host:   "127.0.0.1", Port: port, CertDir: certDir, OperatorNamespace: "archgate-system",
+			})
+		}()
+		select {
+		case <-ready:
+		case err := <-done:
+			cancel()
+			t.Fatalf("run %d: webhook stopped before serving: %v", run, err)
+		case <-time.After(30 * time.Second):
+			cancel()
+			t.Fatalf("run %d: webhook not ready", run)
+		}
+		resp := review(t, caPool, port)
+		if !resp.Allowed || resp.PatchType == nil || !bytes.Contains(resp.Patch, []byte("multiarch.openshift.io/scheduling-gate")) {
+			t.Errorf("run %d: response allowed=%t patch=%s", run, resp.Allowed, resp.Patch)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run %d: RunWebhook returned %v", run, err)
+		}
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "archgate_webhook_pods_gated_total" && f.GetMetric()[0].GetCounter().GetValue() != 1 {
+			t.Errorf("gated pods counted by the second instance = %v, want 1", f.GetMetric()[0].GetCounter().GetValue())
+		}
+	}
+}
+
+func review(t *testing.T, pool *x509.CertPool, port int) *admissionv1.AdmissionResponse {
+	t.Helper()
+	pod, _ := json.Marshal(&corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "p"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "app:1"}}},
+	})
+	body, _ := json.Marshal(&admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID: "1", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+			Namespace: "team", Name: "p", Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: pod},
+		},
+	})
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	res, err := c.Post("https://127.0.0.1:"+strconv.Itoa(port)+WebhookPath, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out := &admissionv1.AdmissionReview{}
+	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Response == nil {
+		t.Fatal("no response")
+	}
+	return out.Response
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// writeServingCert writes a self-signed certificate for 127.0.0.1 as tls.crt/tls.key.
+func writeServingCert(t *testing.T, dir string) *x509.CertPool {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "webhook"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(filepath.Join(dir, TLSCertName), certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, TLSKeyName), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	return pool
+}

@@ -1,0 +1,319 @@
+//go:build integration
+
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package podplacement holds the integration tests of the pod placement path: a real
+// kube-apiserver and etcd (testenv), the scheduling-gate webhook registered through the
+// MutatingWebhookConfiguration that roles builds and called by the apiserver over TLS, the pod
+// placement controller started by roles exactly as the binary and the simulator start it, and
+// in-process fake registries over TLS.
+package podplacement
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zapcore"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/archgate/archgate/fakeregistry"
+	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/testenv"
+)
+
+const (
+	operatorNamespace = "archgate-system"
+	globalSecretName  = "global-pull-secret"
+	// maxRetries and the delays keep failure tests short: 3 attempts within ~100 ms.
+	maxRetries     = 2
+	retryBaseDelay = 20 * time.Millisecond
+	retryMaxDelay  = 100 * time.Millisecond
+	// Users of the private registry.
+	teamUser, teamPassword     = "team", "team-pw"
+	globalUser, globalPassword = "global", "global-pw"
+)
+
+// suite is the state shared by the package's tests, set up once by TestMain.
+type suite struct {
+	ctx    context.Context
+	cfg    *rest.Config
+	scheme *runtime.Scheme
+	client client.Client
+	log    logr.Logger
+
+	// main serves public and private repositories (basic auth); primary is always down and
+	// mirrored by mirror (registries.conf); flaky is put into an outage by a test.
+	main, primary, mirror, flaky *fakeregistry.Registry
+	certsDir                     string
+	registriesConf               string
+	registriesConfDir            string
+
+	controllerOnce    sync.Once
+	controllerMetrics *prometheus.Registry
+	controllerStarted bool
+	controllerErr     chan error
+}
+
+var s suite
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.ctx = ctx
+	s.log = zap.New(zap.WriteTo(os.Stderr), zap.Level(logLevel()))
+	// controller-runtime's internal API reader always logs through the global logger.
+	logf.SetLogger(s.log)
+
+	dir, err := os.MkdirTemp("", "archgate-podplacement-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := startRegistries(ctx, dir); err != nil {
+		return fail(err)
+	}
+	defer s.main.Close()
+	defer s.primary.Close()
+	defer s.mirror.Close()
+	defer s.flaky.Close()
+
+	port, err := freePort()
+	if err != nil {
+		return fail(err)
+	}
+	url := "https://127.0.0.1:" + strconv.Itoa(port) + roles.WebhookPath
+	mwc := roles.MutatingWebhookConfiguration("archgate-scheduling-gate",
+		admissionregistrationv1.WebhookClientConfig{URL: &url}, nil, nil, operatorNamespace)
+	env, err := testenv.Start(testenv.Options{
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{mwc},
+			LocalServingHost: "127.0.0.1",
+			LocalServingPort: port,
+		},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
+		}
+	}()
+	s.cfg = env.Config
+	if s.scheme, err = roles.NewScheme(); err != nil {
+		return fail(err)
+	}
+	if s.client, err = client.New(s.cfg, client.Options{Scheme: s.scheme}); err != nil {
+		return fail(err)
+	}
+	if err := s.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}); err != nil {
+		return fail(err)
+	}
+
+	// The webhook, as the binary runs it; Ready tells when the apiserver can reach it.
+	webhookCtx, stopWebhook := context.WithCancel(ctx)
+	ready, webhookDone := make(chan struct{}), make(chan error, 1)
+	go func() {
+		webhookDone <- roles.RunWebhook(webhookCtx, s.cfg, roles.WebhookOptions{
+			Common:            roles.Common{Logger: s.log.WithName("webhook"), Registerer: prometheus.NewRegistry(), Ready: func() { close(ready) }},
+			Host:              "127.0.0.1",
+			Port:              port,
+			CertDir:           env.Environment.WebhookInstallOptions.LocalServingCertDir,
+			OperatorNamespace: operatorNamespace,
+		})
+	}()
+	defer func() {
+		stopWebhook()
+		if err := <-webhookDone; err != nil {
+			fmt.Fprintln(os.Stderr, "webhook:", err)
+		}
+	}()
+	select {
+	case <-ready:
+	case err := <-webhookDone:
+		return fail(fmt.Errorf("webhook stopped before serving: %w", err))
+	case <-time.After(30 * time.Second):
+		return fail(fmt.Errorf("webhook not serving after 30s"))
+	}
+
+	s.controllerErr = make(chan error, 1)
+	code := m.Run()
+	cancel() // stops the controller, if a test started it
+	if s.controllerStarted {
+		if err := <-s.controllerErr; err != nil {
+			fmt.Fprintln(os.Stderr, "controller:", err)
+			code = 1
+		}
+	}
+	return code
+}
+
+func fail(err error) int {
+	fmt.Fprintln(os.Stderr, "setting up the integration suite:", err)
+	return 1
+}
+
+// logLevel is the components' log level: errors only, unless ARCHGATE_TEST_LOG_LEVEL=N asks
+// for V(N) (0 is info).
+func logLevel() zapcore.Level {
+	if v, err := strconv.Atoi(os.Getenv("ARCHGATE_TEST_LOG_LEVEL")); err == nil {
+		return zapcore.Level(-v)
+	}
+	return zapcore.ErrorLevel
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startRegistries starts the fake registries, writes their CAs into a certs.d directory and a
+// registries.conf that mirrors primary to mirror.
+func startRegistries(ctx context.Context, dir string) error {
+	mainCatalog, err := fakeregistry.NewCatalog(fakeregistry.CatalogSpec{Repositories: []fakeregistry.RepositorySpec{
+		repo("library/multi", "latest", fakeregistry.FormatOCIIndex, true, "linux/amd64", "linux/arm64/v8", "linux/ppc64le", "linux/s390x"),
+		repo("team/api", "v1", fakeregistry.FormatOCIManifest, false, "linux/arm64"),
+		repo("legacy/tool", "3.1", fakeregistry.FormatDockerManifest, false, "linux/amd64"),
+		repo("team/dockerlist", "v2", fakeregistry.FormatDockerManifestList, false, "linux/amd64", "linux/arm/v7", "windows/amd64"),
+		{Name: "operators/bundle", Images: []fakeregistry.ImageSpec{{Tags: []string{"v0.1.0"}, Format: fakeregistry.FormatOCIManifest, Platforms: []string{"linux/amd64"}, NoBinaries: true}}},
+		repo("private/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/amd64", "linux/s390x"),
+		repo("global-only/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/arm64", "linux/ppc64le"),
+	}})
+	if err != nil {
+		return err
+	}
+	if s.main, err = fakeregistry.Start(ctx, fakeregistry.Options{Catalog: mainCatalog, TLS: true, Auth: fakeregistry.Auth{
+		Mode: fakeregistry.AuthBasic,
+		Users: map[string]fakeregistry.User{
+			teamUser:   {Password: teamPassword, Repositories: []string{"private/**"}},
+			globalUser: {Password: globalPassword, Repositories: []string{"global-only/**"}},
+		},
+		Anonymous: []string{"library/**", "team/**", "legacy/**", "operators/**"},
+	}}); err != nil {
+		return err
+	}
+	mirrored, err := fakeregistry.NewCatalog(fakeregistry.CatalogSpec{Repositories: []fakeregistry.RepositorySpec{
+		repo("mirrored/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/ppc64le", "linux/s390x"),
+	}})
+	if err != nil {
+		return err
+	}
+	if s.primary, err = fakeregistry.Start(ctx, fakeregistry.Options{Catalog: mirrored, TLS: true,
+		Faults: fakeregistry.Faults{Outage: fakeregistry.OutageUnavailable}}); err != nil {
+		return err
+	}
+	if s.mirror, err = fakeregistry.Start(ctx, fakeregistry.Options{Catalog: mirrored, TLS: true}); err != nil {
+		return err
+	}
+	flakyCatalog, err := fakeregistry.NewCatalog(fakeregistry.CatalogSpec{Repositories: []fakeregistry.RepositorySpec{
+		repo("flaky/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/amd64", "linux/arm64"),
+	}})
+	if err != nil {
+		return err
+	}
+	if s.flaky, err = fakeregistry.Start(ctx, fakeregistry.Options{Catalog: flakyCatalog, TLS: true}); err != nil {
+		return err
+	}
+
+	s.certsDir = filepath.Join(dir, "certs.d")
+	for _, r := range []*fakeregistry.Registry{s.main, s.primary, s.mirror, s.flaky} {
+		if _, err := r.WriteCertsDir(s.certsDir); err != nil {
+			return err
+		}
+	}
+	s.registriesConf = filepath.Join(dir, "registries.conf")
+	conf := fmt.Sprintf("[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n", s.primary.Host(), s.mirror.Host())
+	if err := os.WriteFile(s.registriesConf, []byte(conf), 0o644); err != nil {
+		return err
+	}
+	// An empty drop-in directory, so that the host's /etc/containers/registries.conf.d is not read.
+	s.registriesConfDir = filepath.Join(dir, "registries.conf.d")
+	return os.MkdirAll(s.registriesConfDir, 0o755)
+}
+
+func repo(name, tag string, format fakeregistry.Format, attestations bool, platforms ...string) fakeregistry.RepositorySpec {
+	return fakeregistry.RepositorySpec{Name: name, Images: []fakeregistry.ImageSpec{{
+		Tags: []string{tag}, Format: format, Platforms: platforms, Attestations: attestations,
+	}}}
+}
+
+// controllerOptions are the options the tests run the controller with.
+func controllerOptions() roles.ControllerOptions {
+	return roles.ControllerOptions{
+		Common:                roles.Common{Logger: s.log.WithName("controller"), Registerer: s.controllerMetrics},
+		OperatorNamespace:     operatorNamespace,
+		GlobalPullSecret:      &types.NamespacedName{Namespace: operatorNamespace, Name: globalSecretName},
+		RegistriesConfPath:    s.registriesConf,
+		RegistriesConfDirPath: s.registriesConfDir,
+		CertsDir:              s.certsDir,
+		InspectTimeout:        10 * time.Second,
+		MaxRetries:            maxRetries,
+		RetryBaseDelay:        retryBaseDelay,
+		RetryMaxDelay:         retryMaxDelay,
+		LeaderElection:        true,
+	}
+}
+
+// startController starts the placement controller shared by the tests, once, and waits until
+// it leads with synced caches. Benchmarks run their own and must not share the process with it.
+func startController(t *testing.T) {
+	t.Helper()
+	s.controllerOnce.Do(func() {
+		s.controllerMetrics = prometheus.NewRegistry()
+		ready := make(chan struct{})
+		opts := controllerOptions()
+		opts.Ready = func() { close(ready) }
+		s.controllerStarted = true
+		go func() { s.controllerErr <- roles.RunPlacementController(s.ctx, s.cfg, opts) }()
+		select {
+		case <-ready:
+		case err := <-s.controllerErr:
+			s.controllerStarted = false
+			t.Fatalf("controller stopped before it was ready: %v", err)
+		case <-time.After(60 * time.Second):
+			t.Fatal("controller not ready after 60s")
+		}
+	})
+	if !s.controllerStarted {
+		t.Fatal("the controller failed to start")
+	}
+}

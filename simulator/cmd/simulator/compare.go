@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/archgate/archgate/simulator/internal/compare"
+	"github.com/archgate/archgate/simulator/internal/report"
+	"github.com/archgate/archgate/simulator/internal/vcs"
+)
+
+type compareFlags struct {
+	scenario  string
+	base      string
+	head      string
+	reports   string
+	alpha     float64
+	threshold float64
+	minDelta  time.Duration
+	maxOther  float64
+}
+
+func newCompareCommand() *cobra.Command {
+	var f compareFlags
+	cmd := &cobra.Command{
+		Use:   "compare (BASE.json HEAD.json | --scenario NAME --base REF [--head REF])",
+		Short: "Compare two reports of a scenario; exit 1 on a significant regression",
+		Long: `Compare prints, per metric, both values, the change, a Mann–Whitney U p-value on
+the per-pod samples and a verdict. A change counts only when p < --alpha and the
+median moved by at least --threshold.
+
+With --scenario, reports are looked up under --reports by the code they ran
+(git tree). --base and --head are git refs; --head defaults to the work tree as
+it is. Missing reports are produced by running the scenario — for a ref, in a
+git worktree under .cache/compare/. When both sides are the same code (an A/A
+comparison), two distinct runs are used.`,
+		Args: cobra.RangeArgs(0, 2),
+		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(cmd, args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scenario, "scenario", "", "scenario name (scenarios/<name>.yaml) or file")
+	fl.StringVar(&f.base, "base", "", "git ref of the base side")
+	fl.StringVar(&f.head, "head", "", "git ref of the head side (default: the work tree)")
+	fl.StringVar(&f.reports, "reports", "reports", "reports directory")
+	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level")
+	fl.Float64Var(&f.threshold, "threshold", compare.DefaultThreshold, "minimum relative change of a median to count")
+	fl.DurationVar(&f.minDelta, "min-latency-delta", time.Duration(compare.DefaultMinLatencyDelta*float64(time.Second)),
+		"minimum absolute change of a median latency to count")
+	fl.Float64Var(&f.maxOther, "max-foreign-cpu", compare.DefaultMaxForeignCPU,
+		"share of the machine's CPU other work may have used during a run; above it verdicts are inconclusive")
+	return cmd
+}
+
+func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
+	opts := compare.Options{Alpha: f.alpha, Threshold: f.threshold, MinLatencyDelta: f.minDelta.Seconds(), MaxForeignCPU: f.maxOther}
+	var base, head *report.Report
+	var baseName, headName string
+	switch {
+	case len(args) == 2:
+		var err error
+		if base, err = report.Load(args[0]); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		if head, err = report.Load(args[1]); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		baseName, headName = args[0], args[1]
+	case len(args) == 0 && f.scenario != "" && f.base != "":
+		found, err := reportsByRef(cmd, f)
+		if err != nil {
+			return err
+		}
+		base, head = found[0].Report, found[1].Report
+		baseName, headName = found[0].Path, found[1].Path
+	default:
+		return &exitError{code: exitUsage, err: errors.New("give two report files, or --scenario and --base")}
+	}
+	if base.Scenario.Name != head.Scenario.Name {
+		return &exitError{code: exitUsage, err: fmt.Errorf("reports of different scenarios: %s and %s", base.Scenario.Name, head.Scenario.Name)}
+	}
+	res := compare.Compare(base, head, opts)
+	compare.Print(cmd.OutOrStdout(), base, head, baseName, headName, res, opts)
+	if res.Regressions > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d significant regression(s)", res.Regressions)}
+	}
+	return nil
+}
+
+// reportsByRef finds (or produces) the base and head reports.
+func reportsByRef(cmd *cobra.Command, f compareFlags) ([2]compare.Found, error) {
+	ctx := cmd.Context()
+	var out [2]compare.Found
+	wd, _ := os.Getwd()
+	root, err := vcs.Root(ctx, wd)
+	if err != nil {
+		return out, &exitError{code: exitUsage, err: err}
+	}
+	name, file := f.scenario, f.scenario
+	if strings.HasSuffix(name, ".yaml") {
+		name = strings.TrimSuffix(filepath.Base(name), ".yaml")
+	} else {
+		file = filepath.Join(root, "scenarios", name+".yaml")
+	}
+	if _, err := os.Stat(file); err != nil {
+		return out, &exitError{code: exitUsage, err: fmt.Errorf("scenario %s: %w", name, err)}
+	}
+	reports, err := filepath.Abs(f.reports)
+	if err != nil {
+		return out, err
+	}
+	sides := [2]compare.Side{}
+	for i, ref := range []string{f.base, f.head} {
+		if sides[i], err = compare.ResolveSide(ctx, root, ref); err != nil {
+			return out, &exitError{code: exitUsage, err: err}
+		}
+	}
+	same := sides[0].Tree == sides[1].Tree
+	need := map[int]int{0: 1, 1: 1}
+	if same {
+		need = map[int]int{0: 2} // A/A: two distinct runs of the same code
+	}
+	ro := compare.RunOptions{Root: root, Scenario: name, ScenarioFile: file, ReportsDir: reports, Output: cmd.ErrOrStderr()}
+	for i, n := range need {
+		for {
+			have := compare.FindReports(reports, name, sides[i].Tree)
+			if len(have) >= n {
+				break
+			}
+			before := len(have)
+			if err := compare.Produce(ctx, sides[i], ro); err != nil {
+				return out, &exitError{code: exitFailed, err: err}
+			}
+			if len(compare.FindReports(reports, name, sides[i].Tree)) <= before {
+				return out, &exitError{code: exitFailed, err: fmt.Errorf("running %s at %s produced no report", name, sides[i].Label)}
+			}
+		}
+	}
+	if same {
+		have := compare.FindReports(reports, name, sides[0].Tree)
+		out[0], out[1] = have[len(have)-2], have[len(have)-1]
+		return out, nil
+	}
+	for i := range sides {
+		have := compare.FindReports(reports, name, sides[i].Tree)
+		out[i] = have[len(have)-1]
+	}
+	return out, nil
+}

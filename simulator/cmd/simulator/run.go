@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/klog/v2/textlogger"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/archgate/archgate/simulator/internal/procs"
+	"github.com/archgate/archgate/simulator/internal/runner"
+	"github.com/archgate/archgate/simulator/internal/scenario"
+)
+
+type runFlags struct {
+	scenario     string
+	expectations string
+	kubeconfig   string
+	out          string
+	baseline     bool
+	quiet        bool
+	logFile      string
+	logVerbosity int
+}
+
+func newRunCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run --scenario FILE",
+		Short: "Run a scenario, write its report and check its expectations",
+		Long: `Run starts a control plane (envtest from bin/k8s, or --kubeconfig), the embedded
+kube-scheduler, the node pools, the fake registry and the operator in-process,
+creates the workload (after an optional baseline pass without the operator),
+applies the timeline and writes reports/<scenario>/<commit>[-dirty]-<time>.{json,md}
+with latency and timeline plots. It exits 1 when an expectation is missed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runScenario(cmd.Context(), f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scenario, "scenario", "", "scenario file (required)")
+	fl.StringVar(&f.expectations, "expectations", "", "expectations file that replaces the scenario's own")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "run against this cluster instead of starting envtest")
+	fl.StringVar(&f.out, "out", "reports", "directory for reports (a <scenario>/ subdirectory is used)")
+	fl.BoolVar(&f.baseline, "baseline", false, "add a baseline pass without the operator even if the scenario has none")
+	fl.BoolVar(&f.quiet, "quiet", false, "print only the summary")
+	fl.StringVar(&f.logFile, "log", "", "write the components' logs (scheduler, operator, clients) to this file")
+	fl.IntVar(&f.logVerbosity, "v", 0, "log verbosity for --log")
+	_ = cmd.MarkFlagRequired("scenario")
+	return cmd
+}
+
+func runScenario(parent context.Context, f runFlags) error {
+	loaded, err := scenario.Load(f.scenario)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	if f.expectations != "" {
+		if err := loaded.LoadExpectations(f.expectations); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	logger := logr.Discard()
+	if f.logFile != "" {
+		lf, err := os.Create(f.logFile)
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		defer lf.Close()
+		logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(lf), textlogger.Verbosity(f.logVerbosity)))
+	}
+	ctrllog.SetLogger(logger)
+
+	guard, err := procs.StartGuard()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "warning: %v; a crash could leave kube-apiserver/etcd running\n", err)
+	}
+	defer guard.Close()
+
+	// First SIGINT/SIGTERM: cancel and shut down cleanly (the report of what
+	// ran is still written). Second: kill the control plane and exit now.
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	interrupted := false
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		interrupted = true
+		fmt.Fprintln(os.Stderr, "\ninterrupted: stopping (again to kill at once)")
+		cancel()
+		if _, ok := <-sigs; ok {
+			guard.KillNow()
+			os.Exit(exitInterrupted)
+		}
+	}()
+
+	var status, progress io.Writer
+	if !f.quiet {
+		status = os.Stderr
+		if term.IsTerminal(int(os.Stdout.Fd())) {
+			progress = os.Stdout
+		}
+	}
+	rep, runErr := runner.Run(ctx, runner.Options{
+		Scenario:   loaded,
+		Kubeconfig: f.kubeconfig,
+		Baseline:   f.baseline,
+		Status:     status,
+		Progress:   progress,
+		Logger:     logger,
+		Guard:      guard,
+	})
+	if rep != nil && rep.Main != nil {
+		files, werr := rep.Write(f.out)
+		rep.WriteText(os.Stdout)
+		if files.JSON != "" {
+			fmt.Fprintf(os.Stdout, "report: %s\nsummary: %s\n", files.JSON, files.Markdown)
+		}
+		if werr != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("writing report: %w", werr))
+		}
+	}
+	switch {
+	case interrupted:
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
+	case runErr != nil:
+		return &exitError{code: exitFailed, err: runErr}
+	case !rep.Passed:
+		return &exitError{code: exitFailed, err: fmt.Errorf("scenario %s: expectations not met", rep.Scenario.Name)}
+	}
+	return nil
+}
+
+func newValidateCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check scenario files strictly (fields, values, expectations) without running them",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var errs []error
+			for _, a := range args {
+				l, err := scenario.Load(a)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s: %d pods, %d nodes, %d images, %d expectations)\n", a,
+					l.Scenario.Name, l.Scenario.Workload.Pods, nodeCount(l.Scenario), len(l.Catalog.Images()), len(l.Checks))
+			}
+			if len(errs) > 0 {
+				return &exitError{code: exitUsage, err: errors.Join(errs...)}
+			}
+			return nil
+		},
+	}
+}
+
+func nodeCount(s *scenario.Scenario) int {
+	n := 0
+	for _, p := range s.Nodes {
+		n += p.Count
+	}
+	return n
+}

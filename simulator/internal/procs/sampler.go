@@ -1,0 +1,189 @@
+package procs
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Sample is the resource use of the watched processes at one time.
+type Sample struct {
+	// At is the offset from the sampler's start.
+	At time.Duration
+	// CPU is the cumulative CPU time by process name.
+	CPU map[string]time.Duration
+	// RSS is the resident memory in bytes by process name.
+	RSS map[string]int64
+}
+
+// Sampler reads the simulator's and its children's resource use at an
+// interval, and keeps each child's last reading so it can still report them
+// after they stopped.
+type Sampler struct {
+	mu      sync.Mutex
+	start   time.Time
+	samples []Sample
+	last    map[string]Proc
+	maxLoad float64
+	// first and latest machine-wide CPU readings, and the simulator's own
+	// CPU at the first one.
+	firstStat, lastStat cpuStat
+	selfAtFirst         time.Duration
+	cancel              context.CancelFunc
+	done                chan struct{}
+}
+
+// SelfName is the name the simulator's own process is reported under.
+const SelfName = "simulator"
+
+// StartSampler samples every interval until Stop.
+func StartSampler(ctx context.Context, interval time.Duration) *Sampler {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Sampler{start: time.Now(), last: map[string]Proc{}, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			s.Sample()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// Sample takes one reading now.
+func (s *Sampler) Sample() {
+	procs := Children(os.Getpid())
+	if self, ok := Read(os.Getpid()); ok {
+		self.Name = SelfName
+		procs = append(procs, self)
+	}
+	smp := Sample{At: time.Since(s.start), CPU: map[string]time.Duration{}, RSS: map[string]int64{}}
+	load := loadAverage()
+	stat := readCPUStat()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxLoad = max(s.maxLoad, load)
+	if s.firstStat.total == 0 {
+		s.firstStat = stat
+		for _, p := range procs {
+			if p.Name == SelfName {
+				s.selfAtFirst = p.CPU
+			}
+		}
+	}
+	s.lastStat = stat
+	for _, p := range procs {
+		if p.Name != SelfName && p.Name != "kube-apiserver" && p.Name != "etcd" {
+			continue // the guard and other helpers
+		}
+		smp.CPU[p.Name] += p.CPU
+		smp.RSS[p.Name] += p.RSS
+		s.last[p.Name] = p
+	}
+	s.samples = append(s.samples, smp)
+}
+
+// MaxLoad returns the highest 1-minute load average seen.
+func (s *Sampler) MaxLoad() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxLoad
+}
+
+// ForeignCPU returns the CPU time that processes other than the simulator,
+// kube-apiserver and etcd used on the machine between the first and the
+// last sample, and that time as a share of the machine's capacity (all
+// cores) over the same period. Other engineers' builds on a shared machine
+// show up here; they make every latency noisier.
+func (s *Sampler) ForeignCPU() (time.Duration, float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dBusy := s.lastStat.busy - s.firstStat.busy
+	dTotal := s.lastStat.total - s.firstStat.total
+	if dTotal == 0 {
+		return 0, 0
+	}
+	ours := -s.selfAtFirst
+	for _, p := range s.last {
+		ours += p.CPU
+	}
+	foreign := time.Duration(dBusy)*time.Second/clockTicks - ours
+	foreign = max(foreign, 0)
+	capacity := time.Duration(dTotal) * time.Second / clockTicks
+	return foreign, float64(foreign) / float64(capacity)
+}
+
+// cpuStat is the machine-wide CPU time from /proc/stat, in clock ticks.
+type cpuStat struct{ busy, total uint64 }
+
+// readCPUStat sums the "cpu" line of /proc/stat: total is every field,
+// busy all but idle and iowait.
+func readCPUStat() cpuStat {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuStat{}
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return cpuStat{}
+	}
+	var st cpuStat
+	// user nice system idle iowait irq softirq steal (guest time is
+	// already counted in user).
+	for i, v := range f[1:min(len(f), 9)] {
+		n, _ := strconv.ParseUint(v, 10, 64)
+		st.total += n
+		if i != 3 && i != 4 {
+			st.busy += n
+		}
+	}
+	return st
+}
+
+// loadAverage reads the 1-minute load average; 0 when unknown.
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+// Stop ends sampling after a last reading.
+func (s *Sampler) Stop() {
+	s.cancel()
+	<-s.done
+}
+
+// Samples returns the readings so far.
+func (s *Sampler) Samples() []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Sample(nil), s.samples...)
+}
+
+// Last returns each process's last reading (peak RSS included).
+func (s *Sampler) Last() map[string]Proc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]Proc, len(s.last))
+	for k, v := range s.last {
+		out[k] = v
+	}
+	return out
+}

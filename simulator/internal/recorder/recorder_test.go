@@ -1,0 +1,66 @@
+package recorder
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+func pod(name string, gated bool, node, placement string) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}, Spec: corev1.PodSpec{NodeName: node}}
+	if gated {
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}}
+	}
+	if placement != "" {
+		p.Labels[v1beta1.LabelPlacement] = placement
+	}
+	return p
+}
+
+func TestAggregateTransitions(t *testing.T) {
+	r := &Recorder{events: make(chan event, 16), pods: make([]PodTimes, 2), changed: make(chan struct{}, 1)}
+	for i := range r.pods {
+		r.pods[i] = PodTimes{Seen: -1, Gated: -1, Ungated: -1, Bound: -1}
+	}
+	ms := time.Millisecond
+	feed := []struct {
+		at  time.Duration
+		typ watch.EventType
+		pod *corev1.Pod
+	}{
+		{1 * ms, watch.Added, pod("p-00000", true, "", "")},
+		{2 * ms, watch.Added, pod("p-00001", false, "", "")},                  // never gated (webhook skipped it)
+		{5 * ms, watch.Modified, pod("p-00000", false, "", "arch-set")},       // gate removed
+		{7 * ms, watch.Modified, pod("p-00001", false, "node-b", "")},         // bound
+		{9 * ms, watch.Modified, pod("p-00000", false, "node-a", "arch-set")}, // bound
+		{9 * ms, watch.Modified, pod("other", false, "node-a", "")},           // not ours
+		{10 * ms, watch.Deleted, pod("p-00000", false, "node-a", "")},         // ignored
+	}
+	for _, f := range feed {
+		e, ok := toEvent(f.typ, f.pod)
+		if !ok {
+			continue
+		}
+		e.at = f.at
+		r.events <- e
+	}
+	close(r.events)
+	r.wg.Add(1)
+	r.aggregate()
+	want := []PodTimes{
+		{Seen: 1 * ms, Gated: 1 * ms, Ungated: 5 * ms, Bound: 9 * ms, Node: "node-a", Placement: "arch-set"},
+		{Seen: 2 * ms, Gated: -1, Ungated: -1, Bound: 7 * ms, Node: "node-b"},
+	}
+	if diff := cmp.Diff(want, r.pods); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if p := r.Progress(); p.Seen != 2 || p.Gated != 1 || p.Ungated != 1 || p.Bound != 2 {
+		t.Errorf("progress %+v", p)
+	}
+}

@@ -1,0 +1,329 @@
+// Package report is the simulator's report: the JSON document a run writes
+// (schema-versioned, with per-pod samples so that compare can test
+// differences), its flat metric values for expectations and compare, the
+// Markdown summary and the plots.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/archgate/archgate/simulator/internal/scenario"
+	"github.com/archgate/archgate/simulator/internal/stats"
+)
+
+// SchemaVersion is the version of the JSON layout. Bump it on any change
+// that an older compare could misread; Load rejects other versions.
+const SchemaVersion = 1
+
+// Report is one run of one scenario.
+type Report struct {
+	// SchemaVersion is the layout version of this document.
+	SchemaVersion int `json:"schemaVersion"`
+	// Scenario is what ran.
+	Scenario ScenarioInfo `json:"scenario"`
+	// Environment is where and at which commit it ran.
+	Environment Environment `json:"environment"`
+	// StartedAt is the UTC start time.
+	StartedAt time.Time `json:"startedAt"`
+	// WallSeconds is the whole run, control-plane start to report.
+	WallSeconds float64 `json:"wallSeconds"`
+	// Main is the main pass (with the operator when enabled).
+	Main *Pass `json:"main"`
+	// Baseline is the same workload without the operator, when asked for.
+	Baseline *Pass `json:"baseline,omitempty"`
+	// Ratios divide main-pass figures by the baseline's (throughput,
+	// schedule.p50, …).
+	Ratios map[string]float64 `json:"ratios,omitempty"`
+	// Operator holds the operator's own counters, when it ran.
+	Operator *OperatorStats `json:"operator,omitempty"`
+	// Registry holds the fake registry's counters, when it ran.
+	Registry *RegistryStats `json:"registry,omitempty"`
+	// Resources is the CPU and memory of the processes.
+	Resources Resources `json:"resources"`
+	// Timeline lists the events applied.
+	Timeline []AppliedEvent `json:"timeline,omitempty"`
+	// Expectations are the checks and their outcomes.
+	Expectations []Outcome `json:"expectations"`
+	// Passed is true when every expectation held and the run had no error.
+	Passed bool `json:"passed"`
+	// Errors are problems of the run itself (watch lost, component failed).
+	Errors []string `json:"errors,omitempty"`
+}
+
+// ScenarioInfo identifies the scenario of a run.
+type ScenarioInfo struct {
+	// Name of the scenario.
+	Name string `json:"name"`
+	// Description of the scenario.
+	Description string `json:"description,omitempty"`
+	// File is the scenario file's path as given.
+	File string `json:"file"`
+	// SHA256 of the file's bytes.
+	SHA256 string `json:"sha256"`
+	// Spec is the scenario with defaults applied.
+	Spec *scenario.Scenario `json:"spec"`
+}
+
+// Environment is where a run happened.
+type Environment struct {
+	// Commit is the git commit of the work tree (short form in file names).
+	Commit string `json:"commit"`
+	// Dirty is true when the work tree differed from the commit (reports/
+	// aside).
+	Dirty bool `json:"dirty"`
+	// Tree is the git tree hash of the work tree's content (reports/ aside):
+	// equal trees ran the same code, dirty or not.
+	Tree string `json:"tree"`
+	// GoVersion is the Go toolchain that built the simulator.
+	GoVersion string `json:"goVersion"`
+	// KubernetesVersion is the apiserver's version.
+	KubernetesVersion string `json:"kubernetesVersion"`
+	// Cores is the number of CPUs the process may use.
+	Cores int `json:"cores"`
+	// CPUModel is the CPU's model name.
+	CPUModel string `json:"cpuModel,omitempty"`
+	// MemoryBytes is the machine's memory.
+	MemoryBytes int64 `json:"memoryBytes,omitempty"`
+	// Host is the host name; OS the GOOS/GOARCH and kernel.
+	Host string `json:"host"`
+	OS   string `json:"os"`
+	// ControlPlane is "envtest" or the kubeconfig's server.
+	ControlPlane string `json:"controlPlane"`
+	// LoadAverage is the machine's highest 1-minute load average seen
+	// during the run: above Cores, other work competed for the CPUs and the
+	// figures are noisier.
+	LoadAverage float64 `json:"loadAverage"`
+	// ForeignCPUShare is the share of the machine's CPU capacity that
+	// other processes (not the simulator, kube-apiserver or etcd) used
+	// during the run. Above a few per cent the figures carry their noise.
+	ForeignCPUShare float64 `json:"foreignCPUShare"`
+}
+
+// Pass is one pass of the workload.
+type Pass struct {
+	// Name is main or baseline.
+	Name string `json:"name"`
+	// Operator is true when the operator ran during the pass.
+	Operator bool `json:"operator"`
+	// Pods counts pods created; BoundPods those bound before the deadline.
+	Pods      int `json:"pods"`
+	BoundPods int `json:"boundPods"`
+	// Schedulable counts pods whose images share a node pool's architecture.
+	Schedulable int `json:"schedulable"`
+	// MisplacedPods were bound to a node whose architecture some image of
+	// the pod lacks (images without binaries run anywhere).
+	MisplacedPods int `json:"misplacedPods"`
+	// GatedAtEnd still carried the gate at the end; UnboundAtEnd had no node.
+	GatedAtEnd   int `json:"gatedAtEnd"`
+	UnboundAtEnd int `json:"unboundAtEnd"`
+	// NeverGatedPods were not gated (skipped by the webhook, or webhook down).
+	NeverGatedPods int `json:"neverGatedPods"`
+	// Placements counts pods by their multiarch.openshift.io/placement label
+	// at the end ("" for none).
+	Placements map[string]int `json:"placements,omitempty"`
+	// Latency summarizes gateHold, schedule, total and create, in seconds.
+	Latency map[string]stats.Summary `json:"latency"`
+	// Throughput is pods bound per second, first create sent → last bound.
+	Throughput float64 `json:"throughput"`
+	// DurationSeconds is first create sent → last bound (or the deadline).
+	DurationSeconds float64 `json:"durationSeconds"`
+	// CreateSeconds is first → last create sent.
+	CreateSeconds float64 `json:"createSeconds"`
+	// ArrivalLagMaxSeconds is the worst delay of a create behind its schedule.
+	ArrivalLagMaxSeconds float64 `json:"arrivalLagMaxSeconds"`
+	// PerSecond counts transitions in each second of the pass.
+	PerSecond PerSecond `json:"perSecond"`
+	// Samples are the per-pod latencies in microseconds, for compare.
+	Samples Samples `json:"samples"`
+	// Recorder is the watch recorder's bookkeeping.
+	Recorder RecorderStats `json:"recorder"`
+	// SchedulerSLI is the scheduler's own pod_scheduling_sli_duration_seconds
+	// over the pass, a cross-check of Latency["schedule"].
+	SchedulerSLI *HistogramStats `json:"schedulerSLI,omitempty"`
+	// DeadlineHit is true when the pass ended at the deadline.
+	DeadlineHit bool `json:"deadlineHit"`
+}
+
+// PerSecond counts what happened in each second of a pass.
+type PerSecond struct {
+	// Created, Ungated and Bound count pods per second.
+	Created []int `json:"created"`
+	Ungated []int `json:"ungated"`
+	Bound   []int `json:"bound"`
+}
+
+// Samples are per-pod latencies in microseconds, pods in index order
+// (pods without the transition left out).
+type Samples struct {
+	GateHold []int64 `json:"gateHoldUs,omitempty"`
+	Schedule []int64 `json:"scheduleUs"`
+	Total    []int64 `json:"totalUs"`
+	Create   []int64 `json:"createUs"`
+}
+
+// Seconds returns a sample family in seconds.
+func (s Samples) Seconds(name string) []float64 {
+	var us []int64
+	switch name {
+	case "gateHold":
+		us = s.GateHold
+	case "schedule":
+		us = s.Schedule
+	case "total":
+		us = s.Total
+	case "create":
+		us = s.Create
+	}
+	out := make([]float64, len(us))
+	for i, v := range us {
+		out[i] = float64(v) / 1e6
+	}
+	return out
+}
+
+// RecorderStats is the recorder's bookkeeping.
+type RecorderStats struct {
+	// Events received and Drops dropped (buffer full).
+	Events int64 `json:"events"`
+	Drops  int64 `json:"drops"`
+}
+
+// HistogramStats are quantiles estimated from a Prometheus histogram.
+type HistogramStats struct {
+	// Count of observations; P50 and P99 in seconds.
+	Count float64 `json:"count"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+}
+
+// OperatorStats are the operator's counters over the main pass.
+type OperatorStats struct {
+	// CacheHits and CacheMisses of the inspection cache; CacheHitRate is
+	// hits / (hits + misses).
+	CacheHits    float64 `json:"cacheHits"`
+	CacheMisses  float64 `json:"cacheMisses"`
+	CacheHitRate float64 `json:"cacheHitRate"`
+	// CacheDedupWaits are misses that waited for an inspection in flight.
+	CacheDedupWaits float64 `json:"cacheDedupWaits"`
+	// Inspections counts registry inspections; InspectionErrors by reason.
+	Inspections      float64            `json:"inspections"`
+	InspectionErrors map[string]float64 `json:"inspectionErrors,omitempty"`
+	// WebhookGated and WebhookSkipped (by reason) count admission decisions.
+	WebhookGated   float64            `json:"webhookGated"`
+	WebhookSkipped map[string]float64 `json:"webhookSkipped,omitempty"`
+	// Counters are every counter the components exported, by series.
+	Counters map[string]float64 `json:"counters,omitempty"`
+}
+
+// RegistryStats are the fake registry's counters over the main pass.
+type RegistryStats struct {
+	// Requests by kind, and Total.
+	Requests map[string]uint64 `json:"requests"`
+	Total    uint64            `json:"total"`
+	// Statuses counts answers by HTTP status (0: aborted).
+	Statuses map[string]uint64 `json:"statuses,omitempty"`
+	// Faults counts injected faults by kind.
+	Faults map[string]uint64 `json:"faults,omitempty"`
+	// UniqueImages is the number of distinct images (repository@digest) of
+	// the pods the operator gates.
+	UniqueImages int `json:"uniqueImages"`
+	// MinimumRequests is the physical minimum: for each unique image, the
+	// requests containers/image needs to inspect it once (see MinRequests).
+	MinimumRequests int `json:"minimumRequests"`
+	// PerMinimum is Total / MinimumRequests.
+	PerMinimum float64 `json:"perMinimum"`
+}
+
+// Resources is CPU and memory use.
+type Resources struct {
+	// Processes are the simulator and its control-plane children.
+	Processes []ProcessStats `json:"processes"`
+	// Samples are periodic readings (seconds from start, cumulative CPU
+	// seconds and RSS bytes by process).
+	Samples []ResourceSample `json:"samples,omitempty"`
+}
+
+// ProcessStats is one process's totals.
+type ProcessStats struct {
+	// Name is simulator, kube-apiserver or etcd.
+	Name string `json:"name"`
+	// CPUSeconds is user plus system time.
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// PeakRSSBytes is the peak resident set (VmHWM / ru_maxrss).
+	PeakRSSBytes int64 `json:"peakRSSBytes"`
+}
+
+// ResourceSample is one periodic reading.
+type ResourceSample struct {
+	// At is seconds from the start of the run.
+	At float64 `json:"at"`
+	// CPUSeconds and RSSBytes by process name.
+	CPUSeconds map[string]float64 `json:"cpuSeconds"`
+	RSSBytes   map[string]int64   `json:"rssBytes"`
+}
+
+// AppliedEvent is a timeline event as it happened.
+type AppliedEvent struct {
+	// Action is the event's action; Spec its settings.
+	Action string          `json:"action"`
+	Spec   json.RawMessage `json:"spec,omitempty"`
+	// AtSeconds and EndSeconds are offsets from the main pass's start.
+	AtSeconds  float64 `json:"atSeconds"`
+	EndSeconds float64 `json:"endSeconds,omitempty"`
+	// Error is set when applying or reverting it failed.
+	Error string `json:"error,omitempty"`
+}
+
+// Outcome is one checked expectation.
+type Outcome struct {
+	// Check as written, and the Source of its threshold.
+	Check  string `json:"check"`
+	Source string `json:"source"`
+	// Metric, Unit and the measured Value (NaN-free: Measured false when the
+	// run did not produce it).
+	Metric   string  `json:"metric"`
+	Unit     string  `json:"unit"`
+	Value    float64 `json:"value"`
+	Measured bool    `json:"measured"`
+	// Passed is true when the check held.
+	Passed bool `json:"passed"`
+}
+
+// Evaluate checks every expectation against the report's values.
+func Evaluate(r *Report, checks []scenario.Check) []Outcome {
+	values := r.Values()
+	out := make([]Outcome, 0, len(checks))
+	for _, c := range checks {
+		v, ok := values[c.Metric.Name]
+		o := Outcome{Check: c.Text, Source: c.Source, Metric: c.Metric.Name, Unit: string(c.Metric.Unit)}
+		if ok && !math.IsNaN(v) {
+			o.Value, o.Measured = v, true
+			o.Passed = c.Op.Holds(v, c.Value)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// Load reads a report and checks its schema version.
+func Load(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s: schema version %d, this simulator reads %d", path, r.SchemaVersion, SchemaVersion)
+	}
+	if r.Main == nil {
+		return nil, fmt.Errorf("%s: no main pass", path)
+	}
+	return &r, nil
+}

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/archgate/archgate/simulator/internal/scenario"
+	"github.com/archgate/archgate/simulator/internal/stats"
+)
+
+// sample builds a full report whose latencies are scale times a fixed
+// random sample.
+func sample(scale float64) *Report {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pass := func(name string, operator bool) *Pass {
+		p := &Pass{Name: name, Operator: operator, Pods: 1000, BoundPods: 1000, Latency: map[string]stats.Summary{},
+			Throughput: 100 / scale, DurationSeconds: 10, Placements: map[string]int{"arch-set": 1000}}
+		for range 1000 {
+			p.Samples.Schedule = append(p.Samples.Schedule, int64(scale*float64(5000+rng.IntN(20000))))
+			p.Samples.Total = append(p.Samples.Total, int64(scale*float64(20000+rng.IntN(40000))))
+			p.Samples.Create = append(p.Samples.Create, int64(scale*float64(2000+rng.IntN(4000))))
+			if operator {
+				p.Samples.GateHold = append(p.Samples.GateHold, int64(scale*float64(5000+rng.IntN(10000))))
+			}
+		}
+		for _, fam := range []string{"gateHold", "schedule", "total", "create"} {
+			if xs := p.Samples.Seconds(fam); len(xs) > 0 {
+				p.Latency[fam] = stats.Summarize(xs)
+			}
+		}
+		for range 10 {
+			p.PerSecond.Bound = append(p.PerSecond.Bound, int(100/scale)+rng.IntN(3))
+			p.PerSecond.Created = append(p.PerSecond.Created, 100)
+			p.PerSecond.Ungated = append(p.PerSecond.Ungated, 100)
+		}
+		p.SchedulerSLI = &HistogramStats{Count: 1000, P50: 0.01, P99: 0.05}
+		return p
+	}
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		Scenario:      ScenarioInfo{Name: "t", SHA256: "x"},
+		Environment:   Environment{Commit: "0123456789abcdef", Tree: "tree"},
+		StartedAt:     time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		WallSeconds:   30,
+		Main:          pass("main", true),
+		Baseline:      pass("baseline", false),
+		Ratios:        map[string]float64{"throughput": 0.9, "schedule.p50": 1.1, "schedule.p99": 1.2, "total.p50": 1.3, "total.p99": 1.4},
+		Operator:      &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0}},
+		Registry:      &RegistryStats{Requests: map[string]uint64{"ping": 3}, Total: 3, UniqueImages: 1, MinimumRequests: 2, PerMinimum: 1.5},
+		Resources:     Resources{Processes: []ProcessStats{{Name: "simulator", CPUSeconds: 1, PeakRSSBytes: 1 << 20}, {Name: "etcd", CPUSeconds: 1, PeakRSSBytes: 1 << 20}}},
+		Timeline:      []AppliedEvent{{Action: "webhookDown", AtSeconds: 2, EndSeconds: 4}},
+	}
+	return r
+}
+
+// TestValuesCoverEveryMetric keeps scenario.Metrics (what checks may name)
+// and Values (what a report provides) in sync.
+func TestValuesCoverEveryMetric(t *testing.T) {
+	v := sample(1).Values()
+	for _, m := range scenario.Metrics() {
+		if _, ok := v[m.Name]; !ok {
+			t.Errorf("metric %s is not provided by Report.Values", m.Name)
+		}
+	}
+	for k := range v {
+		if _, ok := scenario.Metric(k); !ok {
+			t.Errorf("value %s is not a known metric", k)
+		}
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	r := sample(1)
+	r.Main.MisplacedPods = 2
+	var checks []scenario.Check
+	for _, s := range []string{"misplacedPods == 0", "cacheHitRate >= 99%", "schedule.p99 < 1s"} {
+		c, err := scenario.ParseCheck(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks = append(checks, c)
+	}
+	got := Evaluate(r, checks)
+	want := []bool{false, true, true}
+	for i, o := range got {
+		if o.Passed != want[i] || !o.Measured {
+			t.Errorf("%s: passed %v measured %v, want passed %v", o.Check, o.Passed, o.Measured, want[i])
+		}
+	}
+	r.Operator = nil
+	if o := Evaluate(r, checks[1:2])[0]; o.Measured || o.Passed {
+		t.Errorf("a metric the run lacks must fail unmeasured: %+v", o)
+	}
+}
+
+func TestWriteAndLoad(t *testing.T) {
+	dir := t.TempDir()
+	r := sample(1)
+	r.Environment.Dirty = true
+	f, err := r.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBase := filepath.Join(dir, "t", "0123456789ab-dirty-20260102T030405Z")
+	if f.JSON != wantBase+".json" {
+		t.Errorf("JSON file %s, want %s.json", f.JSON, wantBase)
+	}
+	for _, p := range []string{f.JSON, f.Markdown, f.LatencySVG, f.TimelineSVG} {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", p, err)
+		}
+	}
+	md, _ := os.ReadFile(f.Markdown)
+	for _, want := range []string{"## Passes", "| misplaced pods |", "## Expectations", "-latency.svg"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	back, err := Load(f.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Main.Samples.Schedule) != 1000 || back.Main.Latency["schedule"].P99 != r.Main.Latency["schedule"].P99 {
+		t.Error("samples or summaries lost in the round trip")
+	}
+	data, _ := os.ReadFile(f.JSON)
+	os.WriteFile(f.JSON, []byte(strings.Replace(string(data), `"schemaVersion": 1`, `"schemaVersion": 99`, 1)), 0o644)
+	if _, err := Load(f.JSON); err == nil || !strings.Contains(err.Error(), "schema version 99") {
+		t.Errorf("Load of another schema version: %v", err)
+	}
+}

@@ -1,0 +1,63 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/archgate/archgate/simulator/internal/scenario"
+)
+
+// WriteText writes the short terminal summary of a run.
+func (r *Report) WriteText(w io.Writer) {
+	d := func(x float64) string { return scenario.FormatValue(scenario.UnitDuration, x) }
+	pass := func(p *Pass) {
+		if p == nil {
+			return
+		}
+		deadline := ""
+		if p.DeadlineHit {
+			deadline = " (deadline hit)"
+		}
+		fmt.Fprintf(w, "%-8s %d/%d pods bound in %.1fs%s: %.1f pods/s; misplaced %d, gated at end %d, unbound %d\n",
+			p.Name, p.BoundPods, p.Pods, p.DurationSeconds, deadline, p.Throughput, p.MisplacedPods, p.GatedAtEnd, p.UnboundAtEnd)
+		for _, fam := range []string{"gateHold", "schedule", "total"} {
+			if s, ok := p.Latency[fam]; ok && s.N > 0 {
+				fmt.Fprintf(w, "         %-9s p50 %-9s p90 %-9s p99 %-9s max %s\n", fam, d(s.P50), d(s.P90), d(s.P99), d(s.Max))
+			}
+		}
+	}
+	pass(r.Main)
+	pass(r.Baseline)
+	if len(r.Ratios) > 0 {
+		fmt.Fprintf(w, "ratio to baseline: throughput ×%.2f, schedule p99 ×%.2f, total p99 ×%.2f\n",
+			r.Ratios["throughput"], r.Ratios["schedule.p99"], r.Ratios["total.p99"])
+	}
+	if o := r.Operator; o != nil {
+		fmt.Fprintf(w, "cache hit rate %s (%.0f hits, %.0f misses)", scenario.FormatValue(scenario.UnitRatio, o.CacheHitRate), o.CacheHits, o.CacheMisses)
+		if g := r.Registry; g != nil {
+			fmt.Fprintf(w, "; registry %d requests vs minimum %d (×%.2f) for %d images", g.Total, g.MinimumRequests, g.PerMinimum, g.UniqueImages)
+		}
+		fmt.Fprintln(w)
+	}
+	var all int64
+	for _, p := range r.Resources.Processes {
+		all += p.PeakRSSBytes
+		fmt.Fprintf(w, "%-15s cpu %6.1fs  peak RSS %s\n", p.Name, p.CPUSeconds, FormatBytes(float64(p.PeakRSSBytes)))
+	}
+	fmt.Fprintf(w, "wall time %.1fs, peak RSS all %s; other work used %.0f%% of the machine's CPU\n",
+		r.WallSeconds, FormatBytes(float64(all)), r.Environment.ForeignCPUShare*100)
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "error: %s\n", e)
+	}
+	for _, o := range r.Expectations {
+		mark := "PASS"
+		if !o.Passed {
+			mark = "FAIL"
+		}
+		val := scenario.FormatValue(scenario.Unit(o.Unit), o.Value)
+		if !o.Measured {
+			val = "not measured"
+		}
+		fmt.Fprintf(w, "%s  %-40s measured %s\n", mark, o.Check, val)
+	}
+}

@@ -1,0 +1,120 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/archgate/archgate/operator/pkg/testenv"
+	"github.com/archgate/archgate/simulator/internal/procs"
+	"github.com/archgate/archgate/simulator/internal/report"
+	"github.com/archgate/archgate/simulator/internal/vcs"
+)
+
+// crdDir is where the operator's CRDs live, relative to the repository root.
+const crdDir = "operator/config/crd/bases"
+
+// startControlPlane starts envtest (or connects to --kubeconfig) and
+// installs the operator's CRDs.
+func (r *run) startControlPlane(ctx context.Context) error {
+	crds := filepath.Join(r.opts.RepoRoot, crdDir)
+	if r.opts.Kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", r.opts.Kubeconfig)
+		if err != nil {
+			return fmt.Errorf("loading kubeconfig: %w", err)
+		}
+		cfg.QPS, cfg.Burst = testenv.DefaultQPS, testenv.DefaultBurst
+		if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
+			return fmt.Errorf("installing CRDs: %w", err)
+		}
+		r.cfg = cfg
+		r.rep.Environment.ControlPlane = cfg.Host
+	} else {
+		env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{crds}})
+		if err != nil {
+			return err
+		}
+		// Hand the guard the children before anything else can fail.
+		for _, c := range procs.Children(os.Getpid()) {
+			if c.Name == "kube-apiserver" || c.Name == "etcd" {
+				r.opts.Guard.Watch(c.ID)
+			}
+		}
+		r.defer_(func() {
+			r.sampler.Sample() // last reading of the children's peak RSS
+			if err := env.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+			}
+		})
+		r.cfg = env.Config
+		r.rep.Environment.ControlPlane = "envtest"
+	}
+	client, err := kubernetes.NewForConfig(r.cfg)
+	if err != nil {
+		return err
+	}
+	r.client = client
+	if v, err := client.Discovery().ServerVersion(); err == nil {
+		r.rep.Environment.KubernetesVersion = v.GitVersion
+	}
+	r.sampler.Sample()
+	return ctx.Err()
+}
+
+// environment describes the machine and the code.
+func environment(ctx context.Context, root string) report.Environment {
+	e := report.Environment{
+		GoVersion: goVersion(),
+		Cores:     runtime.NumCPU(),
+		OS:        runtime.GOOS + "/" + runtime.GOARCH,
+	}
+	e.Host, _ = os.Hostname()
+	if st, err := vcs.Describe(ctx, root); err == nil {
+		e.Commit, e.Dirty, e.Tree = st.Commit, st.Dirty, st.Tree
+	}
+	var u syscall.Utsname
+	if syscall.Uname(&u) == nil {
+		e.OS += " " + utsString(u.Release[:])
+	}
+	e.CPUModel = cpuModel()
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) == nil {
+		e.MemoryBytes = int64(si.Totalram) * int64(si.Unit)
+	}
+	return e
+}
+
+func utsString(b []int8) string {
+	var sb strings.Builder
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		sb.WriteByte(byte(c))
+	}
+	return sb.String()
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

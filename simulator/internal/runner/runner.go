@@ -1,0 +1,315 @@
+// Package runner executes a scenario: it starts the control plane (envtest
+// or an existing cluster), the embedded kube-scheduler, the node pools, the
+// fake registry and the operator in-process, then runs the workload (and an
+// optional baseline pass without the operator), applies the timeline,
+// measures and builds the report.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/archgate/archgate/operator/pkg/testenv"
+	"github.com/archgate/archgate/simulator/internal/cluster"
+	"github.com/archgate/archgate/simulator/internal/procs"
+	"github.com/archgate/archgate/simulator/internal/report"
+	"github.com/archgate/archgate/simulator/internal/scenario"
+	"github.com/archgate/archgate/simulator/internal/scheduler"
+	"github.com/archgate/archgate/simulator/internal/workload"
+)
+
+// Options configure a run.
+type Options struct {
+	// Scenario is the loaded scenario.
+	Scenario *scenario.Loaded
+	// Kubeconfig runs against an existing cluster instead of envtest.
+	Kubeconfig string
+	// Baseline forces a baseline pass even if the scenario does not ask.
+	Baseline bool
+	// RepoRoot is the repository root (CRDs, git state); found from the
+	// working directory when empty.
+	RepoRoot string
+	// Status receives phase messages; nil discards them.
+	Status io.Writer
+	// Progress receives the live progress line (a terminal); nil disables it.
+	Progress io.Writer
+	// Logger receives the components' logs (scheduler, operator); the zero
+	// value discards them.
+	Logger logr.Logger
+	// Guard kills the control-plane processes if the simulator dies; nil
+	// runs without one.
+	Guard *procs.Guard
+}
+
+// Run executes the scenario and returns its report. The report is returned
+// (with Errors set) even when the run failed part-way, if measurements were
+// taken; the error says what stopped the run.
+func Run(ctx context.Context, o Options) (*report.Report, error) {
+	start := time.Now()
+	s := o.Scenario.Scenario
+	if o.Baseline {
+		s.Baseline = true
+	}
+	if o.RepoRoot == "" {
+		root, err := testenv.RepositoryRoot()
+		if err != nil {
+			return nil, err
+		}
+		o.RepoRoot = root
+	}
+	r := &run{opts: o, s: s, loaded: o.Scenario, id: runID(), status: o.Status}
+	if r.status == nil {
+		r.status = io.Discard
+	}
+	r.plan = workload.Generate(s, o.Scenario.Catalog)
+	r.rep = &report.Report{
+		SchemaVersion: report.SchemaVersion,
+		Scenario: report.ScenarioInfo{Name: s.Name, Description: s.Description, File: o.Scenario.File,
+			SHA256: o.Scenario.SHA256, Spec: s},
+		StartedAt: start.UTC().Truncate(time.Second),
+	}
+	r.rep.Environment = environment(ctx, o.RepoRoot)
+	defer r.cleanup()
+	err := r.execute(ctx)
+	r.finish(start)
+	if err != nil {
+		r.rep.Errors = append(r.rep.Errors, err.Error())
+		r.rep.Passed = false
+	}
+	return r.rep, err
+}
+
+// run is the state of one run; cleanups run in reverse order.
+type run struct {
+	opts     Options
+	s        *scenario.Scenario
+	loaded   *scenario.Loaded
+	id       string
+	status   io.Writer
+	plan     workload.Plan
+	rep      *report.Report
+	cfg      *rest.Config
+	client   kubernetes.Interface
+	nodeArch map[string]string
+	sampler  *procs.Sampler
+	op       *operatorEnv
+	tmp      string
+	cleanups []func()
+}
+
+func (r *run) defer_(f func()) { r.cleanups = append(r.cleanups, f) }
+
+func (r *run) cleanup() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+	r.cleanups = nil
+}
+
+func (r *run) logf(format string, args ...any) {
+	fmt.Fprintf(r.status, format+"\n", args...)
+}
+
+// execute runs the phases.
+func (r *run) execute(ctx context.Context) error {
+	setKlog(r.opts.Logger)
+	r.sampler = procs.StartSampler(ctx, time.Second)
+	r.defer_(r.sampler.Stop)
+	tmp, err := os.MkdirTemp("", "archgate-sim-")
+	if err != nil {
+		return err
+	}
+	r.tmp = tmp
+	r.defer_(func() { os.RemoveAll(tmp) })
+
+	t := time.Now()
+	if err := r.startControlPlane(ctx); err != nil {
+		return err
+	}
+	r.logf("control plane ready in %.1fs (%s, Kubernetes %s)", time.Since(t).Seconds(), r.rep.Environment.ControlPlane, r.rep.Environment.KubernetesVersion)
+
+	t = time.Now()
+	sched, err := scheduler.Start(ctx, r.cfg, scheduler.Options{
+		PercentageOfNodesToScore: r.s.Scheduler.PercentageOfNodesToScore,
+		DisableEvents:            r.s.Scheduler.DisableEvents,
+	})
+	if err != nil {
+		return fmt.Errorf("starting the scheduler: %w", err)
+	}
+	r.defer_(sched.Stop)
+	if err := r.createNodes(ctx); err != nil {
+		return err
+	}
+	r.logf("scheduler started, %d nodes created in %.1fs", len(r.nodeArch), time.Since(t).Seconds())
+
+	if r.s.Baseline {
+		if err := r.settle(ctx); err != nil {
+			return err
+		}
+		p, err := r.runPass(ctx, passSpec{name: "baseline", operator: false})
+		r.rep.Baseline = p
+		if err != nil {
+			return fmt.Errorf("baseline pass: %w", err)
+		}
+		r.logf("baseline pass: %d/%d pods bound in %.1fs (%.1f pods/s)", p.BoundPods, p.Pods, p.DurationSeconds, p.Throughput)
+		if err := r.deletePassPods(ctx, "baseline"); err != nil {
+			return err
+		}
+	}
+	// Creating a thousand nodes or deleting a pass's pods keeps the
+	// apiserver, etcd and the scheduler busy for tens of seconds after the
+	// requests returned (watch fan-out, compaction); a pass started then
+	// measures that, not itself.
+	if err := r.settle(ctx); err != nil {
+		return err
+	}
+	if r.s.Operator.Enabled {
+		t = time.Now()
+		if err := r.startOperator(ctx); err != nil {
+			return err
+		}
+		r.logf("registry (%d images) and operator ready in %.1fs", len(r.loaded.Catalog.Images()), time.Since(t).Seconds())
+	}
+	p, err := r.runPass(ctx, passSpec{name: "main", operator: r.s.Operator.Enabled, timeline: r.s.Timeline})
+	r.rep.Main = p
+	if err != nil {
+		return fmt.Errorf("main pass: %w", err)
+	}
+	r.logf("main pass: %d/%d pods bound in %.1fs (%.1f pods/s)", p.BoundPods, p.Pods, p.DurationSeconds, p.Throughput)
+	if r.op != nil {
+		r.rep.Operator, r.rep.Registry = r.op.stats(r.plan.Pods)
+		if err := r.op.err(); err != nil {
+			r.rep.Errors = append(r.rep.Errors, err.Error())
+		}
+	}
+	return nil
+}
+
+// finish computes what needs the whole run and checks the expectations.
+func (r *run) finish(start time.Time) {
+	if r.sampler != nil {
+		r.sampler.Sample()
+		r.rep.Resources = resources(r.sampler)
+		r.rep.Environment.LoadAverage = r.sampler.MaxLoad()
+		_, r.rep.Environment.ForeignCPUShare = r.sampler.ForeignCPU()
+	}
+	r.rep.WallSeconds = time.Since(start).Seconds()
+	if r.rep.Main == nil {
+		r.rep.Passed = false
+		return
+	}
+	if b := r.rep.Baseline; b != nil {
+		r.rep.Ratios = ratios(r.rep.Main, b)
+	}
+	r.rep.Expectations = report.Evaluate(r.rep, r.loaded.Checks)
+	r.rep.Passed = len(r.rep.Errors) == 0
+	for _, o := range r.rep.Expectations {
+		if !o.Passed {
+			r.rep.Passed = false
+		}
+	}
+}
+
+// ratios divides main-pass figures by the baseline's.
+func ratios(m, b *report.Pass) map[string]float64 {
+	out := map[string]float64{}
+	div := func(name string, x, y float64) {
+		if y > 0 && x == x {
+			out[name] = x / y
+		}
+	}
+	div("throughput", m.Throughput, b.Throughput)
+	for _, fam := range []string{"schedule", "total"} {
+		ms, bs := m.Latency[fam], b.Latency[fam]
+		if ms.N > 0 && bs.N > 0 {
+			div(fam+".p50", ms.P50, bs.P50)
+			div(fam+".p99", ms.P99, bs.P99)
+		}
+	}
+	return out
+}
+
+// resources turns the sampler's readings into the report's.
+func resources(s *procs.Sampler) report.Resources {
+	var res report.Resources
+	last := s.Last()
+	for _, name := range []string{procs.SelfName, "kube-apiserver", "etcd"} {
+		p, ok := last[name]
+		if !ok {
+			continue
+		}
+		ps := report.ProcessStats{Name: name, CPUSeconds: p.CPU.Seconds(), PeakRSSBytes: p.PeakRSS}
+		if name == procs.SelfName {
+			cpu, peak := procs.Self()
+			ps.CPUSeconds, ps.PeakRSSBytes = cpu.Seconds(), max(peak, p.PeakRSS)
+		}
+		res.Processes = append(res.Processes, ps)
+	}
+	for _, smp := range s.Samples() {
+		rs := report.ResourceSample{At: smp.At.Seconds(), CPUSeconds: map[string]float64{}, RSSBytes: smp.RSS}
+		for k, v := range smp.CPU {
+			rs.CPUSeconds[k] = v.Seconds()
+		}
+		res.Samples = append(res.Samples, rs)
+	}
+	return res
+}
+
+// createNodes creates the scenario's node pools.
+func (r *run) createNodes(ctx context.Context) error {
+	var pools []cluster.NodePool
+	r.nodeArch = map[string]string{}
+	for _, p := range r.s.Nodes {
+		pool := cluster.DefaultPool("sim-"+r.id+"-"+p.Name, p.Arch, p.Count)
+		pool.CPU, pool.Memory, pool.Pods = *p.Allocatable.CPU, *p.Allocatable.Memory, p.Allocatable.Pods
+		pools = append(pools, pool)
+		for i := range p.Count {
+			r.nodeArch[pool.Node(i).Name] = p.Arch
+		}
+	}
+	if err := cluster.CreateNodes(ctx, r.client, pools, 50); err != nil {
+		return err
+	}
+	// The scheduler learns about nodes from its informer; a pod tried
+	// before that is requeued on the node's add event, so this only avoids
+	// a needless first failure.
+	select {
+	case <-time.After(time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// setKlog sends the embedded components' klog and controller-runtime
+// output to the logger.
+func setKlog(l logr.Logger) {
+	if l.GetSink() == nil {
+		l = logr.Discard()
+	}
+	klog.SetLogger(l)
+	ctrllog.SetLogger(l)
+}
+
+// runID is a short random id that names the run's namespaces and nodes.
+func runID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// goVersion is the toolchain that built the simulator.
+func goVersion() string { return strings.TrimPrefix(runtime.Version(), "go") }

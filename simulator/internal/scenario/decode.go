@@ -1,0 +1,325 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// decodeStrict decodes YAML into out (a pointer to a struct). It rejects
+// duplicate keys (sigs.k8s.io/yaml strict), unknown fields and values of the
+// wrong type, each with its field path; a yaml.v3 node tree of the same
+// document then gives every error its line (see locate).
+func decodeStrict(data []byte, out any) (*yaml.Node, []*FieldError) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, []*FieldError{yamlError(err)}
+	}
+	if len(root.Content) == 0 {
+		return nil, []*FieldError{{Reason: "empty document"}}
+	}
+	j, err := sigsyaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return &root, []*FieldError{yamlError(err)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	var generic any
+	if err := dec.Decode(&generic); err != nil {
+		return &root, []*FieldError{{Reason: fmt.Sprintf("invalid YAML: %v", err)}}
+	}
+	if _, ok := generic.(map[string]any); !ok {
+		return &root, []*FieldError{{Value: formatValue(generic), Reason: "the document must be a mapping"}}
+	}
+	if errs := checkValue(generic, reflect.TypeOf(out), ""); len(errs) > 0 {
+		return &root, errs
+	}
+	dec = json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		// checkValue should have caught it; keep the decoder's words.
+		return &root, []*FieldError{{Reason: err.Error()}}
+	}
+	return &root, nil
+}
+
+var lineRE = regexp.MustCompile(`line (\d+)`)
+
+// yamlError turns a YAML parser error into a FieldError with its line.
+func yamlError(err error) *FieldError {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	fe := &FieldError{Reason: "invalid YAML: " + strings.Join(strings.Fields(msg), " ")}
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		fe.Line, _ = strconv.Atoi(m[1])
+		fe.Column = 1
+	}
+	return fe
+}
+
+// typeDescriptions words the types with their own decoders for error messages.
+var typeDescriptions = map[reflect.Type]string{
+	reflect.TypeFor[Duration]():          "a duration such as 200ms or 1m30s",
+	reflect.TypeFor[metav1.Duration]():   "a duration such as 200ms or 1m30s",
+	reflect.TypeFor[resource.Quantity](): "a quantity such as 500m, 2 or 128Gi",
+}
+
+// checkValue walks a decoded JSON value alongside the Go type it will be
+// decoded into and reports unknown object keys (matched exactly, unlike
+// encoding/json) and values of the wrong type, each with its full path.
+func checkValue(v any, t reflect.Type, path string) []*FieldError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if v == nil {
+		return nil // null leaves the zero value
+	}
+	if desc, ok := typeDescriptions[t]; ok || implementsUnmarshaler(t) {
+		raw, _ := json.Marshal(v)
+		if err := json.Unmarshal(raw, reflect.New(t).Interface()); err != nil {
+			if desc == "" {
+				desc = err.Error()
+			} else {
+				desc = "want " + desc
+			}
+			return []*FieldError{{Path: path, Value: formatValue(v), Reason: desc}}
+		}
+		return nil
+	}
+	wrong := func(want string) []*FieldError {
+		return []*FieldError{{Path: path, Value: formatValue(v), Reason: "wrong type, want " + want}}
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return wrong("a mapping")
+		}
+		fields := jsonFields(t)
+		var errs []*FieldError
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			ft, ok := fields[k]
+			if !ok {
+				errs = append(errs, &FieldError{Path: join(path, k), Value: formatValue(obj[k]), Reason: "unknown field" + suggest(k, fields)})
+				continue
+			}
+			errs = append(errs, checkValue(obj[k], ft, join(path, k))...)
+		}
+		return errs
+	case reflect.Slice, reflect.Array:
+		list, ok := v.([]any)
+		if !ok {
+			return wrong("a list")
+		}
+		var errs []*FieldError
+		for i, e := range list {
+			errs = append(errs, checkValue(e, t.Elem(), index(path, i))...)
+		}
+		return errs
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return wrong("a mapping")
+		}
+		var errs []*FieldError
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			errs = append(errs, checkValue(obj[k], t.Elem(), join(path, k))...)
+		}
+		return errs
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			return wrong("a string")
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			return wrong("true or false")
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return wrong("an integer")
+		}
+		i, err := n.Int64()
+		if err != nil || reflect.New(t).Elem().OverflowInt(i) {
+			return wrong("an integer")
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return wrong("a non-negative integer")
+		}
+		u, err := strconv.ParseUint(n.String(), 10, 64)
+		if err != nil || reflect.New(t).Elem().OverflowUint(u) {
+			return wrong("a non-negative integer")
+		}
+	case reflect.Float32, reflect.Float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return wrong("a number")
+		}
+		f, err := n.Float64()
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return wrong("a number")
+		}
+	}
+	return nil
+}
+
+func implementsUnmarshaler(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(reflect.TypeFor[json.Unmarshaler]()) || p.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
+}
+
+// jsonFields maps the JSON names of a struct's fields to their types;
+// embedded structs without a name are flattened, as encoding/json does.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	fields := make(map[string]reflect.Type, t.NumField())
+	for f := range t.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" && opts == "" {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				maps.Copy(fields, jsonFields(ft))
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
+	return fields
+}
+
+// suggest names a known field that differs from k only in case, or by one
+// edit, as a hint for typos.
+func suggest(k string, fields map[string]reflect.Type) string {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if strings.EqualFold(name, k) || editDistance(name, k) == 1 {
+			return fmt.Sprintf(" (did you mean %q?)", name)
+		}
+	}
+	return ""
+}
+
+// editDistance is the optimal-string-alignment distance of two short
+// strings: insertions, deletions, substitutions and transpositions of
+// adjacent characters ("sede" for "seed") each cost one.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// locate finds the line and column of path in the node tree: the key of a
+// mapping entry for unknown fields (keyOnly), otherwise the value. When the
+// full path is missing (a defaulted field), it returns the deepest ancestor
+// found.
+func locate(root *yaml.Node, path string, keyOnly bool) (line, col int) {
+	if root == nil {
+		return 0, 0
+	}
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line, col = n.Line, n.Column
+	for _, seg := range splitPath(path) {
+		n = resolveAlias(n)
+		var next, key *yaml.Node
+		switch {
+		case seg.isIndex && n.Kind == yaml.SequenceNode && seg.index < len(n.Content):
+			next = n.Content[seg.index]
+		case !seg.isIndex && n.Kind == yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == seg.name {
+					key, next = n.Content[i], n.Content[i+1]
+				}
+			}
+		}
+		if next == nil {
+			return line, col
+		}
+		n = next
+		line, col = n.Line, n.Column
+		if keyOnly && key != nil {
+			line, col = key.Line, key.Column
+		}
+	}
+	return line, col
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+type segment struct {
+	name    string
+	index   int
+	isIndex bool
+}
+
+// splitPath splits "a.b[2].c" into a, b, [2], c.
+func splitPath(path string) []segment {
+	var out []segment
+	for part := range strings.SplitSeq(path, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			out = append(out, segment{name: name})
+		}
+		for rest != "" {
+			num, after, ok := strings.Cut(rest, "]")
+			if !ok {
+				break
+			}
+			if i, err := strconv.Atoi(num); err == nil {
+				out = append(out, segment{index: i, isIndex: true})
+			}
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return out
+}

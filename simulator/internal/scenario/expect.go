@@ -1,0 +1,303 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Unit is the unit of a metric, which decides how a threshold is written.
+type Unit string
+
+// Units of metrics.
+const (
+	// UnitCount is a number of things (pods, requests): a plain number.
+	UnitCount Unit = "count"
+	// UnitDuration is a time: a Go duration ("200ms"); stored in seconds.
+	UnitDuration Unit = "duration"
+	// UnitRatio is a fraction: a number ("0.99") or a percentage ("99%").
+	UnitRatio Unit = "ratio"
+	// UnitRate is per second: a plain number.
+	UnitRate Unit = "rate"
+	// UnitBytes is a size: a quantity ("1.5Gi", "800Mi"); stored in bytes.
+	UnitBytes Unit = "bytes"
+	// UnitFactor is a multiple of a reference (baseline, physical
+	// minimum): a plain number ("0.9", "1.5").
+	UnitFactor Unit = "factor"
+)
+
+// Needs says which part of a run a metric requires.
+type Needs string
+
+// What a metric needs to be measured.
+const (
+	// NeedsNothing: measured by every run.
+	NeedsNothing Needs = ""
+	// NeedsOperator: only measured when operator.enabled.
+	NeedsOperator Needs = "operator"
+	// NeedsBaseline: only measured with a baseline pass.
+	NeedsBaseline Needs = "baseline"
+)
+
+// MetricInfo describes a metric expectations can check.
+type MetricInfo struct {
+	// Name as written in a check.
+	Name string
+	// Unit of the metric.
+	Unit Unit
+	// Needs says what the run must include for the metric to exist.
+	Needs Needs
+	// Higher is true when a higher value is better (throughput, hit rate);
+	// compare uses it to call a change a regression or an improvement.
+	Higher bool
+	// Help says what the metric is.
+	Help string
+}
+
+// LatencyStats are the statistics reported for each latency.
+var LatencyStats = []string{"p50", "p90", "p99", "max", "mean"}
+
+// Metrics lists every metric a check may name, in a stable order. Pass
+// metrics exist for the main pass (bare) and, prefixed "baseline.", for the
+// baseline pass; "ratio." metrics divide the main pass by the baseline.
+func Metrics() []MetricInfo { return slices.Clone(metrics()) }
+
+var metrics = sync.OnceValue(buildMetrics)
+
+func buildMetrics() []MetricInfo {
+	var out []MetricInfo
+	pass := func(prefix string, needs Needs, baseline bool) {
+		latencies := []struct{ name, help string }{
+			{"gateHold", "time a pod spent gated: gated seen → ungated seen"},
+			{"schedule", "ungated (or created, if never gated) seen → bound seen"},
+			{"total", "create request sent → bound seen"},
+			{"create", "create request sent → create answered (admission included)"},
+		}
+		for _, l := range latencies {
+			n := needs
+			if l.name == "gateHold" {
+				if baseline {
+					continue // never gated without the operator
+				}
+				n = NeedsOperator
+			}
+			for _, s := range LatencyStats {
+				out = append(out, MetricInfo{Name: prefix + l.name + "." + s, Unit: UnitDuration, Needs: n, Help: l.help})
+			}
+		}
+		out = append(out,
+			MetricInfo{Name: prefix + "throughput", Unit: UnitRate, Needs: needs, Higher: true, Help: "pods bound per second, first create sent → last bound"},
+			MetricInfo{Name: prefix + "pods", Unit: UnitCount, Needs: needs, Help: "pods created"},
+			MetricInfo{Name: prefix + "boundPods", Unit: UnitCount, Needs: needs, Higher: true, Help: "pods bound before the deadline"},
+			MetricInfo{Name: prefix + "misplacedPods", Unit: UnitCount, Needs: needs, Help: "pods bound to a node whose architecture some image of the pod lacks"},
+			MetricInfo{Name: prefix + "gatedAtEnd", Unit: UnitCount, Needs: needs, Help: "pods still carrying the scheduling gate at the end"},
+			MetricInfo{Name: prefix + "unboundAtEnd", Unit: UnitCount, Needs: needs, Help: "pods not bound at the end (gated or not)"},
+			MetricInfo{Name: prefix + "recorderDrops", Unit: UnitCount, Needs: needs, Help: "watch events the recorder dropped because its buffer was full"},
+			MetricInfo{Name: prefix + "arrivalLag.max", Unit: UnitDuration, Needs: needs, Help: "worst delay of a create behind its scheduled arrival time"},
+		)
+		if !baseline {
+			out = append(out,
+				MetricInfo{Name: prefix + "inspectionFailedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods released with placement=inspection-failed"},
+				MetricInfo{Name: prefix + "noCommonArchPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods marked placement=no-common-arch"},
+				MetricInfo{Name: prefix + "neverGatedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods the webhook did not gate (skipped, or webhook down)"},
+			)
+		}
+	}
+	pass("", NeedsNothing, false)
+	pass("baseline.", NeedsBaseline, true)
+	for _, m := range []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99"} {
+		out = append(out, MetricInfo{Name: "ratio." + m, Unit: UnitFactor, Needs: NeedsBaseline, Higher: m == "throughput",
+			Help: "main pass " + m + " divided by the baseline's"})
+	}
+	out = append(out,
+		MetricInfo{Name: "cacheHitRate", Unit: UnitRatio, Needs: NeedsOperator, Higher: true, Help: "inspection cache hits / lookups (operator metrics)"},
+		MetricInfo{Name: "inspectionErrors", Unit: UnitCount, Needs: NeedsOperator, Help: "failed image inspections (operator metrics)"},
+		MetricInfo{Name: "registryRequests", Unit: UnitCount, Needs: NeedsOperator, Help: "requests the registry received"},
+		MetricInfo{Name: "registryMinimumRequests", Unit: UnitCount, Needs: NeedsOperator, Help: "physical minimum: unique images × minimal requests per image"},
+		MetricInfo{Name: "registryRequestsPerMinimum", Unit: UnitFactor, Needs: NeedsOperator, Help: "registry requests / physical minimum"},
+		MetricInfo{Name: "schedulerSLI.p50", Unit: UnitDuration, Help: "scheduler_pod_scheduling_sli_duration_seconds p50 of the main pass (bucket-interpolated)"},
+		MetricInfo{Name: "schedulerSLI.p99", Unit: UnitDuration, Help: "scheduler_pod_scheduling_sli_duration_seconds p99 of the main pass (bucket-interpolated)"},
+		MetricInfo{Name: "wallTime", Unit: UnitDuration, Help: "whole run, control-plane start to report"},
+		MetricInfo{Name: "cpuTime", Unit: UnitDuration, Help: "CPU time of the simulator process and its control-plane children"},
+		MetricInfo{Name: "peakRSS", Unit: UnitBytes, Help: "peak RSS of the simulator process (scheduler, operator, registry, clients)"},
+		MetricInfo{Name: "peakRSSAll", Unit: UnitBytes, Help: "sum of the peak RSS of the simulator, kube-apiserver and etcd"},
+	)
+	return out
+}
+
+// Metric returns the metric named name.
+func Metric(name string) (MetricInfo, bool) {
+	i := slices.IndexFunc(metrics(), func(m MetricInfo) bool { return m.Name == name })
+	if i < 0 {
+		return MetricInfo{}, false
+	}
+	return metrics()[i], true
+}
+
+// Op is a comparison operator of a check.
+type Op string
+
+// Comparison operators.
+const (
+	OpLess         Op = "<"
+	OpLessEqual    Op = "<="
+	OpGreater      Op = ">"
+	OpGreaterEqual Op = ">="
+	OpEqual        Op = "=="
+	OpNotEqual     Op = "!="
+)
+
+// Holds reports whether "got op want" is true.
+func (o Op) Holds(got, want float64) bool {
+	switch o {
+	case OpLess:
+		return got < want
+	case OpLessEqual:
+		return got <= want
+	case OpGreater:
+		return got > want
+	case OpGreaterEqual:
+		return got >= want
+	case OpEqual:
+		return got == want
+	case OpNotEqual:
+		return got != want
+	}
+	return false
+}
+
+// Check is a parsed expectation.
+type Check struct {
+	// Metric is the metric checked.
+	Metric MetricInfo
+	// Op compares the measured value to Value.
+	Op Op
+	// Value is the threshold in the metric's base unit (seconds, bytes, 0..1).
+	Value float64
+	// Text is the check as written.
+	Text string
+	// Source says where the threshold comes from.
+	Source string
+}
+
+var checkRE = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9.]*)\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$`)
+
+// ParseCheck parses "<metric> <op> <value>", e.g. "gateHold.p99 < 200ms",
+// "misplacedPods == 0", "cacheHitRate >= 99%", "peakRSSAll < 3Gi".
+func ParseCheck(text string) (Check, error) {
+	m := checkRE.FindStringSubmatch(text)
+	if m == nil {
+		return Check{}, fmt.Errorf("want \"<metric> <op> <value>\" with op one of < <= > >= == !=")
+	}
+	info, ok := Metric(m[1])
+	if !ok {
+		return Check{}, fmt.Errorf("unknown metric %q%s", m[1], suggestMetric(m[1]))
+	}
+	v, err := parseValue(info.Unit, m[3])
+	if err != nil {
+		return Check{}, fmt.Errorf("metric %s: %w", info.Name, err)
+	}
+	return Check{Metric: info, Op: Op(m[2]), Value: v, Text: strings.TrimSpace(text)}, nil
+}
+
+// parseValue parses a threshold in the metric's unit.
+func parseValue(u Unit, s string) (float64, error) {
+	switch u {
+	case UnitDuration:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, fmt.Errorf("value %q: want a duration such as 200ms", s)
+		}
+		return d.Seconds(), nil
+	case UnitBytes:
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			return 0, fmt.Errorf("value %q: want a size such as 800Mi or 2Gi", s)
+		}
+		return q.AsApproximateFloat64(), nil
+	case UnitRatio:
+		if p, ok := strings.CutSuffix(s, "%"); ok {
+			f, err := strconv.ParseFloat(p, 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return 0, fmt.Errorf("value %q: want a number or a percentage", s)
+			}
+			return f / 100, nil
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		if u == UnitDuration || u == UnitRatio {
+			return 0, fmt.Errorf("value %q: want a number or a percentage", s)
+		}
+		return 0, fmt.Errorf("value %q: want a number", s)
+	}
+	if u == UnitCount && f != math.Trunc(f) {
+		return 0, fmt.Errorf("value %q: want a whole number", s)
+	}
+	return f, nil
+}
+
+// suggestMetric names the metrics closest to a misspelt one: those equal
+// but for case, else those at the smallest edit distance (at most 2).
+func suggestMetric(name string) string {
+	var close []string
+	best := 3
+	for _, m := range metrics() {
+		d := editDistance(strings.ToLower(m.Name), strings.ToLower(name))
+		if strings.EqualFold(m.Name, name) {
+			d = 0
+		}
+		switch {
+		case d < best:
+			best, close = d, []string{m.Name}
+		case d == best:
+			close = append(close, m.Name)
+		}
+	}
+	if len(close) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", strings.Join(close, ", "))
+}
+
+// FormatValue renders a value of the unit for people: durations in ms or s,
+// ratios as percentages, bytes in MiB/GiB.
+func FormatValue(u Unit, v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	switch u {
+	case UnitDuration:
+		d := time.Duration(v * float64(time.Second))
+		switch {
+		case d < time.Millisecond:
+			return fmt.Sprintf("%.0fµs", v*1e6)
+		case d < 10*time.Second:
+			return fmt.Sprintf("%.1fms", v*1e3)
+		default:
+			return fmt.Sprintf("%.1fs", v)
+		}
+	case UnitRatio:
+		return fmt.Sprintf("%.2f%%", v*100)
+	case UnitBytes:
+		if v >= 1<<30 {
+			return fmt.Sprintf("%.2fGiB", v/(1<<30))
+		}
+		return fmt.Sprintf("%.0fMiB", v/(1<<20))
+	case UnitRate:
+		return fmt.Sprintf("%.1f/s", v)
+	case UnitFactor:
+		return fmt.Sprintf("×%.2f", v)
+	}
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}

@@ -1,0 +1,269 @@
+package scenario
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// valid is a minimal scenario; tests break one thing at a time.
+const valid = `name: t
+seed: 1
+nodes:
+  - {arch: amd64, count: 2}
+  - {arch: arm64, count: 2}
+registry:
+  catalog:
+    repositories:
+      - name: library/app
+        images:
+          - tags: [v1]
+            format: oci-index
+            platforms: [linux/amd64, linux/arm64]
+operator:
+  enabled: true
+workload:
+  pods: 10
+  arrival: {mode: rate, rate: 5}
+expectations:
+  - check: gateHold.p99 < 200ms
+    source: test
+`
+
+func TestParseValid(t *testing.T) {
+	l, err := Parse("ok.yaml", []byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := l.Scenario
+	if got, want := s.Deadline.D(), DefaultDeadline; got != want {
+		t.Errorf("deadline default = %v, want %v", got, want)
+	}
+	if got := s.Nodes[0].Allocatable.Pods; got != 110 {
+		t.Errorf("allocatable pods default = %d, want 110", got)
+	}
+	if got := *s.Workload.Containers; got != (IntRange{Min: 1, Max: 1}) {
+		t.Errorf("containers default = %v", got)
+	}
+	if got := s.Workload.Arrival.Concurrency; got != DefaultConcurrency {
+		t.Errorf("concurrency default = %d", got)
+	}
+	if len(l.Checks) != 1 || l.Checks[0].Value != 0.2 || l.Checks[0].Op != OpLess {
+		t.Errorf("checks = %+v", l.Checks)
+	}
+	if len(l.Catalog.Images()) != 1 {
+		t.Errorf("catalog images = %d, want 1", len(l.Catalog.Images()))
+	}
+}
+
+// TestParseErrors asserts that every kind of bad input names the file, the
+// line and the field path.
+func TestParseErrors(t *testing.T) {
+	const file = "bad.yaml"
+	tests := map[string]struct {
+		// edit turns the valid scenario into the bad one.
+		old, new string
+		want     []FieldError // Value is not compared when empty
+	}{
+		"unknown top-level field": {
+			old: "seed: 1\n", new: "seed: 1\nsede: 2\n",
+			want: []FieldError{{Line: 3, Path: "sede", Reason: `unknown field (did you mean "seed"?)`}},
+		},
+		"unknown nested field": {
+			old: "  arrival: {mode: rate, rate: 5}", new: "  arrival: {mode: rate, rate: 5, burst: 3}",
+			want: []FieldError{{Line: 18, Path: "workload.arrival.burst", Reason: "unknown field"}},
+		},
+		"unknown field in a list item": {
+			old: "  - {arch: arm64, count: 2}", new: "  - {arch: arm64, count: 2, zone: a}",
+			want: []FieldError{{Line: 5, Path: "nodes[1].zone", Reason: "unknown field"}},
+		},
+		"unknown field inside the operator's API types": {
+			old: "  enabled: true\n", new: "  enabled: true\n  clusterConfig:\n    plugins:\n      nodeAffinityScorin: {}\n",
+			want: []FieldError{{Line: 18, Path: "operator.clusterConfig.plugins.nodeAffinityScorin", Reason: `unknown field (did you mean "nodeAffinityScoring"?)`}},
+		},
+		"unknown field in the catalog": {
+			old: "            format: oci-index", new: "            format: oci-index\n            platfroms: [linux/amd64]",
+			want: []FieldError{{Line: 13, Path: "registry.catalog.repositories[0].images[0].platfroms", Reason: `unknown field (did you mean "platforms"?)`}},
+		},
+		"wrong type": {
+			old: "  pods: 10", new: "  pods: many",
+			want: []FieldError{{Line: 17, Path: "workload.pods", Value: `"many"`, Reason: "wrong type, want an integer"}},
+		},
+		"bad duration": {
+			old: "seed: 1\n", new: "seed: 1\ndeadline: 10 minutes\n",
+			want: []FieldError{{Line: 3, Path: "deadline", Value: `"10 minutes"`, Reason: "want a duration such as 200ms or 1m30s"}},
+		},
+		"bare number for a duration": {
+			old: "seed: 1\n", new: "seed: 1\ndeadline: 600\n",
+			want: []FieldError{{Line: 3, Path: "deadline", Value: "600", Reason: "want a duration such as 200ms or 1m30s"}},
+		},
+		"bad quantity": {
+			old: "  - {arch: amd64, count: 2}", new: "  - {arch: amd64, count: 2, allocatable: {cpu: lots}}",
+			want: []FieldError{{Line: 4, Path: "nodes[0].allocatable.cpu", Value: `"lots"`, Reason: "want a quantity such as 500m, 2 or 128Gi"}},
+		},
+		"bad value": {
+			old: "  - {arch: arm64, count: 2}", new: "  - {arch: arm, count: 2}",
+			want: []FieldError{{Line: 5, Path: "nodes[1].arch", Value: `"arm"`, Reason: "want one of amd64, arm64, ppc64le, s390x"}},
+		},
+		"negative count and share out of range": {
+			old: "  pods: 10", new: "  pods: 0\n  pullSecretShare: 1.5",
+			want: []FieldError{
+				{Line: 17, Path: "workload.pods", Value: "0", Reason: "must be at least 1"},
+				{Line: 18, Path: "workload.pullSecretShare", Value: "1.5", Reason: "must be within [0, 1]"},
+				{Line: 18, Path: "workload.pullSecretShare", Value: "1.5", Reason: "needs registry.auth (without auth there is nothing to authenticate)"},
+			},
+		},
+		"arrival field for another mode": {
+			old: "  arrival: {mode: rate, rate: 5}", new: "  arrival: {mode: burst, rate: 5}",
+			want: []FieldError{{Line: 18, Path: "workload.arrival.rate", Value: "5", Reason: "only applies to mode rate"}},
+		},
+		"catalog error mapped into the scenario": {
+			old: "            format: oci-index", new: "            format: oci-idx",
+			want: []FieldError{{Line: 12, Path: "registry.catalog.repositories[0].images[0].format", Value: `"oci-idx"`}},
+		},
+		"duplicate key": {
+			old: "seed: 1\n", new: "seed: 1\nseed: 2\n",
+			want: []FieldError{{Line: 3, Reason: `invalid YAML: yaml: unmarshal errors: line 3: key "seed" already set in map`}},
+		},
+		"expectation syntax": {
+			old: "  - check: gateHold.p99 < 200ms", new: "  - check: gateHold.p99 below 200ms",
+			want: []FieldError{{Line: 20, Path: "expectations[0].check", Value: `"gateHold.p99 below 200ms"`,
+				Reason: `want "<metric> <op> <value>" with op one of < <= > >= == !=`}},
+		},
+		"expectation unknown metric": {
+			old: "  - check: gateHold.p99 < 200ms", new: "  - check: gatehold.p99 < 200ms",
+			want: []FieldError{{Line: 20, Path: "expectations[0].check", Value: `"gatehold.p99 < 200ms"`,
+				Reason: `unknown metric "gatehold.p99" (did you mean gateHold.p99?)`}},
+		},
+		"expectation value of the wrong unit": {
+			old: "  - check: gateHold.p99 < 200ms", new: "  - check: gateHold.p99 < 200",
+			want: []FieldError{{Line: 20, Path: "expectations[0].check", Value: `"gateHold.p99 < 200"`,
+				Reason: `metric gateHold.p99: value "200": want a duration such as 200ms`}},
+		},
+		"expectation without source": {
+			old: "    source: test\n", new: "",
+			want: []FieldError{{Line: 20, Path: "expectations[0].source", Reason: "required: say where the threshold comes from (a measurement, an SLO, a design figure)"}},
+		},
+		"expectation needing a baseline": {
+			old: "  - check: gateHold.p99 < 200ms", new: "  - check: ratio.throughput >= 0.9",
+			want: []FieldError{{Line: 20, Path: "expectations[0].check", Value: `"ratio.throughput >= 0.9"`, Reason: "metric ratio.throughput needs baseline: true"}},
+		},
+		"timeline with two actions": {
+			old: "expectations:", new: "timeline:\n  - at: 5s\n    webhookDown: {duration: 1s}\n    controllerRestart: {}\nexpectations:",
+			want: []FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted"}},
+		},
+		"overlapping registry windows": {
+			old: "expectations:", new: "timeline:\n  - at: 5s\n    registryOutage: {duration: 10s}\n  - at: 8s\n    registrySlowdown: {duration: 1s, latency: {fixed: 1s}}\nexpectations:",
+			want: []FieldError{{Line: 22, Path: "timeline[1].at", Value: `"8s"`, Reason: "overlaps timeline[0] on the registry: windows of one component must not overlap"}},
+		},
+		"latency with two forms": {
+			old: "registry:\n", new: "registry:\n  latency:\n    manifest_get: {fixed: 1ms, p50: 1ms, p99: 5ms}\n",
+			want: []FieldError{{Line: 8, Path: "registry.latency.manifest_get", Reason: "want exactly one of fixed, min+max (uniform) or p50+p99 (log-normal)"}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if !strings.Contains(valid, tc.old) {
+				t.Fatalf("test edit %q not found in the valid scenario", tc.old)
+			}
+			_, err := Parse(file, []byte(strings.Replace(valid, tc.old, tc.new, 1)))
+			if err == nil {
+				t.Fatal("Parse succeeded, want errors")
+			}
+			var got []FieldError
+			for _, fe := range FieldErrors(err) {
+				e := *fe
+				e.Column = 0
+				got = append(got, e)
+			}
+			var want []FieldError
+			for _, w := range tc.want {
+				w.File = file
+				want = append(want, w)
+			}
+			for i := range want {
+				if i < len(got) {
+					if want[i].Value == "" {
+						got[i].Value = ""
+					}
+					if want[i].Reason == "" {
+						got[i].Reason = ""
+					}
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s\nmessage: %v", diff, err)
+			}
+			// The message a person reads names file, line and field.
+			msg := err.Error()
+			if w := want[0]; !strings.Contains(msg, file+":") || (w.Path != "" && !strings.Contains(msg, w.Path)) {
+				t.Errorf("message %q lacks the file or the field path", msg)
+			}
+			if w := want[0]; w.Line > 0 && !strings.Contains(msg, file+":"+strconv.Itoa(w.Line)+":") {
+				t.Errorf("message %q lacks the line %d", msg, w.Line)
+			}
+		})
+	}
+}
+
+func TestParseCheck(t *testing.T) {
+	tests := map[string]struct {
+		in      string
+		want    float64
+		wantOp  Op
+		wantErr string
+	}{
+		"duration":         {in: "gateHold.p99 < 200ms", want: 0.2, wantOp: OpLess},
+		"count":            {in: "misplacedPods == 0", want: 0, wantOp: OpEqual},
+		"percentage":       {in: "cacheHitRate >= 99%", want: 0.99, wantOp: OpGreaterEqual},
+		"ratio":            {in: "cacheHitRate >= 0.99", want: 0.99, wantOp: OpGreaterEqual},
+		"bytes":            {in: "peakRSSAll < 3Gi", want: 3 << 30, wantOp: OpLess},
+		"rate":             {in: "throughput>=90", want: 90, wantOp: OpGreaterEqual},
+		"baseline ratio":   {in: "ratio.throughput >= 0.8", want: 0.8, wantOp: OpGreaterEqual},
+		"fractional count": {in: "misplacedPods < 0.5", wantErr: `metric misplacedPods: value "0.5": want a whole number`},
+		"no operator":      {in: "misplacedPods 0", wantErr: "want"},
+		"unknown metric":   {in: "latency.p99 < 1s", wantErr: `unknown metric "latency.p99"`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c, err := ParseCheck(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Value != tc.want || c.Op != tc.wantOp {
+				t.Errorf("got %v %v, want %v %v", c.Op, c.Value, tc.wantOp, tc.want)
+			}
+		})
+	}
+}
+
+// TestShippedScenarios validates every scenario in scenarios/.
+func TestShippedScenarios(t *testing.T) {
+	files, err := filepath.Glob("../../../scenarios/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios found: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			l, err := Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.TrimSuffix(filepath.Base(f), ".yaml"); l.Scenario.Name != want {
+				t.Errorf("name %q, want the file name %q (reports and make scenario NAME= rely on it)", l.Scenario.Name, want)
+			}
+			if len(l.Checks) == 0 {
+				t.Error("no expectations: a scenario must say what has to hold")
+			}
+		})
+	}
+}

@@ -1,0 +1,353 @@
+// Package scenario defines the simulator's scenario files: what to generate
+// (nodes, registry catalog, operator configuration, workload, timeline) and,
+// kept apart, what must hold (expectations). Files are decoded strictly:
+// unknown fields, duplicate keys, wrong types and bad values are errors that
+// name the file, the line and the field path.
+package scenario
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/archgate/archgate/fakeregistry"
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+// Scenario is one scenario file.
+type Scenario struct {
+	// Name identifies the scenario; reports are written under reports/<name>/.
+	Name string `json:"name"`
+	// Description says what the scenario exercises.
+	Description string `json:"description,omitempty"`
+	// Seed drives every random choice of the workload (images, shares).
+	Seed uint64 `json:"seed"`
+	// Baseline adds a pass of the same workload with the operator off, so the
+	// report can state ratios to the scheduler alone.
+	Baseline bool `json:"baseline,omitempty"`
+	// Deadline bounds each pass, from its first pod creation to the last pod
+	// bound; pods not bound by then are reported as unbound. Default 10m.
+	Deadline Duration `json:"deadline,omitempty"`
+	// Scheduler tunes the embedded kube-scheduler.
+	Scheduler SchedulerSpec `json:"scheduler,omitempty"`
+	// Nodes are the node pools of the simulated cluster.
+	Nodes []NodePoolSpec `json:"nodes"`
+	// Registry is the fake registry the pods' images live in.
+	Registry RegistrySpec `json:"registry"`
+	// Operator configures the operator running in-process.
+	Operator OperatorSpec `json:"operator"`
+	// Workload is the pods to create and how fast.
+	Workload WorkloadSpec `json:"workload"`
+	// Timeline lists disturbances at offsets from the start of the main pass.
+	Timeline []Event `json:"timeline,omitempty"`
+	// Expectations are what must hold; a missed one fails the run. They are
+	// kept apart from what the scenario generates (see Expectation).
+	Expectations []Expectation `json:"expectations,omitempty"`
+}
+
+// SchedulerSpec tunes the embedded scheduler.
+type SchedulerSpec struct {
+	// PercentageOfNodesToScore overrides the scheduler's adaptive default (1-100).
+	PercentageOfNodesToScore int32 `json:"percentageOfNodesToScore,omitempty"`
+	// DisableEvents drops the scheduler's per-pod Events (a real scheduler writes them).
+	DisableEvents bool `json:"disableEvents,omitempty"`
+}
+
+// NodePoolSpec is a group of identical nodes of one architecture.
+type NodePoolSpec struct {
+	// Name prefixes the node names; default <arch>.
+	Name string `json:"name,omitempty"`
+	// Count is the number of nodes.
+	Count int `json:"count"`
+	// Arch is the kubernetes.io/arch label: amd64, arm64, ppc64le or s390x.
+	Arch string `json:"arch"`
+	// Allocatable is each node's capacity; defaults 32 CPUs, 128Gi, 110 pods.
+	Allocatable AllocatableSpec `json:"allocatable,omitempty"`
+}
+
+// AllocatableSpec is a node's allocatable resources.
+type AllocatableSpec struct {
+	// CPU in cores or millicores ("32", "500m").
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+	// Memory in bytes ("128Gi").
+	Memory *resource.Quantity `json:"memory,omitempty"`
+	// Pods is the maximum number of pods.
+	Pods int64 `json:"pods,omitempty"`
+}
+
+// RegistrySpec describes the fake registry: its content, faults and auth.
+type RegistrySpec struct {
+	// Catalog is the registry content, inline, in fakeregistry's catalog
+	// format (repositories written out and/or generated images).
+	Catalog *fakeregistry.CatalogSpec `json:"catalog,omitempty"`
+	// CatalogFile is a fakeregistry catalog file, relative to the scenario
+	// file; exclusive with Catalog.
+	CatalogFile string `json:"catalogFile,omitempty"`
+	// TLS serves HTTPS with a generated CA the operator is given as a certs.d
+	// directory; default true.
+	TLS *bool `json:"tls,omitempty"`
+	// Latency delays requests by kind (ping, token, manifest_get,
+	// manifest_head, blob_get, blob_head, other, or "*" for the rest).
+	Latency map[string]LatencySpec `json:"latency,omitempty"`
+	// Errors injects error answers for the whole run.
+	Errors *ErrorRatesSpec `json:"errors,omitempty"`
+	// Auth protects the registry.
+	Auth *AuthSpec `json:"auth,omitempty"`
+}
+
+// LatencySpec is one latency distribution: fixed, uniform (min, max) or
+// log-normal (p50, p99).
+type LatencySpec struct {
+	// Fixed delays every request by this much.
+	Fixed *Duration `json:"fixed,omitempty"`
+	// Min and Max bound a uniform distribution.
+	Min *Duration `json:"min,omitempty"`
+	Max *Duration `json:"max,omitempty"`
+	// P50 and P99 define a log-normal distribution.
+	P50 *Duration `json:"p50,omitempty"`
+	P99 *Duration `json:"p99,omitempty"`
+}
+
+// ErrorRatesSpec injects error answers.
+type ErrorRatesSpec struct {
+	// ServerErrorRate is the probability (0..1) of a 500 answer.
+	ServerErrorRate float64 `json:"serverErrorRate,omitempty"`
+	// TooManyRequestsRate is the probability (0..1) of a 429 answer.
+	TooManyRequestsRate float64 `json:"tooManyRequestsRate,omitempty"`
+	// RetryAfter is sent with 429 answers.
+	RetryAfter Duration `json:"retryAfter,omitempty"`
+	// HangRate is the probability (0..1) of never answering.
+	HangRate float64 `json:"hangRate,omitempty"`
+	// Kinds limits the rates to these request kinds; empty means all.
+	Kinds []string `json:"kinds,omitempty"`
+}
+
+// AuthSpec protects the registry. The simulator creates one user that may
+// pull every repository; pods reach it through imagePullSecrets
+// (workload.pullSecretShare) or the global pull secret
+// (operator.globalPullSecret).
+type AuthSpec struct {
+	// Mode is basic or bearer.
+	Mode string `json:"mode"`
+	// Anonymous are repository patterns anyone may pull ("gen/**", "library/*").
+	Anonymous []string `json:"anonymous,omitempty"`
+}
+
+// OperatorSpec configures the operator that runs in-process.
+type OperatorSpec struct {
+	// Enabled runs the webhook and the pod placement controller. Off, the
+	// main pass measures the scheduler alone.
+	Enabled bool `json:"enabled"`
+	// Namespace is the operator's namespace; default archgate-system.
+	Namespace string `json:"namespace,omitempty"`
+	// Workers is the number of concurrent pod reconciles; 0 keeps the
+	// operator's default.
+	Workers int `json:"workers,omitempty"`
+	// InspectWorkers bounds concurrent image inspections; 0 keeps the default.
+	InspectWorkers int `json:"inspectWorkers,omitempty"`
+	// QPS and Burst are the operator's client rate limits; 0 keeps the defaults.
+	QPS   float32 `json:"qps,omitempty"`
+	Burst int     `json:"burst,omitempty"`
+	// RetryBaseDelay and RetryMaxDelay bound the backoff between failed
+	// inspections of a pod; 0 keeps the defaults.
+	RetryBaseDelay Duration `json:"retryBaseDelay,omitempty"`
+	RetryMaxDelay  Duration `json:"retryMaxDelay,omitempty"`
+	// GlobalPullSecret creates a pull secret for the registry's user in the
+	// operator namespace and points the cluster config at it.
+	GlobalPullSecret bool `json:"globalPullSecret,omitempty"`
+	// ClusterConfig is the ClusterPodPlacementConfig spec, as users write it
+	// (plugins.nodeAffinityScoring, imageInspection.cacheSize/cacheTTL/
+	// timeout/maxRetries, namespaceSelector). globalPullSecretRef and
+	// caBundleConfigmapRef are set by the simulator.
+	ClusterConfig v1beta1.ClusterPodPlacementConfigSpec `json:"clusterConfig,omitempty"`
+	// PodPlacementConfigs are created in the workload namespaces.
+	PodPlacementConfigs []PodPlacementConfigSpec `json:"podPlacementConfigs,omitempty"`
+}
+
+// PodPlacementConfigSpec is a PodPlacementConfig created in some of the
+// workload namespaces.
+type PodPlacementConfigSpec struct {
+	// Name of the PodPlacementConfig.
+	Name string `json:"name"`
+	// Namespaces is how many workload namespaces (the first ones) get it; 0
+	// means all.
+	Namespaces int `json:"namespaces,omitempty"`
+	// Spec is the PodPlacementConfig spec, as users write it.
+	Spec v1beta1.PodPlacementConfigSpec `json:"spec"`
+}
+
+// WorkloadSpec is the pods to create.
+type WorkloadSpec struct {
+	// Namespaces spreads the pods round-robin over this many namespaces; default 1.
+	Namespaces int `json:"namespaces,omitempty"`
+	// Pods is the number of pods of each pass.
+	Pods int `json:"pods"`
+	// Containers and InitContainers per pod, drawn uniformly from [min, max];
+	// defaults 1..1 and 0..0.
+	Containers     *IntRange `json:"containers,omitempty"`
+	InitContainers *IntRange `json:"initContainers,omitempty"`
+	// Images chooses the image of each container.
+	Images ImageChoiceSpec `json:"images,omitempty"`
+	// OwnArchAffinityShare is the share (0..1) of pods that carry their own
+	// required node affinity on kubernetes.io/arch (one compatible architecture).
+	OwnArchAffinityShare float64 `json:"ownArchAffinityShare,omitempty"`
+	// NodeSelectorShare is the share (0..1) of pods that pin
+	// kubernetes.io/arch with a nodeSelector (the webhook skips them).
+	NodeSelectorShare float64 `json:"nodeSelectorShare,omitempty"`
+	// PullSecretShare is the share (0..1) of pods with an imagePullSecret for
+	// the registry's user.
+	PullSecretShare float64 `json:"pullSecretShare,omitempty"`
+	// Requests are each container's resource requests; defaults 10m CPU, 16Mi.
+	Requests RequestsSpec `json:"requests,omitempty"`
+	// Arrival is the pace of pod creation.
+	Arrival ArrivalSpec `json:"arrival"`
+}
+
+// IntRange is an inclusive integer range.
+type IntRange struct {
+	// Min is the smallest value.
+	Min int `json:"min"`
+	// Max is the largest value.
+	Max int `json:"max"`
+}
+
+// Popularity names how often each image is used.
+type Popularity string
+
+// Popularity distributions.
+const (
+	// PopularityUniform draws every image equally often.
+	PopularityUniform Popularity = "uniform"
+	// PopularityZipf draws image k (catalog order) with weight 1/(k+1)^s.
+	PopularityZipf Popularity = "zipf"
+	// PopularityUnique gives every container an image not used before
+	// (cold cache); the catalog must hold enough images.
+	PopularityUnique Popularity = "unique"
+)
+
+// ImageChoiceSpec chooses container images from the catalog.
+type ImageChoiceSpec struct {
+	// Popularity is uniform (default), zipf or unique.
+	Popularity Popularity `json:"popularity,omitempty"`
+	// ZipfS is the zipf exponent, > 1; default 1.1.
+	ZipfS float64 `json:"zipfS,omitempty"`
+	// DigestShare is the share (0..1) of image references pinned by digest.
+	DigestShare float64 `json:"digestShare,omitempty"`
+	// AllowIncompatible lets a pod's images share no architecture; by default
+	// a pod's images are drawn so that they share one a node pool has.
+	AllowIncompatible bool `json:"allowIncompatible,omitempty"`
+}
+
+// RequestsSpec is a container's resource requests.
+type RequestsSpec struct {
+	// CPU request ("10m").
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+	// Memory request ("16Mi").
+	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+// ArrivalMode names how pods arrive.
+type ArrivalMode string
+
+// Arrival modes.
+const (
+	// ArrivalBurst creates every pod as fast as the creators can: it measures
+	// throughput (latency then is mostly queueing).
+	ArrivalBurst ArrivalMode = "burst"
+	// ArrivalRate creates pods at a fixed rate: it measures latency.
+	ArrivalRate ArrivalMode = "rate"
+	// ArrivalSteps creates pods at a rate that changes in steps.
+	ArrivalSteps ArrivalMode = "steps"
+)
+
+// ArrivalSpec is the pace of pod creation.
+type ArrivalSpec struct {
+	// Mode is burst, rate or steps.
+	Mode ArrivalMode `json:"mode"`
+	// Rate is pods per second (mode rate).
+	Rate float64 `json:"rate,omitempty"`
+	// Steps are consecutive rates (mode steps); the last one lasts until
+	// every pod is created.
+	Steps []StepSpec `json:"steps,omitempty"`
+	// Concurrency bounds the create requests in flight; default 32.
+	Concurrency int `json:"concurrency,omitempty"`
+}
+
+// StepSpec is one step of a steps arrival.
+type StepSpec struct {
+	// Rate is pods per second during the step.
+	Rate float64 `json:"rate"`
+	// Duration of the step.
+	Duration Duration `json:"duration"`
+}
+
+// Event is one disturbance of the timeline: exactly one action is set.
+type Event struct {
+	// At is the offset from the start of the main pass.
+	At Duration `json:"at"`
+	// RegistryOutage makes every registry request fail for a while.
+	RegistryOutage *OutageEvent `json:"registryOutage,omitempty"`
+	// RegistrySlowdown adds latency to every registry request for a while.
+	RegistrySlowdown *SlowdownEvent `json:"registrySlowdown,omitempty"`
+	// RegistryErrors injects error answers for a while.
+	RegistryErrors *ErrorsEvent `json:"registryErrors,omitempty"`
+	// ControllerRestart stops the pod placement controller and starts it again.
+	ControllerRestart *RestartEvent `json:"controllerRestart,omitempty"`
+	// WebhookDown stops the webhook server for a while (the configuration
+	// stays, so the apiserver's calls fail and its failure policy applies).
+	WebhookDown *WindowEvent `json:"webhookDown,omitempty"`
+	// ClusterConfigDeleted deletes the ClusterPodPlacementConfig and
+	// optionally recreates it.
+	ClusterConfigDeleted *ConfigDeletedEvent `json:"clusterConfigDeleted,omitempty"`
+}
+
+// OutageEvent is a registry outage.
+type OutageEvent struct {
+	// Duration of the outage.
+	Duration Duration `json:"duration"`
+	// Mode is unavailable (every request 503, default) or reset (connections
+	// aborted).
+	Mode string `json:"mode,omitempty"`
+}
+
+// SlowdownEvent is a window of extra registry latency.
+type SlowdownEvent struct {
+	// Duration of the slowdown.
+	Duration Duration `json:"duration"`
+	// Latency applies to every request kind during the window.
+	Latency LatencySpec `json:"latency"`
+}
+
+// ErrorsEvent is a window of registry error answers.
+type ErrorsEvent struct {
+	// Duration of the window.
+	Duration Duration `json:"duration"`
+	// Rates are the error rates during the window.
+	Rates ErrorRatesSpec `json:"rates"`
+}
+
+// RestartEvent restarts a component.
+type RestartEvent struct {
+	// Downtime between stop and start; 0 starts again at once.
+	Downtime Duration `json:"downtime,omitempty"`
+}
+
+// WindowEvent is a window during which something is off.
+type WindowEvent struct {
+	// Duration of the window.
+	Duration Duration `json:"duration"`
+}
+
+// ConfigDeletedEvent deletes the ClusterPodPlacementConfig.
+type ConfigDeletedEvent struct {
+	// RecreateAfter recreates it after this long; 0 never does.
+	RecreateAfter Duration `json:"recreateAfter,omitempty"`
+}
+
+// Expectation is one thing that must hold after the run, e.g.
+// "gateHold.p99 < 200ms". Source says where the number comes from (a
+// measurement, an SLO, a design figure): a threshold without one is rejected.
+type Expectation struct {
+	// Check is "<metric> <op> <value>"; see the Metrics list.
+	Check string `json:"check"`
+	// Source says where the threshold comes from.
+	Source string `json:"source"`
+}

@@ -1,0 +1,588 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/archgate/archgate/fakeregistry"
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+// Defaults applied to fields left unset.
+const (
+	DefaultDeadline          = 10 * time.Minute
+	DefaultOperatorNamespace = "archgate-system"
+	DefaultConcurrency       = 32
+	DefaultZipfS             = 1.1
+	// MaxContainers bounds containers and initContainers per pod.
+	MaxContainers = 20
+)
+
+var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// validate checks the decoded scenario and applies defaults to unset fields.
+// It returns every problem found, not only the first.
+func validate(s *Scenario) []*FieldError {
+	var e errs
+	if s.Name == "" {
+		e.add("name", nil, "required")
+	} else if !dnsLabelRE.MatchString(s.Name) || len(s.Name) > 63 {
+		e.add("name", s.Name, "want lower-case letters, digits and '-' (it names the report directory)")
+	}
+	if s.Deadline == 0 {
+		s.Deadline = Duration(DefaultDeadline)
+	} else if s.Deadline.D() < time.Second {
+		e.add("deadline", s.Deadline, "must be at least 1s")
+	}
+	if p := s.Scheduler.PercentageOfNodesToScore; p < 0 || p > 100 {
+		e.add("scheduler.percentageOfNodesToScore", p, "must be within [0, 100] (0 keeps the scheduler's adaptive default)")
+	}
+	validateNodes(&e, s)
+	validateRegistry(&e, s)
+	validateOperator(&e, s)
+	validateWorkload(&e, s)
+	validateTimeline(&e, s)
+	return e
+}
+
+func validateNodes(e *errs, s *Scenario) {
+	if len(s.Nodes) == 0 {
+		e.add("nodes", nil, "at least one node pool is required")
+	}
+	names := map[string]int{}
+	for i := range s.Nodes {
+		p := &s.Nodes[i]
+		path := index("nodes", i)
+		if !slices.Contains(v1beta1.SupportedArchitectures(), p.Arch) {
+			e.add(join(path, "arch"), p.Arch, "want one of %s", strings.Join(v1beta1.SupportedArchitectures(), ", "))
+		}
+		if p.Count < 1 {
+			e.add(join(path, "count"), p.Count, "must be at least 1")
+		}
+		if p.Name == "" {
+			p.Name = p.Arch
+		} else if !dnsLabelRE.MatchString(p.Name) || len(p.Name) > 40 {
+			e.add(join(path, "name"), p.Name, "want a DNS label of at most 40 characters")
+		}
+		if j, dup := names[p.Name]; dup {
+			e.add(join(path, "name"), p.Name, "duplicate pool name (also nodes[%d]; pools of one arch need names)", j)
+		}
+		names[p.Name] = i
+		a := &p.Allocatable
+		apath := join(path, "allocatable")
+		positive(e, join(apath, "cpu"), &a.CPU, "32")
+		positive(e, join(apath, "memory"), &a.Memory, "128Gi")
+		if a.Pods == 0 {
+			a.Pods = 110
+		} else if a.Pods < 1 {
+			e.add(join(apath, "pods"), a.Pods, "must be at least 1")
+		}
+	}
+}
+
+// positive defaults an unset quantity and rejects a non-positive one.
+func positive(e *errs, path string, q **resource.Quantity, def string) {
+	if *q == nil {
+		v := resource.MustParse(def)
+		*q = &v
+		return
+	}
+	if (*q).Sign() <= 0 {
+		e.add(path, (*q).String(), "must be greater than zero")
+	}
+}
+
+func validateRegistry(e *errs, s *Scenario) {
+	r := &s.Registry
+	switch {
+	case r.Catalog == nil && r.CatalogFile == "":
+		e.add("registry", nil, "catalog or catalogFile is required (it is also the ground truth for misplaced pods)")
+	case r.Catalog != nil && r.CatalogFile != "":
+		e.add("registry.catalogFile", r.CatalogFile, "set catalog or catalogFile, not both")
+	}
+	if r.TLS == nil {
+		t := true
+		r.TLS = &t
+	}
+	kinds := requestKinds()
+	for _, k := range sortedKeys(r.Latency) {
+		path := join("registry.latency", k)
+		if k != string(fakeregistry.AllKinds) && !slices.Contains(kinds, k) {
+			e.add(path, k, "unknown request kind, want \"*\" or one of %s", strings.Join(kinds, ", "))
+		}
+		validateLatency(e, path, r.Latency[k])
+	}
+	if r.Errors != nil {
+		validateRates(e, "registry.errors", *r.Errors)
+	}
+	if a := r.Auth; a != nil {
+		if a.Mode != string(fakeregistry.AuthBasic) && a.Mode != string(fakeregistry.AuthBearer) {
+			e.add("registry.auth.mode", a.Mode, "want basic or bearer (leave auth out for none)")
+		}
+		for i, p := range a.Anonymous {
+			if strings.TrimSpace(p) == "" {
+				e.add(index("registry.auth.anonymous", i), p, "empty repository pattern")
+			}
+		}
+	}
+}
+
+func requestKinds() []string {
+	var out []string
+	for _, k := range fakeregistry.RequestKinds() {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// validateLatency checks that exactly one distribution is given, with sane
+// values.
+func validateLatency(e *errs, path string, l LatencySpec) {
+	forms := 0
+	if l.Fixed != nil {
+		forms++
+		if *l.Fixed < 0 {
+			e.add(join(path, "fixed"), *l.Fixed, "must not be negative")
+		}
+	}
+	if l.Min != nil || l.Max != nil {
+		forms++
+		switch {
+		case l.Min == nil || l.Max == nil:
+			e.add(path, nil, "uniform latency needs both min and max")
+		case *l.Min < 0 || *l.Max < *l.Min:
+			e.add(join(path, "max"), *l.Max, "want 0 <= min <= max")
+		}
+	}
+	if l.P50 != nil || l.P99 != nil {
+		forms++
+		switch {
+		case l.P50 == nil || l.P99 == nil:
+			e.add(path, nil, "log-normal latency needs both p50 and p99")
+		case *l.P50 <= 0 || *l.P99 < *l.P50:
+			e.add(join(path, "p99"), *l.P99, "want 0 < p50 <= p99")
+		}
+	}
+	if forms != 1 {
+		e.add(path, nil, "want exactly one of fixed, min+max (uniform) or p50+p99 (log-normal)")
+	}
+}
+
+func validateRates(e *errs, path string, r ErrorRatesSpec) {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"serverErrorRate", r.ServerErrorRate}, {"tooManyRequestsRate", r.TooManyRequestsRate}, {"hangRate", r.HangRate}} {
+		if f.v < 0 || f.v > 1 {
+			e.add(join(path, f.name), f.v, "must be within [0, 1]")
+		}
+	}
+	if r.ServerErrorRate+r.TooManyRequestsRate+r.HangRate > 1 {
+		e.add(path, nil, "the rates must sum to at most 1")
+	}
+	if r.RetryAfter < 0 {
+		e.add(join(path, "retryAfter"), r.RetryAfter, "must not be negative")
+	}
+	kinds := requestKinds()
+	for i, k := range r.Kinds {
+		if !slices.Contains(kinds, k) {
+			e.add(index(join(path, "kinds"), i), k, "unknown request kind, want one of %s", strings.Join(kinds, ", "))
+		}
+	}
+}
+
+func validateOperator(e *errs, s *Scenario) {
+	o := &s.Operator
+	if o.Namespace == "" {
+		o.Namespace = DefaultOperatorNamespace
+	} else if !dnsLabelRE.MatchString(o.Namespace) {
+		e.add("operator.namespace", o.Namespace, "want a DNS label")
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"workers", o.Workers}, {"inspectWorkers", o.InspectWorkers}, {"burst", o.Burst}} {
+		if f.v < 0 {
+			e.add(join("operator", f.name), f.v, "must not be negative (0 keeps the operator's default)")
+		}
+	}
+	if o.QPS < 0 {
+		e.add("operator.qps", o.QPS, "must not be negative (0 keeps the operator's default)")
+	}
+	if o.RetryBaseDelay < 0 {
+		e.add("operator.retryBaseDelay", o.RetryBaseDelay, "must not be negative")
+	}
+	if o.RetryMaxDelay != 0 && o.RetryMaxDelay < o.RetryBaseDelay {
+		e.add("operator.retryMaxDelay", o.RetryMaxDelay, "must be at least retryBaseDelay")
+	}
+	if o.GlobalPullSecret && s.Registry.Auth == nil {
+		e.add("operator.globalPullSecret", true, "needs registry.auth (without auth there is nothing to authenticate)")
+	}
+	c := &o.ClusterConfig
+	if c.GlobalPullSecretRef != nil {
+		e.add("operator.clusterConfig.globalPullSecretRef", c.GlobalPullSecretRef, "set by the simulator: use operator.globalPullSecret")
+	}
+	if c.CABundleConfigmapRef != nil {
+		e.add("operator.clusterConfig.caBundleConfigmapRef", c.CABundleConfigmapRef, "set by the simulator: the registry's CA is passed as a certs.d directory")
+	}
+	if c.LogVerbosity != "" && c.LogVerbosity.Level() == 0 && c.LogVerbosity != v1beta1.LogVerbosityNormal {
+		e.add("operator.clusterConfig.logVerbosity", c.LogVerbosity, "want Normal, Debug, Trace or TraceAll")
+	}
+	validatePlugins(e, "operator.clusterConfig.plugins", c.Plugins)
+	if ii := c.ImageInspection; ii != nil {
+		path := "operator.clusterConfig.imageInspection"
+		if ii.CacheSize != nil && (*ii.CacheSize < 0 || *ii.CacheSize > 1_000_000) {
+			e.add(join(path, "cacheSize"), *ii.CacheSize, "must be within [0, 1000000]")
+		}
+		if ii.CacheTTL != nil && (ii.CacheTTL.Duration < time.Second || ii.CacheTTL.Duration > 24*time.Hour) {
+			e.add(join(path, "cacheTTL"), ii.CacheTTL.Duration.String(), "must be within [1s, 24h]")
+		}
+		if ii.Timeout != nil && (ii.Timeout.Duration < time.Second || ii.Timeout.Duration > 5*time.Minute) {
+			e.add(join(path, "timeout"), ii.Timeout.Duration.String(), "must be within [1s, 5m]")
+		}
+		if ii.MaxRetries != nil && (*ii.MaxRetries < 0 || *ii.MaxRetries > 20) {
+			e.add(join(path, "maxRetries"), *ii.MaxRetries, "must be within [0, 20]")
+		}
+	}
+	names := map[string]bool{}
+	for i, p := range o.PodPlacementConfigs {
+		path := index("operator.podPlacementConfigs", i)
+		if !dnsLabelRE.MatchString(p.Name) {
+			e.add(join(path, "name"), p.Name, "want a DNS label")
+		} else if names[p.Name] {
+			e.add(join(path, "name"), p.Name, "duplicate name")
+		}
+		names[p.Name] = true
+		if p.Namespaces < 0 || p.Namespaces > max(s.Workload.Namespaces, 1) {
+			e.add(join(path, "namespaces"), p.Namespaces, "must be within [0, workload.namespaces] (0 means all)")
+		}
+		if p.Spec.Priority < 0 || p.Spec.Priority > 255 {
+			e.add(join(path, "spec.priority"), p.Spec.Priority, "must be within [0, 255]")
+		}
+		validatePlugins(e, join(path, "spec.plugins"), p.Spec.Plugins)
+	}
+}
+
+func validatePlugins(e *errs, path string, p *v1beta1.Plugins) {
+	if p == nil || p.NodeAffinityScoring == nil {
+		return
+	}
+	n := p.NodeAffinityScoring
+	path = join(path, "nodeAffinityScoring")
+	if n.Enabled && len(n.Platforms) == 0 {
+		e.add(join(path, "platforms"), nil, "must not be empty when enabled")
+	}
+	seen := map[string]bool{}
+	for i, t := range n.Platforms {
+		tp := index(join(path, "platforms"), i)
+		if !slices.Contains(v1beta1.SupportedArchitectures(), t.Architecture) {
+			e.add(join(tp, "architecture"), t.Architecture, "want one of %s", strings.Join(v1beta1.SupportedArchitectures(), ", "))
+		} else if seen[t.Architecture] {
+			e.add(join(tp, "architecture"), t.Architecture, "each architecture may appear once")
+		}
+		seen[t.Architecture] = true
+		if t.Weight < 1 || t.Weight > 100 {
+			e.add(join(tp, "weight"), t.Weight, "must be within [1, 100]")
+		}
+	}
+}
+
+func validateWorkload(e *errs, s *Scenario) {
+	w := &s.Workload
+	if w.Pods < 1 {
+		e.add("workload.pods", w.Pods, "must be at least 1")
+	}
+	if w.Namespaces == 0 {
+		w.Namespaces = 1
+	} else if w.Namespaces < 1 || w.Namespaces > 1000 {
+		e.add("workload.namespaces", w.Namespaces, "must be within [1, 1000]")
+	}
+	if w.Containers == nil {
+		w.Containers = &IntRange{Min: 1, Max: 1}
+	} else if w.Containers.Min < 1 || w.Containers.Max < w.Containers.Min || w.Containers.Max > MaxContainers {
+		e.add("workload.containers", w.Containers, "want 1 <= min <= max <= %d", MaxContainers)
+	}
+	if w.InitContainers == nil {
+		w.InitContainers = &IntRange{}
+	} else if w.InitContainers.Min < 0 || w.InitContainers.Max < w.InitContainers.Min || w.InitContainers.Max > MaxContainers {
+		e.add("workload.initContainers", w.InitContainers, "want 0 <= min <= max <= %d", MaxContainers)
+	}
+	im := &w.Images
+	switch im.Popularity {
+	case "":
+		im.Popularity = PopularityUniform
+	case PopularityUniform, PopularityUnique:
+	case PopularityZipf:
+		if im.ZipfS == 0 {
+			im.ZipfS = DefaultZipfS
+		}
+	default:
+		e.add("workload.images.popularity", im.Popularity, "want uniform, zipf or unique")
+	}
+	if im.ZipfS != 0 && im.Popularity != PopularityZipf {
+		e.add("workload.images.zipfS", im.ZipfS, "only applies to popularity zipf")
+	} else if im.Popularity == PopularityZipf && im.ZipfS <= 1 {
+		e.add("workload.images.zipfS", im.ZipfS, "must be greater than 1")
+	}
+	share(e, "workload.images.digestShare", im.DigestShare)
+	share(e, "workload.ownArchAffinityShare", w.OwnArchAffinityShare)
+	share(e, "workload.nodeSelectorShare", w.NodeSelectorShare)
+	share(e, "workload.pullSecretShare", w.PullSecretShare)
+	if w.OwnArchAffinityShare+w.NodeSelectorShare > 1 {
+		e.add("workload.nodeSelectorShare", w.NodeSelectorShare, "ownArchAffinityShare + nodeSelectorShare must be at most 1")
+	}
+	if w.PullSecretShare > 0 && s.Registry.Auth == nil {
+		e.add("workload.pullSecretShare", w.PullSecretShare, "needs registry.auth (without auth there is nothing to authenticate)")
+	}
+	positive(e, "workload.requests.cpu", &w.Requests.CPU, "10m")
+	positive(e, "workload.requests.memory", &w.Requests.Memory, "16Mi")
+	a := &w.Arrival
+	switch a.Mode {
+	case ArrivalBurst:
+		if a.Rate != 0 {
+			e.add("workload.arrival.rate", a.Rate, "only applies to mode rate")
+		}
+	case ArrivalRate:
+		if a.Rate <= 0 {
+			e.add("workload.arrival.rate", a.Rate, "must be greater than zero")
+		}
+	case ArrivalSteps:
+		if a.Rate != 0 {
+			e.add("workload.arrival.rate", a.Rate, "only applies to mode rate; give each step its rate")
+		}
+		if len(a.Steps) == 0 {
+			e.add("workload.arrival.steps", nil, "at least one step is required")
+		}
+	case "":
+		e.add("workload.arrival.mode", nil, "required: burst, rate or steps")
+	default:
+		e.add("workload.arrival.mode", a.Mode, "want burst, rate or steps")
+	}
+	if a.Mode != ArrivalSteps && len(a.Steps) > 0 {
+		e.add("workload.arrival.steps", a.Steps, "only applies to mode steps")
+	}
+	for i, st := range a.Steps {
+		p := index("workload.arrival.steps", i)
+		if st.Rate <= 0 {
+			e.add(join(p, "rate"), st.Rate, "must be greater than zero")
+		}
+		if st.Duration <= 0 {
+			e.add(join(p, "duration"), st.Duration, "must be greater than zero")
+		}
+	}
+	if a.Concurrency == 0 {
+		a.Concurrency = DefaultConcurrency
+	} else if a.Concurrency < 1 || a.Concurrency > 1000 {
+		e.add("workload.arrival.concurrency", a.Concurrency, "must be within [1, 1000]")
+	}
+}
+
+func share(e *errs, path string, v float64) {
+	if v < 0 || v > 1 {
+		e.add(path, v, "must be within [0, 1]")
+	}
+}
+
+func validateTimeline(e *errs, s *Scenario) {
+	defer overlaps(e, s)
+	for i, ev := range s.Timeline {
+		path := index("timeline", i)
+		if ev.At < 0 || ev.At.D() >= s.Deadline.D() {
+			e.add(join(path, "at"), ev.At, "must be within [0, deadline)")
+		}
+		actions := ev.actions()
+		if len(actions) != 1 {
+			e.add(path, actions, "want exactly one action of %s", strings.Join(EventActions(), ", "))
+			continue
+		}
+		if !s.Operator.Enabled {
+			e.add(join(path, actions[0]), nil, "needs operator.enabled (without the operator nothing reacts to it)")
+		}
+		apath := join(path, actions[0])
+		window := func(d Duration) {
+			if d <= 0 {
+				e.add(join(apath, "duration"), d, "must be greater than zero")
+			}
+		}
+		switch {
+		case ev.RegistryOutage != nil:
+			window(ev.RegistryOutage.Duration)
+			switch ev.RegistryOutage.Mode {
+			case "":
+				ev.RegistryOutage.Mode = string(fakeregistry.OutageUnavailable)
+			case string(fakeregistry.OutageUnavailable), string(fakeregistry.OutageReset):
+			default:
+				e.add(join(apath, "mode"), ev.RegistryOutage.Mode, "want unavailable or reset")
+			}
+		case ev.RegistrySlowdown != nil:
+			window(ev.RegistrySlowdown.Duration)
+			validateLatency(e, join(apath, "latency"), ev.RegistrySlowdown.Latency)
+		case ev.RegistryErrors != nil:
+			window(ev.RegistryErrors.Duration)
+			validateRates(e, join(apath, "rates"), ev.RegistryErrors.Rates)
+		case ev.ControllerRestart != nil:
+			if ev.ControllerRestart.Downtime < 0 {
+				e.add(join(apath, "downtime"), ev.ControllerRestart.Downtime, "must not be negative")
+			}
+		case ev.WebhookDown != nil:
+			window(ev.WebhookDown.Duration)
+		case ev.ClusterConfigDeleted != nil:
+			if ev.ClusterConfigDeleted.RecreateAfter < 0 {
+				e.add(join(apath, "recreateAfter"), ev.ClusterConfigDeleted.RecreateAfter, "must not be negative")
+			}
+		}
+	}
+}
+
+// overlaps reports timeline windows of the same component that overlap:
+// each window restores the component's configuration when it ends, so an
+// overlapping one would be cut short.
+func overlaps(e *errs, s *Scenario) {
+	type window struct {
+		i          int
+		start, end time.Duration
+	}
+	byComponent := map[string][]window{}
+	for i, ev := range s.Timeline {
+		var comp string
+		var d time.Duration
+		switch {
+		case ev.RegistryOutage != nil:
+			comp, d = "registry", ev.RegistryOutage.Duration.D()
+		case ev.RegistrySlowdown != nil:
+			comp, d = "registry", ev.RegistrySlowdown.Duration.D()
+		case ev.RegistryErrors != nil:
+			comp, d = "registry", ev.RegistryErrors.Duration.D()
+		case ev.ControllerRestart != nil:
+			comp, d = "controller", ev.ControllerRestart.Downtime.D()
+		case ev.WebhookDown != nil:
+			comp, d = "webhook", ev.WebhookDown.Duration.D()
+		case ev.ClusterConfigDeleted != nil:
+			comp, d = "clusterConfig", ev.ClusterConfigDeleted.RecreateAfter.D()
+		default:
+			continue
+		}
+		w := window{i, ev.At.D(), ev.At.D() + d}
+		for _, o := range byComponent[comp] {
+			if w.start <= o.end && o.start <= w.end {
+				e.add(join(index("timeline", i), "at"), ev.At, "overlaps timeline[%d] on the %s: windows of one component must not overlap", o.i, comp)
+			}
+		}
+		byComponent[comp] = append(byComponent[comp], w)
+	}
+}
+
+// EventActions lists the timeline actions by their field names.
+func EventActions() []string {
+	return []string{"registryOutage", "registrySlowdown", "registryErrors", "controllerRestart", "webhookDown", "clusterConfigDeleted"}
+}
+
+// actions returns the field names of the actions set on ev.
+func (ev *Event) actions() []string {
+	var out []string
+	set := []bool{ev.RegistryOutage != nil, ev.RegistrySlowdown != nil, ev.RegistryErrors != nil,
+		ev.ControllerRestart != nil, ev.WebhookDown != nil, ev.ClusterConfigDeleted != nil}
+	for i, on := range set {
+		if on {
+			out = append(out, EventActions()[i])
+		}
+	}
+	return out
+}
+
+// Action returns the name of the event's action.
+func (ev *Event) Action() string {
+	if a := ev.actions(); len(a) == 1 {
+		return a[0]
+	}
+	return ""
+}
+
+// validateWithCatalog checks what needs the built catalog: that pods can find
+// images to run on the node pools' architectures, and that unique popularity
+// has enough images.
+func validateWithCatalog(s *Scenario, c *fakeregistry.Catalog) []*FieldError {
+	var e errs
+	images := c.Images()
+	if len(images) == 0 {
+		e.add("registry.catalog", nil, "the catalog holds no image for the pods")
+		return e
+	}
+	w := s.Workload
+	if w.Images.Popularity == PopularityUnique {
+		need := w.Pods * (w.Containers.Max + w.InitContainers.Max)
+		if need > len(images) {
+			e.add("workload.images.popularity", w.Images.Popularity,
+				"unique needs pods × (containers.max + initContainers.max) = %d images, the catalog holds %d", need, len(images))
+		}
+	}
+	if !w.Images.AllowIncompatible {
+		archs := NodeArchitectures(s)
+		runnable := slices.ContainsFunc(images, func(im fakeregistry.Image) bool {
+			return slices.ContainsFunc(archs, im.Arches.Allows)
+		})
+		if !runnable {
+			e.add("registry.catalog", nil, "no image runs on the node pools' architectures %v (set workload.images.allowIncompatible to create such pods anyway)", archs)
+		}
+	}
+	return e
+}
+
+// NodeArchitectures returns the sorted architectures of the node pools.
+func NodeArchitectures(s *Scenario) []string {
+	var out []string
+	for _, p := range s.Nodes {
+		if !slices.Contains(out, p.Arch) {
+			out = append(out, p.Arch)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// parseChecks parses and checks expectations against what the scenario runs.
+func parseChecks(s *Scenario, list []Expectation, path string) ([]Check, []*FieldError) {
+	var e errs
+	var out []Check
+	for i, x := range list {
+		p := index(path, i)
+		if strings.TrimSpace(x.Source) == "" {
+			e.add(join(p, "source"), nil, "required: say where the threshold comes from (a measurement, an SLO, a design figure)")
+		}
+		c, err := ParseCheck(x.Check)
+		if err != nil {
+			e.add(join(p, "check"), x.Check, "%v", err)
+			continue
+		}
+		switch c.Metric.Needs {
+		case NeedsOperator:
+			if !s.Operator.Enabled {
+				e.add(join(p, "check"), x.Check, "metric %s needs operator.enabled", c.Metric.Name)
+			}
+		case NeedsBaseline:
+			if !s.Baseline {
+				e.add(join(p, "check"), x.Check, "metric %s needs baseline: true", c.Metric.Name)
+			}
+		}
+		c.Source = strings.Join(strings.Fields(x.Source), " ")
+		out = append(out, c)
+	}
+	return out, e
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// String renders a range as "min..max".
+func (r IntRange) String() string { return fmt.Sprintf("%d..%d", r.Min, r.Max) }

@@ -1,0 +1,97 @@
+package workload
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Labels the simulator puts on every pod it creates, so that its watch sees
+// only its own pods.
+const (
+	// LabelRun carries the run's id.
+	LabelRun = "sim.archgate.io/run"
+	// LabelPass carries the pass name (main, baseline).
+	LabelPass = "sim.archgate.io/pass"
+)
+
+// PullSecretName is the imagePullSecret the simulator creates in every
+// workload namespace when the registry has auth.
+const PullSecretName = "sim-registry-pull"
+
+// podNamePrefix starts every pod name; the rest is the pod index.
+const podNamePrefix = "p-"
+
+// PodName names pod index i.
+func PodName(i int) string { return fmt.Sprintf("%s%05d", podNamePrefix, i) }
+
+// PodIndex parses the index out of a pod name; ok is false for other names.
+func PodIndex(name string) (int, bool) {
+	s, ok := strings.CutPrefix(name, podNamePrefix)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(s)
+	return i, err == nil && i >= 0
+}
+
+// ObjectOptions say how planned pods become API objects.
+type ObjectOptions struct {
+	// Host is the registry host[:port] prefixed to every image reference.
+	Host string
+	// Namespaces are the namespace names, by index.
+	Namespaces []string
+	// Labels are added to every pod (run and pass).
+	Labels map[string]string
+	// CPU and Memory are each container's requests.
+	CPU, Memory resource.Quantity
+}
+
+// Object builds the pod as the simulator creates it.
+func (p Pod) Object(o ObjectOptions) *corev1.Pod {
+	requests := corev1.ResourceList{corev1.ResourceCPU: o.CPU, corev1.ResourceMemory: o.Memory}
+	container := func(prefix string, i int, ref string) corev1.Container {
+		return corev1.Container{
+			Name:      fmt.Sprintf("%s%d", prefix, i),
+			Image:     o.Host + "/" + ref,
+			Resources: corev1.ResourceRequirements{Requests: requests},
+		}
+	}
+	labels := make(map[string]string, len(o.Labels))
+	for k, v := range o.Labels {
+		labels[k] = v
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      PodName(p.Index),
+			Namespace: o.Namespaces[p.Namespace],
+			Labels:    labels,
+		},
+	}
+	for i, ref := range p.InitContainers {
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, container("init", i, ref))
+	}
+	for i, ref := range p.Containers {
+		pod.Spec.Containers = append(pod.Spec.Containers, container("app", i, ref))
+	}
+	if p.ArchAffinity != "" {
+		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{p.ArchAffinity},
+				}}}},
+			},
+		}}
+	}
+	if p.NodeSelectorArch != "" {
+		pod.Spec.NodeSelector = map[string]string{corev1.LabelArchStable: p.NodeSelectorArch}
+	}
+	if p.PullSecret {
+		pod.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: PullSecretName}}
+	}
+	return pod
+}

@@ -1,0 +1,225 @@
+// Package workload turns a scenario into the pods to create: which images
+// each pod runs, which pods pin their own architecture or carry pull
+// secrets, and where each pod may truly run (the ground truth, from the
+// catalog). It is deterministic: the same scenario and seed give the same
+// plan, so a baseline pass and the main pass create the same pods.
+package workload
+
+import (
+	"math/rand/v2"
+	"slices"
+
+	"github.com/archgate/archgate/fakeregistry"
+	"github.com/archgate/archgate/simulator/internal/scenario"
+)
+
+// Pod is one planned pod.
+type Pod struct {
+	// Index numbers the pod within a pass (0-based); it names the pod.
+	Index int
+	// Namespace is the index of the pod's namespace.
+	Namespace int
+	// Containers and InitContainers are image references without the
+	// registry host: repository:tag or repository@digest.
+	Containers     []string
+	InitContainers []string
+	// Allowed are the architectures every image of the pod runs on, sorted;
+	// nil with AnyArch means every architecture.
+	Allowed []string
+	// AnyArch is true when no image of the pod carries binaries.
+	AnyArch bool
+	// ArchAffinity is the architecture of the pod's own required node
+	// affinity, or empty.
+	ArchAffinity string
+	// NodeSelectorArch is the architecture the pod pins with a nodeSelector,
+	// or empty.
+	NodeSelectorArch string
+	// PullSecret is true when the pod lists the registry pull secret.
+	PullSecret bool
+}
+
+// Runs reports whether the pod's images all run on arch.
+func (p Pod) Runs(arch string) bool { return p.AnyArch || slices.Contains(p.Allowed, arch) }
+
+// Images returns the pod's unique image references, init containers first.
+func (p Pod) Images() []string {
+	var out []string
+	for _, r := range append(slices.Clone(p.InitContainers), p.Containers...) {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Plan is the workload of one pass.
+type Plan struct {
+	// Pods are the pods, by index.
+	Pods []Pod
+	// UniqueImages are the distinct image references the pods use.
+	UniqueImages []string
+	// Schedulable counts pods that share an architecture with some node
+	// pool: with the operator, the others are expected to stay Pending.
+	Schedulable int
+}
+
+// maxRedraws bounds the draws for an image compatible with the pod so far.
+const maxRedraws = 20
+
+// Generate plans the pods of a scenario over its catalog.
+func Generate(s *scenario.Scenario, c *fakeregistry.Catalog) Plan {
+	w := s.Workload
+	rng := rand.New(rand.NewPCG(s.Seed, 0x5851f42d4c957f2d))
+	images := c.Images()
+	nodeArchs := scenario.NodeArchitectures(s)
+	pick := newPicker(w.Images, images, nodeArchs, rng)
+	var plan Plan
+	seen := map[string]bool{}
+	for i := range w.Pods {
+		p := Pod{Index: i, Namespace: i % w.Namespaces, AnyArch: true}
+		nInit := between(rng, w.InitContainers.Min, w.InitContainers.Max)
+		nMain := between(rng, w.Containers.Min, w.Containers.Max)
+		var chosen []fakeregistry.Image
+		for range nInit + nMain {
+			im := pick.next(chosen, !w.Images.AllowIncompatible)
+			chosen = append(chosen, im)
+		}
+		for j, im := range chosen {
+			ref := reference(rng, im, w.Images.DigestShare)
+			if j < nInit {
+				p.InitContainers = append(p.InitContainers, ref)
+			} else {
+				p.Containers = append(p.Containers, ref)
+			}
+			if !seen[ref] {
+				seen[ref] = true
+				plan.UniqueImages = append(plan.UniqueImages, ref)
+			}
+		}
+		p.Allowed, p.AnyArch = intersect(chosen)
+		feasible := feasibleArchs(p, nodeArchs)
+		if len(feasible) > 0 {
+			plan.Schedulable++
+		}
+		u := rng.Float64()
+		switch {
+		case len(feasible) == 0:
+		case u < w.OwnArchAffinityShare:
+			p.ArchAffinity = feasible[rng.IntN(len(feasible))]
+		case u < w.OwnArchAffinityShare+w.NodeSelectorShare:
+			p.NodeSelectorArch = feasible[rng.IntN(len(feasible))]
+		}
+		p.PullSecret = rng.Float64() < w.PullSecretShare
+		plan.Pods = append(plan.Pods, p)
+	}
+	return plan
+}
+
+// between draws uniformly from [lo, hi].
+func between(rng *rand.Rand, lo, hi int) int {
+	if hi <= lo {
+		return lo
+	}
+	return lo + rng.IntN(hi-lo+1)
+}
+
+// reference names the image by tag, or by digest for a digestShare of draws
+// (and always for images without tags).
+func reference(rng *rand.Rand, im fakeregistry.Image, digestShare float64) string {
+	if len(im.Tags) == 0 || (digestShare > 0 && rng.Float64() < digestShare) {
+		return im.Repository + "@" + im.Digest
+	}
+	return im.Repository + ":" + im.Tags[0]
+}
+
+// intersect returns the architectures every image runs on; anyArch when no
+// image carries binaries.
+func intersect(images []fakeregistry.Image) (allowed []string, anyArch bool) {
+	anyArch = true
+	for _, im := range images {
+		if im.Arches.NoBinaries {
+			continue
+		}
+		if anyArch {
+			allowed = slices.Clone(im.Arches.Architectures)
+			anyArch = false
+			continue
+		}
+		allowed = slices.DeleteFunc(allowed, func(a string) bool { return !slices.Contains(im.Arches.Architectures, a) })
+	}
+	slices.Sort(allowed)
+	return allowed, anyArch
+}
+
+// feasibleArchs returns the node architectures the pod's images run on.
+func feasibleArchs(p Pod, nodeArchs []string) []string {
+	var out []string
+	for _, a := range nodeArchs {
+		if p.Runs(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// picker draws images by popularity.
+type picker struct {
+	spec      scenario.ImageChoiceSpec
+	images    []fakeregistry.Image
+	nodeArchs []string
+	rng       *rand.Rand
+	zipf      *rand.Zipf
+	nextIdx   int
+}
+
+func newPicker(spec scenario.ImageChoiceSpec, images []fakeregistry.Image, nodeArchs []string, rng *rand.Rand) *picker {
+	p := &picker{spec: spec, images: images, nodeArchs: nodeArchs, rng: rng}
+	if spec.Popularity == scenario.PopularityZipf && len(images) > 1 {
+		p.zipf = rand.NewZipf(rng, spec.ZipfS, 1, uint64(len(images)-1))
+	}
+	return p
+}
+
+// draw returns one image by popularity.
+func (p *picker) draw() fakeregistry.Image {
+	switch {
+	case p.spec.Popularity == scenario.PopularityUnique:
+		im := p.images[p.nextIdx%len(p.images)]
+		p.nextIdx++
+		return im
+	case p.zipf != nil:
+		return p.images[p.zipf.Uint64()]
+	default:
+		return p.images[p.rng.IntN(len(p.images))]
+	}
+}
+
+// next draws an image for a pod that already has chosen. With compatible,
+// it redraws until the pod's images still share a node architecture; after
+// maxRedraws (or, for unique popularity, a full turn of the catalog) it
+// reuses the pod's first image.
+func (p *picker) next(chosen []fakeregistry.Image, compatible bool) fakeregistry.Image {
+	tries := maxRedraws
+	if p.spec.Popularity == scenario.PopularityUnique {
+		tries = len(p.images)
+	}
+	for range tries {
+		im := p.draw()
+		if !compatible || p.fits(append(slices.Clone(chosen), im)) {
+			return im
+		}
+	}
+	if len(chosen) > 0 {
+		return chosen[0]
+	}
+	return p.draw()
+}
+
+// fits reports whether the images share an architecture of the node pools.
+func (p *picker) fits(images []fakeregistry.Image) bool {
+	allowed, anyArch := intersect(images)
+	if anyArch {
+		return true
+	}
+	return slices.ContainsFunc(p.nodeArchs, func(a string) bool { return slices.Contains(allowed, a) })
+}

@@ -1,0 +1,185 @@
+package workload
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/archgate/archgate/simulator/internal/scenario"
+)
+
+const spec = `name: w
+seed: 7
+nodes:
+  - {arch: amd64, count: 1}
+  - {arch: s390x, count: 1}
+registry:
+  catalog:
+    repositories:
+      - name: bundle
+        images: [{tags: [v1], format: oci-manifest, platforms: [linux/amd64], noBinaries: true}]
+    generate:
+      - seed: 1
+        count: 40
+        prefix: gen/app
+        archSets:
+          - {platforms: [linux/amd64], weight: 2}
+          - {platforms: [linux/s390x], weight: 2}
+          - {platforms: [linux/arm64], weight: 1}
+          - {platforms: [linux/amd64, linux/s390x], weight: 1}
+        formats: [{format: oci-index, weight: 1}, {format: docker-manifest, weight: 1}]
+operator: {enabled: true}
+workload:
+  namespaces: 3
+  pods: 500
+  containers: {min: 1, max: 3}
+  initContainers: {min: 0, max: 2}
+  images: {popularity: zipf, zipfS: 1.2, digestShare: 0.2}
+  ownArchAffinityShare: 0.1
+  nodeSelectorShare: 0.1
+  arrival: {mode: burst}
+expectations: [{check: misplacedPods == 0, source: test}]
+`
+
+func load(t *testing.T, yaml string) *scenario.Loaded {
+	t.Helper()
+	l, err := scenario.Parse("w.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestGenerateIsDeterministicAndCompatible(t *testing.T) {
+	l := load(t, spec)
+	a := Generate(l.Scenario, l.Catalog)
+	b := Generate(l.Scenario, l.Catalog)
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Fatalf("two plans of one scenario differ:\n%s", diff)
+	}
+	if a.Schedulable != len(a.Pods) {
+		t.Errorf("schedulable = %d, want every one of %d pods (images drawn compatible)", a.Schedulable, len(a.Pods))
+	}
+	var pinned, selected, digests int
+	for _, p := range a.Pods {
+		if !p.Runs("amd64") && !p.Runs("s390x") {
+			t.Fatalf("pod %d runs on no node architecture: %+v", p.Index, p)
+		}
+		if n := len(p.Containers); n < 1 || n > 3 {
+			t.Errorf("pod %d has %d containers", p.Index, n)
+		}
+		if p.Namespace != p.Index%3 {
+			t.Errorf("pod %d in namespace %d", p.Index, p.Namespace)
+		}
+		for _, arch := range []string{p.ArchAffinity, p.NodeSelectorArch} {
+			if arch != "" && !p.Runs(arch) {
+				t.Errorf("pod %d pins %s, which its images lack", p.Index, arch)
+			}
+		}
+		if p.ArchAffinity != "" {
+			pinned++
+		}
+		if p.NodeSelectorArch != "" {
+			selected++
+		}
+		for _, ref := range p.Images() {
+			if slices.Contains([]byte(ref), '@') {
+				digests++
+			}
+			truth, err := l.Catalog.TrueArchitectures(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, arch := range p.Allowed {
+				if !truth.Allows(arch) {
+					t.Errorf("pod %d allows %s but %s lacks it", p.Index, arch, ref)
+				}
+			}
+		}
+	}
+	// Shares are random draws: loose bounds around 10% of 500.
+	for name, n := range map[string]int{"own affinity": pinned, "nodeSelector": selected} {
+		if n < 25 || n > 80 {
+			t.Errorf("%s pods = %d, want about 50", name, n)
+		}
+	}
+	if digests == 0 {
+		t.Error("no digest references despite digestShare 0.2")
+	}
+}
+
+func TestGenerateUnique(t *testing.T) {
+	l := load(t, `name: u
+seed: 1
+nodes: [{arch: amd64, count: 1}]
+registry:
+  catalog:
+    generate:
+      - {seed: 2, count: 30, prefix: gen/x, archSets: [{platforms: [linux/amd64], weight: 1}], formats: [{format: oci-index, weight: 1}]}
+operator: {enabled: true}
+workload:
+  pods: 30
+  images: {popularity: unique}
+  arrival: {mode: burst}
+expectations: [{check: misplacedPods == 0, source: test}]
+`)
+	plan := Generate(l.Scenario, l.Catalog)
+	if got := len(plan.UniqueImages); got != 30 {
+		t.Errorf("unique images = %d, want 30 (one new image per pod)", got)
+	}
+}
+
+func TestPodObject(t *testing.T) {
+	p := Pod{Index: 12, Namespace: 1, Containers: []string{"gen/a:v1"}, InitContainers: []string{"gen/b@sha256:00"},
+		ArchAffinity: "arm64", PullSecret: true}
+	l := load(t, spec)
+	pod := p.Object(ObjectOptions{Host: "127.0.0.1:5000", Namespaces: []string{"a", "b"}, Labels: map[string]string{LabelRun: "r"},
+		CPU: *l.Scenario.Workload.Requests.CPU, Memory: *l.Scenario.Workload.Requests.Memory})
+	if pod.Name != "p-00012" || pod.Namespace != "b" {
+		t.Errorf("name %s/%s", pod.Namespace, pod.Name)
+	}
+	if i, ok := PodIndex(pod.Name); !ok || i != 12 {
+		t.Errorf("PodIndex(%q) = %d, %v", pod.Name, i, ok)
+	}
+	if got := pod.Spec.InitContainers[0].Image; got != "127.0.0.1:5000/gen/b@sha256:00" {
+		t.Errorf("init image %q", got)
+	}
+	if got := pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values; !slices.Equal(got, []string{"arm64"}) {
+		t.Errorf("affinity values %v", got)
+	}
+	if len(pod.Spec.ImagePullSecrets) != 1 || pod.Spec.ImagePullSecrets[0].Name != PullSecretName {
+		t.Errorf("pull secrets %v", pod.Spec.ImagePullSecrets)
+	}
+}
+
+func TestArrivals(t *testing.T) {
+	ms := time.Millisecond
+	tests := map[string]struct {
+		spec scenario.ArrivalSpec
+		n    int
+		want []time.Duration
+	}{
+		"burst": {spec: scenario.ArrivalSpec{Mode: scenario.ArrivalBurst}, n: 3, want: []time.Duration{0, 0, 0}},
+		"rate":  {spec: scenario.ArrivalSpec{Mode: scenario.ArrivalRate, Rate: 4}, n: 3, want: []time.Duration{0, 250 * ms, 500 * ms}},
+		"steps": {
+			spec: scenario.ArrivalSpec{Mode: scenario.ArrivalSteps, Steps: []scenario.StepSpec{
+				{Rate: 2, Duration: scenario.Duration(time.Second)}, {Rate: 10, Duration: scenario.Duration(time.Second)}}},
+			n:    5,
+			want: []time.Duration{0, 500 * ms, 1000 * ms, 1100 * ms, 1200 * ms},
+		},
+		"last step lasts": {
+			spec: scenario.ArrivalSpec{Mode: scenario.ArrivalSteps, Steps: []scenario.StepSpec{{Rate: 1, Duration: scenario.Duration(time.Second)}}},
+			n:    3,
+			want: []time.Duration{0, time.Second, 2 * time.Second},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Arrivals(tc.spec, tc.n)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
