@@ -94,6 +94,17 @@ compare: control-plane ## Compare scenario NAME at git refs BASE and HEAD (defau
 smoke: control-plane ## The smoke scenario as its integration test (part of make test; under 60 s).
 	$(GO) test -tags=$(BUILD_TAGS),integration -count=1 -run '^TestSmokeScenario$$' ./simulator/internal/runner/
 
+FUZZTIME ?= 30s
+FUZZ_TARGETS := operator/internal/placement:FuzzMergeRequired operator/internal/placement:FuzzMergePreferred \
+	operator/internal/placement:FuzzMergeNoCommonArchitecture operator/internal/inspect:FuzzPlatformsFromIndex
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 30s).
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzzing $$fn in $$pkg for $(FUZZTIME)"; \
+		$(GO) test ./$$pkg -run='^$$' -fuzz="^$$fn$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x; \
+	done
+
 .PHONY: clean
 clean: ## Remove built binaries (the next run rebuilds them).
 	rm -rf bin
