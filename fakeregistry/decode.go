@@ -14,10 +14,14 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// FieldError reports one invalid field of a catalog: where it is, what it holds and what is wrong.
+// FieldError reports one invalid field of a declarative file (a catalog here, a scenario in the
+// simulator): where it is, what it holds and what is wrong.
 type FieldError struct {
-	// File is the catalog file name, empty for catalogs built in Go.
+	// File is the file name, empty for catalogs built in Go.
 	File string
+	// Line and Column locate the field (1-based); 0 when unknown. Catalog decoding leaves them 0;
+	// the simulator's scenario decoder sets them.
+	Line, Column int
 	// Path is the field path, e.g. repositories[0].images[1].platforms[2].
 	Path string
 	// Value is the offending value, JSON-encoded.
@@ -26,11 +30,14 @@ type FieldError struct {
 	Reason string
 }
 
-// Error formats the error as "file: path: reason (value V)".
+// Error formats the error as "file[:line:column]: path: reason (value V)".
 func (e *FieldError) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+		}
 		b.WriteString(": ")
 	}
 	if e.Path != "" {

@@ -6,71 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
+
+	"github.com/archgate/archgate/fakeregistry"
 )
 
-// FieldError is one problem of a scenario file: where it is (file, line,
-// field path), the offending value and what is wrong.
-type FieldError struct {
-	// File is the scenario file as given to Load.
-	File string
-	// Line and Column locate the field (1-based); 0 when unknown.
-	Line, Column int
-	// Path is the field path, e.g. workload.arrival.steps[1].rate.
-	Path string
-	// Value is the offending value, JSON-encoded and shortened.
-	Value string
-	// Reason says what is wrong.
-	Reason string
-}
-
-// Error formats the error as "file:line:column: path: reason (value V)".
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
-		}
-		b.WriteString(": ")
-	}
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Reason)
-	if e.Value != "" {
-		b.WriteString(" (value ")
-		b.WriteString(e.Value)
-		b.WriteString(")")
-	}
-	return b.String()
-}
+// FieldError is one problem of a scenario file: file, line and column, field
+// path (e.g. workload.arrival.steps[1].rate), the offending value and what is
+// wrong. It is the fake registry's type, so catalog errors inside a scenario
+// need no conversion beyond prefixing their path.
+type FieldError = fakeregistry.FieldError
 
 // FieldErrors returns the FieldErrors inside err (which may join several).
-func FieldErrors(err error) []*FieldError {
-	var out []*FieldError
-	var walk func(error)
-	walk = func(err error) {
-		if err == nil {
-			return
-		}
-		if fe, ok := err.(*FieldError); ok {
-			out = append(out, fe)
-			return
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				walk(e)
-			}
-		case interface{ Unwrap() error }:
-			walk(u.Unwrap())
-		}
-	}
-	walk(err)
-	return out
-}
+func FieldErrors(err error) []*FieldError { return fakeregistry.FieldErrors(err) }
 
 // errs collects FieldErrors during validation.
 type errs []*FieldError

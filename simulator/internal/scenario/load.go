@@ -3,7 +3,6 @@ package scenario
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,11 +48,7 @@ func Parse(file string, data []byte) (*Loaded, error) {
 	}
 	var catalog *fakeregistry.Catalog
 	if len(list) == 0 {
-		var err error
-		catalog, err = buildCatalog(file, &s)
-		if err != nil {
-			list = catalogErrors(err)
-		}
+		catalog, list = buildCatalog(file, &s)
 	}
 	if len(list) == 0 {
 		list = validateWithCatalog(&s, catalog)
@@ -98,7 +93,7 @@ func (l *Loaded) LoadExpectations(path string) error {
 }
 
 // buildCatalog builds the registry content of the scenario.
-func buildCatalog(file string, s *Scenario) (*fakeregistry.Catalog, error) {
+func buildCatalog(file string, s *Scenario) (*fakeregistry.Catalog, []*FieldError) {
 	if s.Registry.CatalogFile != "" {
 		p := s.Registry.CatalogFile
 		if !filepath.IsAbs(p) {
@@ -106,19 +101,19 @@ func buildCatalog(file string, s *Scenario) (*fakeregistry.Catalog, error) {
 		}
 		c, err := fakeregistry.LoadCatalog(p)
 		if err != nil {
-			return nil, &FieldError{Path: "registry.catalogFile", Value: formatValue(s.Registry.CatalogFile), Reason: err.Error()}
+			return nil, []*FieldError{{Path: "registry.catalogFile", Value: formatValue(s.Registry.CatalogFile), Reason: err.Error()}}
 		}
 		return c, nil
 	}
-	return fakeregistry.NewCatalog(*s.Registry.Catalog)
+	c, err := fakeregistry.NewCatalog(*s.Registry.Catalog)
+	if err != nil {
+		return nil, catalogErrors(err)
+	}
+	return c, nil
 }
 
 // catalogErrors maps fakeregistry's field errors into the scenario.
 func catalogErrors(err error) []*FieldError {
-	var fe *FieldError
-	if errors.As(err, &fe) {
-		return []*FieldError{fe}
-	}
 	var out []*FieldError
 	for _, e := range fakeregistry.FieldErrors(err) {
 		out = append(out, &FieldError{Path: join("registry.catalog", e.Path), Value: e.Value, Reason: e.Reason})
