@@ -33,7 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"slices"
+	"net"
 	"time"
 )
 
@@ -76,11 +76,11 @@ func NewCA(commonName string, now time.Time, validity time.Duration) (KeyPair, e
 	return sign(tmpl, tmpl, key, key)
 }
 
-// NewServingCert returns a TLS server certificate for dnsNames signed by ca. It never outlives
-// ca: NotAfter is the earlier of now+validity and the CA's NotAfter.
-func NewServingCert(ca KeyPair, dnsNames []string, now time.Time, validity time.Duration) (KeyPair, error) {
-	if len(dnsNames) == 0 {
-		return KeyPair{}, errors.New("serving certificate needs at least one DNS name")
+// NewServingCert returns a TLS server certificate for hosts (DNS names or IP addresses) signed by
+// ca. It never outlives ca: NotAfter is the earlier of now+validity and the CA's NotAfter.
+func NewServingCert(ca KeyPair, hosts []string, now time.Time, validity time.Duration) (KeyPair, error) {
+	if len(hosts) == 0 {
+		return KeyPair{}, errors.New("serving certificate needs at least one DNS name or IP address")
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -96,12 +96,18 @@ func NewServingCert(ca KeyPair, dnsNames []string, now time.Time, validity time.
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: dnsNames[0], Organization: []string{"archgate"}},
-		DNSNames:     slices.Clone(dnsNames),
+		Subject:      pkix.Name{CommonName: hosts[0], Organization: []string{"archgate"}},
 		NotBefore:    now.Add(-clockSkew),
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
 	}
 	return sign(tmpl, ca.Cert, key, ca.Key)
 }

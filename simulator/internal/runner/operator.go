@@ -25,6 +25,7 @@ import (
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/roles"
 	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
@@ -137,7 +138,7 @@ func (r *run) startOperator(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.WebhookCertDir, 0o700); err != nil {
 		return err
 	}
-	caPEM, err := operand.WriteServingCert(cfg.WebhookCertDir, cfg.WebhookHost)
+	caPEM, err := roles.WriteSelfSignedServingCert(cfg.WebhookCertDir, 24*time.Hour, cfg.WebhookHost)
 	if err != nil {
 		return err
 	}
