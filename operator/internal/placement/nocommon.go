@@ -51,32 +51,7 @@ func NoSupportedArchitectureRequirement() corev1.NodeSelectorRequirement {
 // other expressions are never touched. spec.Affinity is replaced by a modified copy when it
 // changes: memory reachable from the old spec.Affinity is never written.
 func MergeNoCommonArchitecture(spec *corev1.PodSpec) Outcome {
-	terms := requiredTerms(spec)
-	if len(terms) > 0 && !slices.ContainsFunc(terms, needsNoSupportedArchitecture) {
-		return OutcomeNoCommonArch
-	}
-	affinity := spec.Affinity.DeepCopy()
-	if affinity == nil {
-		affinity = &corev1.Affinity{}
-	}
-	if affinity.NodeAffinity == nil {
-		affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
-	required := affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	if required == nil || len(required.NodeSelectorTerms) == 0 {
-		affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
-			NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{NoSupportedArchitectureRequirement()},
-			}},
-		}
-	} else {
-		for i := range required.NodeSelectorTerms {
-			if term := &required.NodeSelectorTerms[i]; needsNoSupportedArchitecture(*term) {
-				term.MatchExpressions = append(term.MatchExpressions, NoSupportedArchitectureRequirement())
-			}
-		}
-	}
-	spec.Affinity = affinity
+	appendToRequiredTerms(spec, needsNoSupportedArchitecture, NoSupportedArchitectureRequirement)
 	return OutcomeNoCommonArch
 }
 

@@ -77,17 +77,28 @@ func (o Outcome) LabelValue() string { return string(o) }
 // replaced by a modified copy: memory reachable from the old spec.Affinity is never written, so
 // spec may be a shallow copy of a cached pod.
 func MergeRequiredArchitectures(spec *corev1.PodSpec, archs sets.Set[string]) Outcome {
-	if NodeSelectorPinsArchitecture(spec) {
-		return OutcomeUserPinned
-	}
-	terms := requiredTerms(spec)
-	if len(terms) > 0 && !slices.ContainsFunc(terms, needsArchitecture) {
+	if UserPinsArchitecture(spec) {
 		return OutcomeUserPinned
 	}
 	if archs.Len() == 0 {
 		return OutcomeNoCommonArch
 	}
+	appendToRequiredTerms(spec, needsArchitecture, func() corev1.NodeSelectorRequirement {
+		return ArchitectureRequirement(archs)
+	})
+	return OutcomeArchSet
+}
 
+// appendToRequiredTerms appends newRequirement() to every required node selector term for which
+// needs holds, or sets the single term [newRequirement()] when there is no required term. When
+// terms exist but none needs it, spec is left as it is. Otherwise spec.Affinity is replaced by a
+// modified copy, so memory reachable from the old spec.Affinity is never written; newRequirement
+// is called once per term, so terms never share a Values array.
+func appendToRequiredTerms(spec *corev1.PodSpec, needs func(corev1.NodeSelectorTerm) bool, newRequirement func() corev1.NodeSelectorRequirement) {
+	terms := requiredTerms(spec)
+	if len(terms) > 0 && !slices.ContainsFunc(terms, needs) {
+		return
+	}
 	affinity := spec.Affinity.DeepCopy()
 	if affinity == nil {
 		affinity = &corev1.Affinity{}
@@ -99,20 +110,17 @@ func MergeRequiredArchitectures(spec *corev1.PodSpec, archs sets.Set[string]) Ou
 	if required == nil || len(required.NodeSelectorTerms) == 0 {
 		affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
 			NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{ArchitectureRequirement(archs)},
+				MatchExpressions: []corev1.NodeSelectorRequirement{newRequirement()},
 			}},
 		}
 	} else {
 		for i := range required.NodeSelectorTerms {
-			term := &required.NodeSelectorTerms[i]
-			if needsArchitecture(*term) {
-				// A fresh requirement per term: terms never share a Values array.
-				term.MatchExpressions = append(term.MatchExpressions, ArchitectureRequirement(archs))
+			if term := &required.NodeSelectorTerms[i]; needs(*term) {
+				term.MatchExpressions = append(term.MatchExpressions, newRequirement())
 			}
 		}
 	}
 	spec.Affinity = affinity
-	return OutcomeArchSet
 }
 
 // ArchitectureRequirement returns the node selector requirement "kubernetes.io/arch In archs",
