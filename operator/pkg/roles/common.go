@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -150,15 +151,20 @@ func (c Common) managerOptions() manager.Options {
 	}
 }
 
-// addProbes installs the liveness and readiness checks.
-func addProbes(mgr manager.Manager, ready healthz.Checker) error {
+// addProbes installs the liveness check and the readiness check ready, and, when onReady is
+// set, calls it once ready holds (and, with needsLeader, once this replica leads): /readyz and
+// the in-process Ready callback answer the same question.
+func addProbes(mgr manager.Manager, ready func() error, onReady func(), needsLeader bool) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the liveness check: %w", err)
 	}
-	if err := mgr.AddReadyzCheck("ready", ready); err != nil {
+	if err := mgr.AddReadyzCheck("ready", func(*http.Request) error { return ready() }); err != nil {
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
-	return nil
+	if onReady == nil {
+		return nil
+	}
+	return mgr.Add(readyNotifier{check: ready, ready: onReady, needsLeader: needsLeader})
 }
 
 // register registers collectors, replacing any already registered by a previous instance.

@@ -20,12 +20,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
@@ -203,13 +201,8 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 		}
 		return nil
 	}
-	if err := addProbes(mgr, healthz.Checker(func(*http.Request) error { return synced() })); err != nil {
+	if err := addProbes(mgr, synced, opts.Ready, true); err != nil {
 		return err
-	}
-	if opts.Ready != nil {
-		if err := mgr.Add(readyNotifier{check: synced, ready: opts.Ready, needsLeader: true}); err != nil {
-			return err
-		}
 	}
 	log.Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", opts.CacheSize,
 		"maxRetries", opts.MaxRetries, "leaderElection", opts.LeaderElection)

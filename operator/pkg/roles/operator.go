@@ -30,7 +30,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -196,13 +195,8 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 			return started(req)
 		}
 	}
-	if err := addProbes(mgr, healthz.Checker(serving)); err != nil {
+	if err := addProbes(mgr, func() error { return serving(&http.Request{}) }, opts.Ready, false); err != nil {
 		return err
-	}
-	if opts.Ready != nil {
-		if err := mgr.Add(readyNotifier{check: func() error { return serving(&http.Request{}) }, ready: opts.Ready}); err != nil {
-			return err
-		}
 	}
 	log.Info("Starting the operator", "namespace", opts.Namespace, "image", opts.Image, "certProvider", provider,
 		"leaderElection", opts.LeaderElection)

@@ -123,14 +123,8 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 		},
 	})
 	started := server.StartedChecker()
-	if err := addProbes(mgr, started); err != nil {
+	if err := addProbes(mgr, func() error { return started(&http.Request{}) }, opts.Ready, false); err != nil {
 		return err
-	}
-	if opts.Ready != nil {
-		check := func() error { return started(&http.Request{}) }
-		if err := mgr.Add(readyNotifier{check: check, ready: opts.Ready}); err != nil {
-			return err
-		}
 	}
 	log.Info("Starting the scheduling-gate webhook", "port", opts.Port, "path", WebhookPath)
 	return mgr.Start(ctx)
