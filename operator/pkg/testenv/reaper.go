@@ -3,13 +3,12 @@ package testenv
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
+
+	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
 )
 
 // A reaper records the control-plane processes a test binary starts, so that
@@ -21,14 +20,7 @@ import (
 type reaper struct {
 	assetsDir string
 	file      string
-	children  []procID
-}
-
-// procID names a process across PID reuse: the kernel start time (clock
-// ticks since boot) differs for a recycled PID.
-type procID struct {
-	pid   int
-	start uint64
+	children  []procfs.ID
 }
 
 func runDir() string { return filepath.Join(os.TempDir(), "archgate-testenv") }
@@ -46,15 +38,15 @@ func newReaper(assetsDir string) (*reaper, error) {
 // recordChildren writes this process and its control-plane children to the
 // run file.
 func (r *reaper) recordChildren() {
-	self, ok := readProc(os.Getpid())
+	self, ok := procfs.Read(os.Getpid())
 	if !ok {
 		return
 	}
 	r.children = childrenRunning(os.Getpid(), r.assetsDir)
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%d %d\n", self.pid, self.start)
+	fmt.Fprintf(&b, "%d %d\n", self.PID, self.Start)
 	for _, c := range r.children {
-		fmt.Fprintf(&b, "%d %d\n", c.pid, c.start)
+		fmt.Fprintf(&b, "%d %d\n", c.PID, c.Start)
 	}
 	_ = os.WriteFile(r.file, b.Bytes(), 0o644)
 }
@@ -62,7 +54,7 @@ func (r *reaper) recordChildren() {
 // killChildren kills the recorded process groups that are still alive.
 func (r *reaper) killChildren() {
 	for _, c := range r.children {
-		killGroup(c)
+		procfs.KillGroup(c)
 	}
 }
 
@@ -83,11 +75,11 @@ func ReapOrphans() int {
 			_ = os.Remove(f)
 			continue
 		}
-		if alive(ids[0]) {
+		if procfs.Alive(ids[0]) {
 			continue
 		}
 		for _, c := range ids[1:] {
-			if killGroup(c) {
+			if procfs.KillGroup(c) {
 				killed++
 			}
 		}
@@ -96,16 +88,16 @@ func ReapOrphans() int {
 	return killed
 }
 
-func readRunFile(path string) ([]procID, error) {
+func readRunFile(path string) ([]procfs.ID, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var ids []procID
+	var ids []procfs.ID
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
-		var id procID
-		if _, err := fmt.Sscanf(sc.Text(), "%d %d", &id.pid, &id.start); err != nil {
+		var id procfs.ID
+		if _, err := fmt.Sscanf(sc.Text(), "%d %d", &id.PID, &id.Start); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		ids = append(ids, id)
@@ -113,73 +105,15 @@ func readRunFile(path string) ([]procID, error) {
 	return ids, sc.Err()
 }
 
-func alive(id procID) bool {
-	cur, ok := readProc(id.pid)
-	return ok && cur.start == id.start
-}
-
-func killGroup(id procID) bool {
-	if !alive(id) {
-		return false
-	}
-	return syscall.Kill(-id.pid, syscall.SIGKILL) == nil
-}
-
 // childrenRunning lists the direct children of parent whose executable lives
 // in dir.
-func childrenRunning(parent int, dir string) []procID {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []procID
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+func childrenRunning(parent int, dir string) []procfs.ID {
+	var out []procfs.ID
+	for _, c := range procfs.Children(parent) {
+		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(c.PID), "exe"))
+		if err == nil && filepath.Dir(exe) == dir {
+			out = append(out, c.ID)
 		}
-		id, ppid, ok := readProcWithParent(pid)
-		if !ok || ppid != parent {
-			continue
-		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || filepath.Dir(exe) != dir {
-			continue
-		}
-		out = append(out, id)
 	}
 	return out
-}
-
-func readProc(pid int) (procID, bool) {
-	id, _, ok := readProcWithParent(pid)
-	return id, ok
-}
-
-// readProcWithParent parses /proc/<pid>/stat: the command name may contain
-// spaces and parentheses, so fields are counted after its last ')'.
-func readProcWithParent(pid int) (procID, int, bool) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return procID{}, 0, false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return procID{}, 0, false
-	}
-	// Fields after the name start at field 3 (state); ppid is field 4 and
-	// starttime field 22.
-	fields := strings.Fields(string(data[i+1:]))
-	if len(fields) < 20 {
-		return procID{}, 0, false
-	}
-	ppid, err1 := strconv.Atoi(fields[1])
-	start, err2 := strconv.ParseUint(fields[19], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return procID{}, 0, false
-	}
-	if fields[0] == "Z" {
-		return procID{}, 0, false
-	}
-	return procID{pid: pid, start: start}, ppid, true
 }

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
 )
 
 // GuardCommand is the hidden subcommand that runs the guard process.
@@ -23,7 +25,7 @@ type Guard struct {
 	mu  sync.Mutex
 	w   io.WriteCloser
 	cmd *exec.Cmd
-	ids []ID
+	ids []procfs.ID
 }
 
 // StartGuard starts the guard process.
@@ -49,7 +51,7 @@ func StartGuard() (*Guard, error) {
 }
 
 // Watch hands the guard processes to kill if the simulator dies.
-func (g *Guard) Watch(ids ...ID) {
+func (g *Guard) Watch(ids ...procfs.ID) {
 	if g == nil {
 		return
 	}
@@ -69,7 +71,7 @@ func (g *Guard) KillNow() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, id := range g.ids {
-		KillGroup(id)
+		procfs.KillGroup(id)
 	}
 }
 
@@ -89,16 +91,16 @@ func (g *Guard) Close() {
 // then kills those still alive.
 func RunGuard(r io.Reader) int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	var ids []ID
+	var ids []procfs.ID
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		var id ID
+		var id procfs.ID
 		if _, err := fmt.Sscanf(sc.Text(), "%d %d", &id.PID, &id.Start); err == nil {
 			ids = append(ids, id)
 		}
 	}
 	for _, id := range ids {
-		KillGroup(id)
+		procfs.KillGroup(id)
 	}
 	return 0
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
 )
 
 // Sample is the resource use of the watched processes at one time.
@@ -26,7 +28,7 @@ type Sampler struct {
 	mu      sync.Mutex
 	start   time.Time
 	samples []Sample
-	last    map[string]Proc
+	last    map[string]procfs.Proc
 	maxLoad float64
 	// first and latest machine-wide CPU readings, and the simulator's own
 	// CPU at the first one.
@@ -42,7 +44,7 @@ const SelfName = "simulator"
 // StartSampler samples every interval until Stop.
 func StartSampler(ctx context.Context, interval time.Duration) *Sampler {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &Sampler{start: time.Now(), last: map[string]Proc{}, cancel: cancel, done: make(chan struct{})}
+	s := &Sampler{start: time.Now(), last: map[string]procfs.Proc{}, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(interval)
@@ -61,8 +63,8 @@ func StartSampler(ctx context.Context, interval time.Duration) *Sampler {
 
 // Sample takes one reading now.
 func (s *Sampler) Sample() {
-	procs := Children(os.Getpid())
-	if self, ok := Read(os.Getpid()); ok {
+	procs := procfs.Children(os.Getpid())
+	if self, ok := procfs.Read(os.Getpid()); ok {
 		self.Name = SelfName
 		procs = append(procs, self)
 	}
@@ -116,9 +118,9 @@ func (s *Sampler) ForeignCPU() (time.Duration, float64) {
 	for _, p := range s.last {
 		ours += p.CPU
 	}
-	foreign := time.Duration(dBusy)*time.Second/clockTicks - ours
+	foreign := time.Duration(dBusy)*time.Second/procfs.ClockTicks - ours
 	foreign = max(foreign, 0)
-	capacity := time.Duration(dTotal) * time.Second / clockTicks
+	capacity := time.Duration(dTotal) * time.Second / procfs.ClockTicks
 	return foreign, float64(foreign) / float64(capacity)
 }
 
@@ -178,10 +180,10 @@ func (s *Sampler) Samples() []Sample {
 }
 
 // Last returns each process's last reading (peak RSS included).
-func (s *Sampler) Last() map[string]Proc {
+func (s *Sampler) Last() map[string]procfs.Proc {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]Proc, len(s.last))
+	out := make(map[string]procfs.Proc, len(s.last))
 	for k, v := range s.last {
 		out[k] = v
 	}

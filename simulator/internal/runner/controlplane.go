@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/archgate/archgate/operator/pkg/testenv"
-	"github.com/archgate/archgate/simulator/internal/procs"
+	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/vcs"
 )
@@ -44,7 +44,7 @@ func (r *run) startControlPlane(ctx context.Context) error {
 			return err
 		}
 		// Hand the guard the children before anything else can fail.
-		for _, c := range procs.Children(os.Getpid()) {
+		for _, c := range procfs.Children(os.Getpid()) {
 			if c.Name == "kube-apiserver" || c.Name == "etcd" {
 				r.opts.Guard.Watch(c.ID)
 			}

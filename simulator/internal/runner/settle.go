@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/archgate/archgate/simulator/internal/procs"
+	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
 )
 
 // Settling: the machine counts as quiet for the next pass when the
@@ -27,10 +27,10 @@ func (r *run) settle(ctx context.Context) error {
 	}
 	cpu := func() time.Duration {
 		var total time.Duration
-		if self, ok := procs.Read(os.Getpid()); ok {
+		if self, ok := procfs.Read(os.Getpid()); ok {
 			total += self.CPU
 		}
-		for _, c := range procs.Children(os.Getpid()) {
+		for _, c := range procfs.Children(os.Getpid()) {
 			if c.Name == "kube-apiserver" || c.Name == "etcd" {
 				total += c.CPU
 			}

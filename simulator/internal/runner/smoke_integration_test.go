@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/archgate/archgate/simulator/internal/procs"
+	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
 	"github.com/archgate/archgate/simulator/internal/runner"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
@@ -34,7 +34,7 @@ func TestSmokeScenario(t *testing.T) {
 	if d := time.Since(start); d > 60*time.Second {
 		t.Errorf("smoke took %s, budget 60s", d.Round(time.Second))
 	}
-	for _, c := range procs.Children(os.Getpid()) {
+	for _, c := range procfs.Children(os.Getpid()) {
 		if c.Name == "kube-apiserver" || c.Name == "etcd" {
 			t.Errorf("%s (pid %d) still running after the run", c.Name, c.PID)
 		}
