@@ -71,8 +71,11 @@ test-unit: ## Unit tests of all modules with the race detector.
 	$(GO) test -race -count=1 work
 
 .PHONY: test-integration
+# Packages with integration-tagged files; the others' tests already ran in test-unit.
+INTEGRATION_PKGS = $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*.go' '^//go:build integration' $(MODULES)))))
+
 test-integration: control-plane ## Integration tests (real apiserver, etcd, scheduler) of all modules.
-	$(GO) test -tags=$(BUILD_TAGS),integration -count=1 -timeout=30m work
+	$(GO) test -tags=$(BUILD_TAGS),integration -count=1 -timeout=30m $(INTEGRATION_PKGS)
 
 .PHONY: test
 test: build vet verify-generated test-unit test-integration ## Everything CI runs: build, vet, unit (race) and integration tests.
