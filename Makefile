@@ -84,9 +84,15 @@ test: build vet verify-generated test-unit test-integration ## Everything CI run
 bench: control-plane ## Benchmarks (control plane, scheduler, registry, controller).
 	$(GO) test -tags=$(BUILD_TAGS),integration -run='^$$' -bench=. -benchtime=1x -count=1 -timeout=60m work
 
+.PHONY: archgate
+archgate: ## Build the archgate binary into bin/archgate (the scenarios run its webhook and controller processes).
+	$(GO) build -o bin/archgate ./operator/cmd/archgate
+
+SIMFLAGS ?=
 .PHONY: scenario
-scenario: control-plane ## Run scenarios/$(NAME).yaml (default smoke), print and write a report under reports/$(NAME)/.
-	$(GO) run ./simulator/cmd/simulator run --scenario scenarios/$(NAME).yaml --out reports
+scenario: control-plane archgate ## Run scenarios/$(NAME).yaml (default smoke), print and write a report under reports/$(NAME)/ (SIMFLAGS=--profile adds profiles).
+	$(GO) build -o bin/simulator ./simulator/cmd/simulator
+	bin/simulator run --scenario scenarios/$(NAME).yaml --out reports $(SIMFLAGS)
 
 .PHONY: compare
 compare: control-plane ## Compare scenario NAME at git refs BASE and HEAD (default: the work tree); runs missing reports.

@@ -113,6 +113,7 @@ func commonFlags(fs *pflag.FlagSet, c *roles.Common) {
 	fs.IntVar(&c.Burst, "kube-api-burst", roles.DefaultBurst, "Client burst towards the apiserver.")
 	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", ":8080", `Address of the Prometheus metrics endpoint; "0" disables it.`)
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `Address of /healthz and /readyz; "0" disables them.`)
+	fs.StringVar(&c.PprofBindAddress, "pprof-bind-address", "0", `Address of /debug/pprof (CPU and heap profiles); "0" disables it.`)
 }
 
 // namespacedName parses "namespace/name".

@@ -72,6 +72,9 @@ type Common struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "" or "0" serves nothing.
 	HealthProbeBindAddress string
+	// PprofBindAddress serves net/http/pprof (CPU and heap profiles); "" or "0" serves nothing,
+	// the default: profiles show internals and cost CPU while taken, so an admin opts in.
+	PprofBindAddress string
 	// Registerer receives the component's metrics; nil means controller-runtime's
 	// metrics.Registry, which MetricsBindAddress serves. A metric already registered (a
 	// component restarted in the same process) is replaced by the new instance's, whose
@@ -110,6 +113,7 @@ func (c Common) withDefaults(ctx context.Context) (Common, error) {
 	c.Burst = cmp.Or(max(c.Burst, 0), DefaultBurst)
 	c.MetricsBindAddress = cmp.Or(c.MetricsBindAddress, "0")
 	c.HealthProbeBindAddress = cmp.Or(c.HealthProbeBindAddress, "0")
+	c.PprofBindAddress = cmp.Or(c.PprofBindAddress, "0")
 	if c.Registerer == nil {
 		c.Registerer = ctrlmetrics.Registry
 	}
@@ -142,6 +146,7 @@ func (c Common) managerOptions() manager.Options {
 		Logger:                 c.Logger,
 		Metrics:                metricsserver.Options{BindAddress: c.MetricsBindAddress},
 		HealthProbeBindAddress: c.HealthProbeBindAddress,
+		PprofBindAddress:       c.PprofBindAddress,
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 		// Without a logger of its own, the client logs API warnings to controller-runtime's
 		// global logger (which warns that it was never set when an embedder does not set it).

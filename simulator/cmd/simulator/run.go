@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -20,6 +23,9 @@ import (
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
 
+// defaultArchgate is where make archgate puts the binary.
+const defaultArchgate = "bin/archgate"
+
 type runFlags struct {
 	scenario     string
 	expectations string
@@ -29,6 +35,10 @@ type runFlags struct {
 	quiet        bool
 	logFile      string
 	logVerbosity int
+	archgate     string
+	inProcess    bool
+	profile      bool
+	profileTime  time.Duration
 }
 
 func newRunCommand() *cobra.Command {
@@ -53,6 +63,10 @@ with latency and timeline plots. It exits 1 when an expectation is missed.`,
 	fl.BoolVar(&f.quiet, "quiet", false, "print only the summary")
 	fl.StringVar(&f.logFile, "log", "", "write the components' logs (scheduler, operator, clients) to this file")
 	fl.IntVar(&f.logVerbosity, "v", 0, "log verbosity for --log")
+	fl.StringVar(&f.archgate, "archgate", defaultArchgate, "the archgate binary whose webhook and controller processes the scenario runs (make archgate builds it)")
+	fl.BoolVar(&f.inProcess, "in-process", false, "run the scheduler, webhook and controller inside the simulator's process (debugging; no per-component cost)")
+	fl.BoolVar(&f.profile, "profile", false, "write CPU and heap profiles of kube-apiserver and each component beside the report")
+	fl.DurationVar(&f.profileTime, "profile-duration", 30*time.Second, "how much of each pass the CPU profiles cover, from its start")
 	_ = cmd.MarkFlagRequired("scenario")
 	return cmd
 }
@@ -112,7 +126,7 @@ func runScenario(parent context.Context, f runFlags) error {
 			progress = os.Stdout
 		}
 	}
-	rep, runErr := runner.Run(ctx, runner.Options{
+	opts := runner.Options{
 		Scenario:   loaded,
 		Kubeconfig: f.kubeconfig,
 		Baseline:   f.baseline,
@@ -120,7 +134,11 @@ func runScenario(parent context.Context, f runFlags) error {
 		Progress:   progress,
 		Logger:     logger,
 		Guard:      guard,
-	})
+	}
+	if err := f.components(&opts, loaded.Scenario.Name); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	rep, runErr := runner.Run(ctx, opts)
 	if rep != nil && rep.Main != nil {
 		files, werr := rep.Write(f.out)
 		rep.WriteText(os.Stdout)
@@ -139,6 +157,41 @@ func runScenario(parent context.Context, f runFlags) error {
 	case !rep.Passed:
 		return &exitError{code: exitFailed, err: fmt.Errorf("scenario %s: expectations not met", rep.Scenario.Name)}
 	}
+	return nil
+}
+
+// components sets how the scheduler and the operator run: as processes
+// (the archgate binary, the simulator's own scheduler command) unless
+// --in-process; and where profiles go.
+func (f runFlags) components(o *runner.Options, scenarioName string) error {
+	if f.profile {
+		o.ProfileDir = filepath.Join(f.out, scenarioName, "profiles-"+time.Now().UTC().Format("20060102T150405Z"))
+		o.ProfileDuration = f.profileTime
+	}
+	if f.inProcess {
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the simulator's executable for the scheduler process: %w", err)
+	}
+	o.SchedulerCommand = []string{self}
+	bin, err := filepath.Abs(f.archgate)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		if f.archgate != defaultArchgate {
+			return fmt.Errorf("--archgate %s: %w (build it with make archgate, or pass --in-process)", f.archgate, err)
+		}
+		// compare runs older checkouts whose Makefile did not build it.
+		build := exec.Command("go", "build", "-o", bin, "./operator/cmd/archgate")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building %s: %w (run from the repository root, or pass --archgate)", f.archgate, err)
+		}
+	}
+	o.Archgate = bin
 	return nil
 }
 

@@ -11,54 +11,63 @@ import (
 )
 
 // Counters sums the counters of a component across its restarts: every
-// start gets a fresh prometheus.Registry (a restarted component registers
-// its collectors again), and the final values of a stopped instance are
+// start adds a source (a fresh prometheus.Registry in-process, a /metrics
+// endpoint for a process), and the final values of a retired source are
 // kept.
 type Counters struct {
-	mu    sync.Mutex
-	kept  map[string]float64
-	live  map[*prometheus.Registry]struct{}
-	order []*prometheus.Registry
+	mu      sync.Mutex
+	kept    map[string]float64
+	sources []*source
 }
+
+// source is one instance's metrics.
+type source struct{ gather func() map[string]float64 }
 
 // NewCounters returns an empty set.
 func NewCounters() *Counters {
-	return &Counters{kept: map[string]float64{}, live: map[*prometheus.Registry]struct{}{}}
+	return &Counters{kept: map[string]float64{}}
 }
 
-// NewRegistry returns a fresh registry whose values count until Retire.
-func (c *Counters) NewRegistry() *prometheus.Registry {
+// NewRegistry returns a fresh registry whose values count until the
+// returned retire is called.
+func (c *Counters) NewRegistry() (*prometheus.Registry, func()) {
 	r := prometheus.NewRegistry()
-	c.mu.Lock()
-	c.live[r] = struct{}{}
-	c.order = append(c.order, r)
-	c.mu.Unlock()
-	return r
+	return r, c.Add(func() map[string]float64 {
+		families, _ := r.Gather() // partial results are still worth keeping
+		return Flatten(families)
+	})
 }
 
-// Retire keeps the registry's final values and stops gathering it.
-func (c *Counters) Retire(r *prometheus.Registry) {
+// Add counts gather's values until the returned retire, which keeps the
+// final values (gathered once more) and stops gathering.
+func (c *Counters) Add(gather func() map[string]float64) (retire func()) {
+	src := &source{gather: gather}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.live[r]; !ok {
-		return
+	c.sources = append(c.sources, src)
+	c.mu.Unlock()
+	return func() {
+		final := src.gather()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !slices.Contains(c.sources, src) {
+			return
+		}
+		for k, v := range final {
+			c.kept[k] += v
+		}
+		c.sources = slices.DeleteFunc(c.sources, func(x *source) bool { return x == src })
 	}
-	for k, v := range gather(r) {
-		c.kept[k] += v
-	}
-	delete(c.live, r)
-	c.order = slices.DeleteFunc(c.order, func(x *prometheus.Registry) bool { return x == r })
 }
 
 // Snapshot returns every counter (and histogram _count and _sum) by
-// "name{label="value",…}", summed over retired and live registries. Gauges
+// "name{label="value",…}", summed over retired and live sources. Gauges
 // are left out: a sum of gauges across restarts means nothing.
 func (c *Counters) Snapshot() map[string]float64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := maps.Clone(c.kept)
-	for _, r := range c.order {
-		for k, v := range gather(r) {
+	for _, src := range c.sources {
+		for k, v := range src.gather() {
 			out[k] += v
 		}
 	}
@@ -105,9 +114,10 @@ func ByLabel(snapshot map[string]float64, name, label string) map[string]float64
 	return out
 }
 
-func gather(r *prometheus.Registry) map[string]float64 {
+// Flatten turns metric families into counter values (histograms as _count
+// and _sum) keyed by "name{label="value",…}"; gauges are left out.
+func Flatten(families []*dto.MetricFamily) map[string]float64 {
 	out := map[string]float64{}
-	families, _ := r.Gather() // partial results are still worth keeping
 	for _, f := range families {
 		for _, m := range f.GetMetric() {
 			key := seriesKey(f.GetName(), m.GetLabel())

@@ -48,21 +48,49 @@ type Config struct {
 	// NamespaceSelector is the cluster config's namespaceSelector, which the
 	// webhook configuration applies.
 	NamespaceSelector *metav1.LabelSelector
-	// Logger receives the components' logs.
+	// Logger receives the components' logs (in-process mode).
 	Logger logr.Logger
+
+	// Binary is the archgate binary: set, the components run as its
+	// `webhook` and `controller` processes; empty, in the simulator's process.
+	Binary string
+	// Kubeconfig is the file the processes connect with.
+	Kubeconfig string
+	// LogDir receives each process's log, <component>.log.
+	LogDir string
+	// OnStart is called with each started process's component name and PID.
+	OnStart func(component string, pid int)
+}
+
+// Component names, as the report lists them.
+const (
+	ComponentWebhook    = "webhook"
+	ComponentController = "controller"
+)
+
+// Component is an Operand that can report that it stopped on its own.
+type Component interface {
+	Operand
+	// Err returns an error once the component returned on its own.
+	Err() error
 }
 
 // Operator is the operator's components, ready to start.
 type Operator struct {
 	// Webhook is the scheduling-gate webhook server.
-	Webhook *Runner
+	Webhook Component
 	// Controller is the pod placement controller.
-	Controller *Runner
+	Controller Component
 	// Counters sums both components' Prometheus counters across restarts.
 	Counters *Counters
 	// webhookConfiguration builds the MutatingWebhookConfiguration.
 	webhookConfiguration func(baseURL string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration
+	// processList holds the components when they run as processes.
+	processList []*Process
 }
+
+// Processes returns the components that run as processes (none in-process).
+func (o *Operator) Processes() []*Process { return o.processList }
 
 // New prepares the operator's components; nothing runs until Start.
 func New(cfg Config) (*Operator, error) { return newOperator(cfg) }

@@ -3,6 +3,9 @@ package operand
 import (
 	"context"
 	"errors"
+	"net"
+	"path/filepath"
+	"strconv"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/utils/ptr"
@@ -14,17 +17,34 @@ import (
 // simulator registers.
 const webhookConfigurationName = "archgate-simulator"
 
-// newOperator wires the components to the operator's start-up package.
-// Every start gets a fresh metrics registry (Counters keeps the final
-// values of stopped instances) and a ready channel closed by the
-// component's Ready callback.
+// newOperator wires the components: as processes of the archgate binary
+// when cfg.Binary is set, else in-process through the operator's start-up
+// package.
 func newOperator(cfg Config) (*Operator, error) {
 	if cfg.RestConfig == nil {
 		return nil, errors.New("operand: nil rest.Config")
 	}
 	o := &Operator{Counters: NewCounters()}
+	if cfg.Binary != "" {
+		if err := o.processes(cfg); err != nil {
+			return nil, err
+		}
+	} else {
+		o.inProcess(cfg)
+	}
+	o.webhookConfiguration = func(baseURL string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
+		cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(baseURL + roles.WebhookPath)}
+		return roles.MutatingWebhookConfiguration(webhookConfigurationName, cc, caBundle, cfg.NamespaceSelector, cfg.Namespace)
+	}
+	return o, nil
+}
+
+// inProcess runs the components in the simulator's process. Every start gets
+// a fresh metrics registry (Counters keeps the final values of stopped
+// instances) and a ready channel closed by the component's Ready callback.
+func (o *Operator) inProcess(cfg Config) {
 	common := func(name string) (roles.Common, ReadyFunc, func()) {
-		reg := o.Counters.NewRegistry()
+		reg, retire := o.Counters.NewRegistry()
 		ready := make(chan struct{})
 		c := roles.Common{
 			QPS:        cfg.QPS,
@@ -41,61 +61,105 @@ func newOperator(cfg Config) (*Operator, error) {
 				return errors.New("not ready yet")
 			}
 		}
-		return c, readyFunc, func() { o.Counters.Retire(reg) }
+		return c, readyFunc, retire
 	}
-
 	var retireWebhook, retireController func()
 	o.Webhook = &Runner{
 		Name: "webhook",
 		Prepare: func() (RunFunc, ReadyFunc, error) {
 			c, ready, retire := common("webhook")
 			retireWebhook = retire
-			opts := roles.WebhookOptions{
-				Common:            c,
-				Host:              cfg.WebhookHost,
-				Port:              cfg.WebhookPort,
-				CertDir:           cfg.WebhookCertDir,
-				OperatorNamespace: cfg.Namespace,
-			}
+			opts := webhookOptions(cfg)
+			opts.Common = c
 			return func(ctx context.Context) error { return roles.RunWebhook(ctx, cfg.RestConfig, opts) }, ready, nil
 		},
 		OnStop: func() { retireWebhook() },
-	}
-	cacheSize := cfg.CacheSize
-	if cacheSize == 0 {
-		cacheSize = -1 // the cluster config's cacheSize 0 disables the cache; roles reads 0 as "default"
-	}
-	maxRetries := cfg.MaxRetries
-	if maxRetries == 0 {
-		maxRetries = -1
 	}
 	o.Controller = &Runner{
 		Name: "placement controller",
 		Prepare: func() (RunFunc, ReadyFunc, error) {
 			c, ready, retire := common("controller")
 			retireController = retire
-			opts := roles.ControllerOptions{
-				Common:                c,
-				OperatorNamespace:     cfg.Namespace,
-				GlobalPullSecret:      cfg.GlobalPullSecret,
-				CertsDir:              cfg.CertsDir,
-				InsecureSkipTLSVerify: cfg.InsecureRegistry,
-				Workers:               cfg.Workers,
-				InspectWorkers:        cfg.InspectWorkers,
-				CacheSize:             cacheSize,
-				CacheTTL:              cfg.CacheTTL,
-				InspectTimeout:        cfg.InspectTimeout,
-				MaxRetries:            maxRetries,
-				RetryBaseDelay:        cfg.RetryBaseDelay,
-				RetryMaxDelay:         cfg.RetryMaxDelay,
-			}
+			opts := controllerOptions(cfg)
+			opts.Common = c
 			return func(ctx context.Context) error { return roles.RunPlacementController(ctx, cfg.RestConfig, opts) }, ready, nil
 		},
 		OnStop: func() { retireController() },
 	}
-	o.webhookConfiguration = func(baseURL string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
-		cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(baseURL + roles.WebhookPath)}
-		return roles.MutatingWebhookConfiguration(webhookConfigurationName, cc, caBundle, cfg.NamespaceSelector, cfg.Namespace)
+}
+
+// processes runs the components as `archgate webhook` and `archgate
+// controller`, with the same settings as inProcess, as flags.
+func (o *Operator) processes(cfg Config) error {
+	newProcess := func(name string, args []string) (*Process, error) {
+		ports, err := freePorts(3)
+		if err != nil {
+			return nil, err
+		}
+		base := func(port int) string { return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+		metrics, health, pprof := ports[0], ports[1], ports[2]
+		cmd := append([]string{cfg.Binary, name, "--kubeconfig", cfg.Kubeconfig,
+			"--kube-api-qps", strconv.FormatFloat(float64(qpsOrDefault(cfg.QPS)), 'f', -1, 32),
+			"--kube-api-burst", strconv.Itoa(burstOrDefault(cfg.Burst)),
+			"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metrics),
+			"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
+			"--pprof-bind-address", "127.0.0.1:" + strconv.Itoa(pprof),
+			"--log-verbosity", "Normal",
+		}, args...)
+		return &Process{
+			Name:       name,
+			Command:    cmd,
+			ReadyURL:   base(health) + "/readyz",
+			MetricsURL: base(metrics) + "/metrics",
+			PprofURL:   base(pprof) + "/debug/pprof",
+			Counters:   o.Counters,
+			LogPath:    filepath.Join(cfg.LogDir, name+".log"),
+			OnStart:    func(pid int) { cfg.OnStart(name, pid) },
+		}, nil
 	}
-	return o, nil
+	webhook, err := newProcess(ComponentWebhook, webhookArgs(webhookOptions(cfg)))
+	if err != nil {
+		return err
+	}
+	controller, err := newProcess(ComponentController, controllerArgs(controllerOptions(cfg), cfg.GlobalPullSecret))
+	if err != nil {
+		return err
+	}
+	o.Webhook, o.Controller = webhook, controller
+	o.processList = []*Process{webhook, controller}
+	return nil
+}
+
+func qpsOrDefault(q float32) float32 {
+	if q > 0 {
+		return q
+	}
+	return roles.DefaultQPS
+}
+
+func burstOrDefault(b int) int {
+	if b > 0 {
+		return b
+	}
+	return roles.DefaultBurst
+}
+
+// freePorts asks the kernel for n free TCP ports on 127.0.0.1.
+func freePorts(n int) ([]int, error) {
+	var out []int
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
 }

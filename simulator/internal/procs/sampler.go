@@ -34,7 +34,12 @@ type Sampler struct {
 	// CPU at the first one.
 	firstStat, lastStat cpuStat
 	selfAtFirst         time.Duration
-	cancel              context.CancelFunc
+	// watched names the component processes by PID; dead holds the final
+	// CPU of watched processes that exited (a restarted component's CPU is
+	// the sum over its processes).
+	watched map[int]string
+	lastPid map[int]procfs.Proc
+	cancel  context.CancelFunc
 	done                chan struct{}
 }
 
@@ -44,7 +49,8 @@ const SelfName = "simulator"
 // StartSampler samples every interval until Stop.
 func StartSampler(ctx context.Context, interval time.Duration) *Sampler {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &Sampler{start: time.Now(), last: map[string]procfs.Proc{}, cancel: cancel, done: make(chan struct{})}
+	s := &Sampler{start: time.Now(), last: map[string]procfs.Proc{}, watched: map[int]string{}, lastPid: map[int]procfs.Proc{},
+		cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(interval)
@@ -61,8 +67,17 @@ func StartSampler(ctx context.Context, interval time.Duration) *Sampler {
 	return s
 }
 
-// Sample takes one reading now.
-func (s *Sampler) Sample() {
+// Watch adds a component process: its CPU and RSS are reported under name
+// (summed over every process watched under that name, dead ones with
+// their last reading).
+func (s *Sampler) Watch(pid int, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watched[pid] = name
+}
+
+// Sample takes one reading now and returns it.
+func (s *Sampler) Sample() Sample {
 	procs := procfs.Children(os.Getpid())
 	if self, ok := procfs.Read(os.Getpid()); ok {
 		self.Name = SelfName
@@ -73,6 +88,7 @@ func (s *Sampler) Sample() {
 	stat := readCPUStat()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.readWatched(&smp)
 	s.maxLoad = max(s.maxLoad, load)
 	if s.firstStat.total == 0 {
 		s.firstStat = stat
@@ -84,14 +100,37 @@ func (s *Sampler) Sample() {
 	}
 	s.lastStat = stat
 	for _, p := range procs {
-		if p.Name != SelfName && p.Name != "kube-apiserver" && p.Name != "etcd" {
-			continue // the guard and other helpers
+		if _, ok := s.watched[p.PID]; ok && p.PID != os.Getpid() {
+			continue // read by readWatched, under its component's name
+		}
+		self := p.Name == SelfName && p.PID == os.Getpid()
+		if !self && p.Name != "kube-apiserver" && p.Name != "etcd" {
+			continue // the guard (the simulator's executable too) and other helpers
 		}
 		smp.CPU[p.Name] += p.CPU
 		smp.RSS[p.Name] += p.RSS
 		s.last[p.Name] = p
 	}
 	s.samples = append(s.samples, smp)
+	return smp
+}
+
+// readWatched adds the watched processes' readings to smp and keeps each
+// component's last reading; called with mu held.
+func (s *Sampler) readWatched(smp *Sample) {
+	names := map[string]bool{}
+	for pid, name := range s.watched {
+		names[name] = true
+		if p, ok := procfs.Read(pid); ok {
+			s.lastPid[pid] = p
+			smp.RSS[name] += p.RSS
+		}
+		smp.CPU[name] += s.lastPid[pid].CPU
+	}
+	for name := range names {
+		peak := max(s.last[name].PeakRSS, smp.RSS[name])
+		s.last[name] = procfs.Proc{Name: name, CPU: smp.CPU[name], RSS: smp.RSS[name], PeakRSS: peak}
+	}
 }
 
 // MaxLoad returns the highest 1-minute load average seen.

@@ -146,6 +146,8 @@ type Pass struct {
 	SchedulerSLI *HistogramStats `json:"schedulerSLI,omitempty"`
 	// DeadlineHit is true when the pass ended at the deadline.
 	DeadlineHit bool `json:"deadlineHit"`
+	// Cost is the pass's CPU, memory and apiserver requests per component.
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // PerSecond counts what happened in each second of a pass.

@@ -39,6 +39,7 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	r.writeCostText(w)
 	var all int64
 	for _, p := range r.Resources.Processes {
 		all += p.PeakRSSBytes

@@ -35,6 +35,17 @@ func (r *Report) Values() map[string]float64 {
 		put(prefix+"unboundAtEnd", float64(p.UnboundAtEnd))
 		put(prefix+"recorderDrops", float64(p.Recorder.Drops))
 		put(prefix+"arrivalLag.max", p.ArrivalLagMaxSeconds)
+		if c := p.Cost; c != nil {
+			put(prefix+"cost.cpuPer1kPods", c.CPUSecondsPer1kPods)
+			for _, comp := range c.Components {
+				put(prefix+"cost.cpuPer1kPods."+comp.Name, comp.CPUSecondsPer1kPods)
+				put(prefix+"cost.peakRSS."+comp.Name, float64(comp.PeakRSSBytes))
+			}
+			if len(c.APIRequests) > 0 {
+				put(prefix+"cost.apiWritesPerPod", c.APIWritesPerPod)
+				put(prefix+"cost.apiRequestsPerPod", c.APIRequestsPerPod)
+			}
+		}
 		if p.Operator {
 			put(prefix+"inspectionFailedPods", float64(p.Placements["inspection-failed"]))
 			put(prefix+"noCommonArchPods", float64(p.Placements["no-common-arch"]))
@@ -45,6 +56,16 @@ func (r *Report) Values() map[string]float64 {
 	pass("baseline.", r.Baseline)
 	for k, x := range r.Ratios {
 		put("ratio."+k, x)
+	}
+	// The write-bound ceiling: if the apiserver's writes were all that
+	// limited the cluster, the operator's extra write per pod would bind
+	// W/(W+1) of the pods per second the scheduler alone binds.
+	if b := r.Baseline; b != nil && b.Cost != nil && b.Cost.APIWritesPerPod > 0 {
+		w := b.Cost.APIWritesPerPod
+		put("ceiling.throughput", w/(w+1))
+		if t, ok := r.Ratios["throughput"]; ok {
+			put("ratio.throughputOfCeiling", t/(w/(w+1)))
+		}
 	}
 	if o := r.Operator; o != nil {
 		if o.CacheHits+o.CacheMisses > 0 {
@@ -73,7 +94,7 @@ func (r *Report) Values() map[string]float64 {
 	for _, p := range r.Resources.Processes {
 		cpu += p.CPUSeconds
 		all += p.PeakRSSBytes
-		if p.Name == "simulator" {
+		if p.Name == "simulator" || p.Name == ComponentHarness {
 			put("peakRSS", float64(p.PeakRSSBytes))
 		}
 	}

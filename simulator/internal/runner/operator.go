@@ -145,6 +145,16 @@ func (r *run) startOperator(ctx context.Context) error {
 	if cfg.WebhookPort, err = freePort(cfg.WebhookHost); err != nil {
 		return err
 	}
+	if r.opts.Archgate != "" {
+		cfg.Binary = r.opts.Archgate
+		if cfg.Kubeconfig, err = r.kubeconfig(); err != nil {
+			return err
+		}
+		if cfg.LogDir, err = r.logDir(); err != nil {
+			return err
+		}
+		cfg.OnStart = func(name string, pid int) { r.sampler.Watch(pid, name) }
+	}
 	e.op, err = operand.New(cfg)
 	if err != nil {
 		return fmt.Errorf("operator.enabled: %w", err)

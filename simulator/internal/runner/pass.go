@@ -66,7 +66,9 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (*report.Pass, error) 
 		CPU:        *r.s.Workload.Requests.CPU,
 		Memory:     *r.s.Workload.Requests.Memory,
 	}
-	sliBefore := schedulerSLI()
+	sliBefore := r.schedulerSLI(ctx)
+	costStart := r.markCost(ctx)
+	stopProfiles := r.startProfiles(ctx, spec.name)
 	epoch := time.Now()
 	rec, err := recorder.Start(ctx, recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(pods), Epoch: epoch})
 	if err != nil {
@@ -131,6 +133,8 @@ wait:
 	prog.finish()
 	cancelPass()
 	wg.Wait()
+	costEnd := r.markCost(context.WithoutCancel(ctx))
+	stopProfiles()
 	var applied []report.AppliedEvent
 	if tl != nil {
 		applied = tl.stop()
@@ -150,7 +154,8 @@ wait:
 	}
 	p := r.summarize(spec, c, res, final)
 	p.DeadlineHit = deadlineHit
-	p.SchedulerSLI = sliDelta(sliBefore, schedulerSLI())
+	p.SchedulerSLI = sliDelta(sliBefore, r.schedulerSLI(context.WithoutCancel(ctx)))
+	p.Cost = r.cost(costStart, costEnd, r.sampler.Samples(), p.Pods)
 	if res.Err != nil {
 		r.rep.Errors = append(r.rep.Errors, fmt.Sprintf("%s pass: %v", spec.name, res.Err))
 	}

@@ -7,6 +7,8 @@ package runner
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -24,10 +27,10 @@ import (
 
 	"github.com/archgate/archgate/operator/pkg/testenv"
 	"github.com/archgate/archgate/simulator/internal/cluster"
+	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/procs"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
-	"github.com/archgate/archgate/simulator/internal/scheduler"
 	"github.com/archgate/archgate/simulator/internal/workload"
 )
 
@@ -52,6 +55,19 @@ type Options struct {
 	// Guard kills the control-plane processes if the simulator dies; nil
 	// runs without one.
 	Guard *procs.Guard
+	// Archgate is the archgate binary: set, the webhook and the placement
+	// controller run as its processes (as in a cluster, each with its own CPU
+	// and memory account); empty, in the simulator's process (debugging).
+	Archgate string
+	// SchedulerCommand runs the scheduler as a process: the program (and
+	// leading arguments) that provides the simulator's `scheduler` command,
+	// normally the simulator's own executable. Nil embeds it in-process.
+	SchedulerCommand []string
+	// ProfileDir, when set, receives CPU profiles of kube-apiserver and of
+	// each component process over the first ProfileDuration (default 30s) of
+	// each pass, and their heap profiles at the pass's end.
+	ProfileDir      string
+	ProfileDuration time.Duration
 }
 
 // Run executes the scenario and returns its report. The report is returned
@@ -107,6 +123,10 @@ type run struct {
 	sampler  *procs.Sampler
 	op       *operatorEnv
 	tmp      string
+	// schedFamilies reads the scheduler's metrics; profiled lists the
+	// processes started besides the operator's.
+	schedFamilies func(context.Context) ([]*dto.MetricFamily, error)
+	profiled      []*operand.Process
 	cleanups []func()
 }
 
@@ -142,14 +162,9 @@ func (r *run) execute(ctx context.Context) error {
 	r.logf("control plane ready in %.1fs (%s, Kubernetes %s)", time.Since(t).Seconds(), r.rep.Environment.ControlPlane, r.rep.Environment.KubernetesVersion)
 
 	t = time.Now()
-	sched, err := scheduler.Start(ctx, r.cfg, scheduler.Options{
-		PercentageOfNodesToScore: r.s.Scheduler.PercentageOfNodesToScore,
-		DisableEvents:            r.s.Scheduler.DisableEvents,
-	})
-	if err != nil {
-		return fmt.Errorf("starting the scheduler: %w", err)
+	if err := r.startScheduler(ctx); err != nil {
+		return err
 	}
-	r.defer_(sched.Stop)
 	if err := r.createNodes(ctx); err != nil {
 		return err
 	}
@@ -202,7 +217,7 @@ func (r *run) execute(ctx context.Context) error {
 func (r *run) finish(start time.Time) {
 	if r.sampler != nil {
 		r.sampler.Sample()
-		r.rep.Resources = resources(r.sampler)
+		r.rep.Resources = r.resources(r.sampler)
 		r.rep.Environment.LoadAverage = r.sampler.MaxLoad()
 		_, r.rep.Environment.ForeignCPUShare = r.sampler.ForeignCPU()
 	}
@@ -232,26 +247,34 @@ func ratios(m, b *report.Pass) map[string]float64 {
 		}
 	}
 	div("throughput", m.Throughput, b.Throughput)
-	for _, fam := range []string{"schedule", "total"} {
+	for _, fam := range []string{"schedule", "total", "create"} {
 		ms, bs := m.Latency[fam], b.Latency[fam]
 		if ms.N > 0 && bs.N > 0 {
 			div(fam+".p50", ms.P50, bs.P50)
 			div(fam+".p99", ms.P99, bs.P99)
 		}
 	}
+	if m.Cost != nil && b.Cost != nil {
+		div("cost.cpuPer1kPods", m.Cost.CPUSecondsPer1kPods, b.Cost.CPUSecondsPer1kPods)
+		div("cost.apiWritesPerPod", m.Cost.APIWritesPerPod, b.Cost.APIWritesPerPod)
+		for _, c := range m.Cost.Components {
+			if bc, ok := b.Cost.Component(c.Name); ok {
+				div("cost.cpuPer1kPods."+c.Name, c.CPUSecondsPer1kPods, bc.CPUSecondsPer1kPods)
+			}
+		}
+	}
 	return out
 }
 
 // resources turns the sampler's readings into the report's.
-func resources(s *procs.Sampler) report.Resources {
+func (r *run) resources(s *procs.Sampler) report.Resources {
 	var res report.Resources
 	last := s.Last()
-	for _, name := range []string{procs.SelfName, "kube-apiserver", "etcd"} {
-		p, ok := last[name]
-		if !ok {
-			continue
-		}
-		ps := report.ProcessStats{Name: name, CPUSeconds: p.CPU.Seconds(), PeakRSSBytes: p.PeakRSS}
+	names := slices.Collect(maps.Keys(last))
+	slices.SortFunc(names, report.CompareComponents)
+	for _, name := range names {
+		p := last[name]
+		ps := report.ProcessStats{Name: r.componentName(name), CPUSeconds: p.CPU.Seconds(), PeakRSSBytes: p.PeakRSS}
 		if name == procs.SelfName {
 			cpu, peak := procs.Self()
 			ps.CPUSeconds, ps.PeakRSSBytes = cpu.Seconds(), max(peak, p.PeakRSS)

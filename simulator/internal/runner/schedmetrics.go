@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"k8s.io/component-base/metrics/legacyregistry"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/stats"
@@ -15,13 +15,9 @@ import (
 // is removed, to bound), registered in the process-wide legacy registry.
 const schedulerSLIMetric = "scheduler_pod_scheduling_sli_duration_seconds"
 
-// schedulerSLI reads the histogram's cumulative buckets, summed over its
-// "attempts" label.
-func schedulerSLI() []stats.Bucket {
-	families, err := legacyregistry.DefaultGatherer.Gather()
-	if err != nil && len(families) == 0 {
-		return nil
-	}
+// schedulerSLI reads the histogram's cumulative buckets from the
+// scheduler's metrics, summed over its "attempts" label.
+func schedulerSLI(families []*dto.MetricFamily) []stats.Bucket {
 	byBound := map[float64]float64{}
 	for _, f := range families {
 		if f.GetName() != schedulerSLIMetric {

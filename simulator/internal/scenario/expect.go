@@ -71,6 +71,9 @@ func Metrics() []MetricInfo { return slices.Clone(metrics()) }
 
 var metrics = sync.OnceValue(buildMetrics)
 
+// CostComponents are the components whose cost a report breaks out.
+var CostComponents = []string{"kube-apiserver", "etcd", "scheduler", "webhook", "controller", "harness", "simulator"}
+
 func buildMetrics() []MetricInfo {
 	var out []MetricInfo
 	pass := func(prefix string, needs Needs, baseline bool) {
@@ -102,6 +105,17 @@ func buildMetrics() []MetricInfo {
 			MetricInfo{Name: prefix + "recorderDrops", Unit: UnitCount, Needs: needs, Help: "watch events the recorder dropped because its buffer was full"},
 			MetricInfo{Name: prefix + "arrivalLag.max", Unit: UnitDuration, Needs: needs, Help: "worst delay of a create behind its scheduled arrival time"},
 		)
+		out = append(out,
+			MetricInfo{Name: prefix + "cost.cpuPer1kPods", Unit: UnitDuration, Needs: needs, Help: "CPU seconds of every component per 1,000 pods over the pass"},
+			MetricInfo{Name: prefix + "cost.apiWritesPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver write requests (POST, PUT, PATCH, DELETE) per pod over the pass"},
+			MetricInfo{Name: prefix + "cost.apiRequestsPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver requests per pod over the pass"},
+		)
+		for _, c := range CostComponents {
+			out = append(out,
+				MetricInfo{Name: prefix + "cost.cpuPer1kPods." + c, Unit: UnitDuration, Needs: needs, Help: "CPU seconds of " + c + " per 1,000 pods over the pass"},
+				MetricInfo{Name: prefix + "cost.peakRSS." + c, Unit: UnitBytes, Needs: needs, Help: "peak RSS of " + c + " during the pass"},
+			)
+		}
 		if !baseline {
 			out = append(out,
 				MetricInfo{Name: prefix + "inspectionFailedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods released with placement=inspection-failed"},
@@ -112,11 +126,17 @@ func buildMetrics() []MetricInfo {
 	}
 	pass("", NeedsNothing, false)
 	pass("baseline.", NeedsBaseline, true)
-	for _, m := range []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99"} {
+	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99", "cost.cpuPer1kPods", "cost.apiWritesPerPod"}
+	for _, c := range CostComponents {
+		ratios = append(ratios, "cost.cpuPer1kPods."+c)
+	}
+	for _, m := range ratios {
 		out = append(out, MetricInfo{Name: "ratio." + m, Unit: UnitFactor, Needs: NeedsBaseline, Higher: m == "throughput",
 			Help: "main pass " + m + " divided by the baseline's"})
 	}
 	out = append(out,
+		MetricInfo{Name: "ceiling.throughput", Unit: UnitFactor, Needs: NeedsBaseline, Help: "write-bound ceiling of ratio.throughput: W/(W+1), W the baseline's apiserver writes per pod"},
+		MetricInfo{Name: "ratio.throughputOfCeiling", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "ratio.throughput divided by ceiling.throughput"},
 		MetricInfo{Name: "cacheHitRate", Unit: UnitRatio, Needs: NeedsOperator, Higher: true, Help: "inspection cache hits / lookups (operator metrics)"},
 		MetricInfo{Name: "inspectionErrors", Unit: UnitCount, Needs: NeedsOperator, Help: "failed image inspections (operator metrics)"},
 		MetricInfo{Name: "registryRequests", Unit: UnitCount, Needs: NeedsOperator, Help: "requests the registry received"},
@@ -126,8 +146,8 @@ func buildMetrics() []MetricInfo {
 		MetricInfo{Name: "schedulerSLI.p99", Unit: UnitDuration, Help: "scheduler_pod_scheduling_sli_duration_seconds p99 of the main pass (bucket-interpolated)"},
 		MetricInfo{Name: "wallTime", Unit: UnitDuration, Help: "whole run, control-plane start to report"},
 		MetricInfo{Name: "cpuTime", Unit: UnitDuration, Help: "CPU time of the simulator process and its control-plane children"},
-		MetricInfo{Name: "peakRSS", Unit: UnitBytes, Help: "peak RSS of the simulator process (scheduler, operator, registry, clients)"},
-		MetricInfo{Name: "peakRSSAll", Unit: UnitBytes, Help: "sum of the peak RSS of the simulator, kube-apiserver and etcd"},
+		MetricInfo{Name: "peakRSS", Unit: UnitBytes, Help: "peak RSS of the simulator process (harness: recorder, load generator, registry; with --in-process also the scheduler and the operator)"},
+		MetricInfo{Name: "peakRSSAll", Unit: UnitBytes, Help: "sum of the peak RSS of every process: control plane, components, harness"},
 	)
 	return out
 }

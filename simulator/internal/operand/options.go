@@ -1,0 +1,84 @@
+package operand
+
+import (
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/archgate/archgate/operator/pkg/roles"
+)
+
+// webhookOptions are the webhook's settings from the simulator's Config;
+// Common is filled by the caller.
+func webhookOptions(cfg Config) roles.WebhookOptions {
+	return roles.WebhookOptions{
+		Host:              cfg.WebhookHost,
+		Port:              cfg.WebhookPort,
+		CertDir:           cfg.WebhookCertDir,
+		OperatorNamespace: cfg.Namespace,
+	}
+}
+
+// controllerOptions are the controller's settings from the simulator's
+// Config, the one place the cluster config's zero values are translated:
+// cacheSize 0 disables the cache and maxRetries 0 means none, where roles
+// reads 0 as "default".
+func controllerOptions(cfg Config) roles.ControllerOptions {
+	cacheSize := cfg.CacheSize
+	if cacheSize == 0 {
+		cacheSize = -1
+	}
+	maxRetries := cfg.MaxRetries
+	if maxRetries == 0 {
+		maxRetries = -1
+	}
+	return roles.ControllerOptions{
+		OperatorNamespace:     cfg.Namespace,
+		GlobalPullSecret:      cfg.GlobalPullSecret,
+		CertsDir:              cfg.CertsDir,
+		InsecureSkipTLSVerify: cfg.InsecureRegistry,
+		Workers:               cfg.Workers,
+		InspectWorkers:        cfg.InspectWorkers,
+		CacheSize:             cacheSize,
+		CacheTTL:              cfg.CacheTTL,
+		InspectTimeout:        cfg.InspectTimeout,
+		MaxRetries:            maxRetries,
+		RetryBaseDelay:        cfg.RetryBaseDelay,
+		RetryMaxDelay:         cfg.RetryMaxDelay,
+	}
+}
+
+// webhookArgs are the `archgate webhook` flags for o (Common aside).
+func webhookArgs(o roles.WebhookOptions) []string {
+	return []string{"--host", o.Host, "--port", strconv.Itoa(o.Port), "--cert-dir", o.CertDir,
+		"--operator-namespace", o.OperatorNamespace}
+}
+
+// controllerArgs are the `archgate controller` flags for o (Common aside);
+// zero durations and counts are left to the binary's defaults.
+func controllerArgs(o roles.ControllerOptions, global *types.NamespacedName) []string {
+	args := []string{"--operator-namespace", o.OperatorNamespace,
+		"--cache-size", strconv.Itoa(o.CacheSize), "--max-retries", strconv.Itoa(o.MaxRetries)}
+	if global != nil {
+		args = append(args, "--global-pull-secret", global.Namespace+"/"+global.Name)
+	}
+	if o.CertsDir != "" {
+		args = append(args, "--certs-dir", o.CertsDir)
+	}
+	if o.InsecureSkipTLSVerify {
+		args = append(args, "--insecure-skip-tls-verify")
+	}
+	for flag, n := range map[string]int{"--workers": o.Workers, "--inspect-workers": o.InspectWorkers} {
+		if n > 0 {
+			args = append(args, flag, strconv.Itoa(n))
+		}
+	}
+	for flag, d := range map[string]time.Duration{"--cache-ttl": o.CacheTTL, "--inspect-timeout": o.InspectTimeout,
+		"--retry-base-delay": o.RetryBaseDelay, "--retry-max-delay": o.RetryMaxDelay} {
+		if d > 0 {
+			args = append(args, flag, d.String())
+		}
+	}
+	return args
+}

@@ -1,0 +1,229 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Component names of the cost accounting, besides the processes'
+// own: kube-apiserver, etcd, and "simulator" when components run in-process.
+const (
+	ComponentScheduler  = "scheduler"
+	ComponentWebhook    = "webhook"
+	ComponentController = "controller"
+	// ComponentHarness is the simulator's own process when every measured
+	// component runs as a process: recorder, load generator, fake registry.
+	ComponentHarness = "harness"
+)
+
+// componentOrder is the order components are listed in.
+var componentOrder = []string{"kube-apiserver", "etcd", ComponentScheduler, ComponentWebhook, ComponentController, ComponentHarness, "simulator"}
+
+// CompareComponents orders component names: control plane, scheduler,
+// operator, harness; unknown names last, by name.
+func CompareComponents(a, b string) int {
+	ia, ib := slices.Index(componentOrder, a), slices.Index(componentOrder, b)
+	if ia < 0 {
+		ia = len(componentOrder)
+	}
+	if ib < 0 {
+		ib = len(componentOrder)
+	}
+	return cmp.Or(cmp.Compare(ia, ib), cmp.Compare(a, b))
+}
+
+// Cost is what a pass cost the machine and the apiserver, from the
+// components' CPU and memory and the apiserver's own counters, measured
+// between the pass's first create and its end.
+type Cost struct {
+	// Pods is the number of pods the figures are normalised by.
+	Pods int `json:"pods"`
+	// Components lists each process's CPU and peak RSS over the pass.
+	Components []ComponentCost `json:"components"`
+	// CPUSecondsPer1kPods is the sum over components.
+	CPUSecondsPer1kPods float64 `json:"cpuSecondsPer1kPods"`
+	// APIRequests counts the apiserver's requests by verb and
+	// resource[/subresource] (apiserver_request_total deltas).
+	APIRequests []APIRequestCount `json:"apiRequests,omitempty"`
+	// APIRequestsPerPod and APIWritesPerPod (POST, PUT, PATCH, DELETE) per pod.
+	APIRequestsPerPod float64 `json:"apiRequestsPerPod"`
+	APIWritesPerPod   float64 `json:"apiWritesPerPod"`
+	// WatchEventsPerPod and WatchBytesPerPod are the watch events the
+	// apiserver sent (every watcher, every resource) per pod, and their bytes.
+	WatchEventsPerPod float64 `json:"watchEventsPerPod"`
+	WatchBytesPerPod  float64 `json:"watchBytesPerPod"`
+}
+
+// ComponentCost is one component's use of the machine over a pass.
+type ComponentCost struct {
+	// Name is the component.
+	Name string `json:"name"`
+	// CPUSeconds is user+system CPU over the pass; per 1,000 pods too.
+	CPUSeconds          float64 `json:"cpuSeconds"`
+	CPUSecondsPer1kPods float64 `json:"cpuSecondsPer1kPods"`
+	// PeakRSSBytes is the highest resident memory sampled during the pass.
+	PeakRSSBytes int64 `json:"peakRSSBytes"`
+}
+
+// APIRequestCount is one verb on one resource.
+type APIRequestCount struct {
+	Verb     string  `json:"verb"`
+	Resource string  `json:"resource"`
+	Count    float64 `json:"count"`
+	PerPod   float64 `json:"perPod"`
+}
+
+// Component returns the named component's cost, if measured.
+func (c *Cost) Component(name string) (ComponentCost, bool) {
+	if c == nil {
+		return ComponentCost{}, false
+	}
+	i := slices.IndexFunc(c.Components, func(x ComponentCost) bool { return x.Name == name })
+	if i < 0 {
+		return ComponentCost{}, false
+	}
+	return c.Components[i], true
+}
+
+// costPasses returns the passes that carry a cost, main first.
+func (r *Report) costPasses() []*Pass {
+	var out []*Pass
+	for _, p := range []*Pass{r.Main, r.Baseline} {
+		if p != nil && p.Cost != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// writeCostMarkdown writes the cost tables: CPU per 1,000 pods and peak RSS
+// per component and pass, then apiserver requests per pod.
+func (r *Report) writeCostMarkdown(w io.Writer) {
+	passes := r.costPasses()
+	if len(passes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Cost per pass\n\nCPU seconds per 1,000 pods and peak RSS during the pass, per component")
+	if len(passes) == 2 {
+		fmt.Fprintf(w, "; the ratio is main / baseline")
+	}
+	fmt.Fprintf(w, ".\n\n| component |")
+	for _, p := range passes {
+		fmt.Fprintf(w, " %s CPU/1k pods | %s peak RSS |", p.Name, p.Name)
+	}
+	if len(passes) == 2 {
+		fmt.Fprintf(w, " CPU ratio |")
+	}
+	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", 2*len(passes)+map[bool]int{true: 1}[len(passes) == 2]))
+	for _, name := range componentNames(passes) {
+		fmt.Fprintf(w, "| %s |", name)
+		var cpus []float64
+		for _, p := range passes {
+			c, ok := p.Cost.Component(name)
+			if !ok {
+				fmt.Fprintf(w, " — | — |")
+				cpus = append(cpus, 0)
+				continue
+			}
+			cpus = append(cpus, c.CPUSecondsPer1kPods)
+			fmt.Fprintf(w, " %.2fs | %s |", c.CPUSecondsPer1kPods, FormatBytes(float64(c.PeakRSSBytes)))
+		}
+		if len(passes) == 2 {
+			fmt.Fprintf(w, " %s |", ratioText(cpus[0], cpus[1]))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "| **all** |")
+	for _, p := range passes {
+		fmt.Fprintf(w, " **%.2fs** | |", p.Cost.CPUSecondsPer1kPods)
+	}
+	if len(passes) == 2 {
+		fmt.Fprintf(w, " **%s** |", ratioText(passes[0].Cost.CPUSecondsPer1kPods, passes[1].Cost.CPUSecondsPer1kPods))
+	}
+	fmt.Fprintf(w, "\n\n| apiserver, per pod |")
+	for _, p := range passes {
+		fmt.Fprintf(w, " %s |", p.Name)
+	}
+	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(passes)))
+	row := func(label string, get func(*Cost) float64) {
+		fmt.Fprintf(w, "| %s |", label)
+		for _, p := range passes {
+			fmt.Fprintf(w, " %.2f |", get(p.Cost))
+		}
+		fmt.Fprintln(w)
+	}
+	row("**writes**", func(c *Cost) float64 { return c.APIWritesPerPod })
+	row("requests", func(c *Cost) float64 { return c.APIRequestsPerPod })
+	for _, k := range requestKeys(passes) {
+		row(k, func(c *Cost) float64 { return c.requestsPerPod(k) })
+	}
+	row("watch events sent", func(c *Cost) float64 { return c.WatchEventsPerPod })
+	row("watch KiB sent", func(c *Cost) float64 { return c.WatchBytesPerPod / 1024 })
+	fmt.Fprintln(w)
+}
+
+// writeCostText writes one line per pass: CPU per 1,000 pods by component
+// and apiserver writes per pod.
+func (r *Report) writeCostText(w io.Writer) {
+	for _, p := range r.costPasses() {
+		fmt.Fprintf(w, "%-8s cost per 1k pods: %.1f CPU-s (", p.Name, p.Cost.CPUSecondsPer1kPods)
+		for i, c := range p.Cost.Components {
+			if i > 0 {
+				fmt.Fprint(w, ", ")
+			}
+			fmt.Fprintf(w, "%s %.1f", c.Name, c.CPUSecondsPer1kPods)
+		}
+		fmt.Fprintf(w, "); apiserver %.2f writes, %.2f requests, %.1f watch events per pod\n",
+			p.Cost.APIWritesPerPod, p.Cost.APIRequestsPerPod, p.Cost.WatchEventsPerPod)
+	}
+}
+
+func ratioText(a, b float64) string {
+	if b <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("×%.2f", a/b)
+}
+
+// componentNames lists the components of any pass, in report order.
+func componentNames(passes []*Pass) []string {
+	var names []string
+	for _, p := range passes {
+		for _, c := range p.Cost.Components {
+			if !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	slices.SortFunc(names, CompareComponents)
+	return names
+}
+
+// requestKeys lists "VERB resource" of the requests of any pass that reach
+// 0.01 per pod, sorted.
+func requestKeys(passes []*Pass) []string {
+	var keys []string
+	for _, p := range passes {
+		for _, a := range p.Cost.APIRequests {
+			k := a.Verb + " " + a.Resource
+			if a.PerPod >= 0.01 && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// requestsPerPod returns the per-pod count of "VERB resource".
+func (c *Cost) requestsPerPod(key string) float64 {
+	for _, a := range c.APIRequests {
+		if a.Verb+" "+a.Resource == key {
+			return a.PerPod
+		}
+	}
+	return 0
+}
