@@ -247,6 +247,11 @@ func (a *api) serveBlob(w http.ResponseWriter, r *http.Request, info requestInfo
 	hdr.Set("Content-Type", "application/octet-stream")
 	hdr.Set("Docker-Content-Digest", h.String())
 	hdr.Set("ETag", `"`+h.String()+`"`)
+	if !strings.HasPrefix(r.Header.Get("Range"), "bytes=") {
+		// RFC 9110 §14.2: a range unit the server does not know is ignored; net/http would answer 416.
+		r = r.Clone(r.Context())
+		r.Header.Del("Range")
+	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
 }
 

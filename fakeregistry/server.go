@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
 )
 
 // Options configures a registry. The zero value serves an empty catalog over plain HTTP on a free
@@ -292,4 +291,3 @@ func infoFrom(ctx context.Context) requestInfo {
 	}
 	return info
 }
-
