@@ -380,7 +380,7 @@ func testSpec(t *testing.T) CatalogSpec {
 		t.Fatal(err)
 	}
 	var spec CatalogSpec
-	if errs := decodeStrict(data, &spec); len(errs) > 0 {
+	if _, errs := decodeStrict(data, &spec); len(errs) > 0 {
 		t.Fatalf("decoding sample catalog: %v", withFile("testdata/catalog.yaml", errs))
 	}
 	return spec

@@ -128,10 +128,15 @@ func LoadCatalog(path string) (*Catalog, error) {
 // ParseCatalog strictly decodes, validates and builds a catalog from YAML; file names it in errors.
 func ParseCatalog(file string, data []byte) (*Catalog, error) {
 	var spec CatalogSpec
-	if errs := decodeStrict(data, &spec); len(errs) > 0 {
+	root, errs := decodeStrict(data, &spec)
+	if len(errs) > 0 {
 		return nil, withFile(file, errs)
 	}
-	return newCatalog(file, spec)
+	repos, errs := spec.expand()
+	if len(errs) > 0 {
+		return nil, withFile(file, locateAll(root, errs))
+	}
+	return build(spec, repos)
 }
 
 // NewCatalog validates spec and builds its content; errors are FieldErrors with paths into spec.
@@ -145,15 +150,7 @@ func newCatalog(file string, spec CatalogSpec) (*Catalog, error) {
 	if len(errs) > 0 {
 		return nil, withFile(file, errs)
 	}
-	c, err := build(repos)
-	if err != nil {
-		return nil, err
-	}
-	c.negotiation = spec.Negotiation
-	if c.negotiation == "" {
-		c.negotiation = NegotiateDefaultPlatform
-	}
-	return c, nil
+	return build(spec, repos)
 }
 
 // Negotiation returns how the catalog's manifests are served to clients that do not accept them.

@@ -69,13 +69,16 @@ type builder struct {
 }
 
 // build validates nothing (repos are valid) and produces the catalog's content and indexes.
-func build(repos []placedRepository) (*Catalog, error) {
+func build(spec CatalogSpec, repos []placedRepository) (*Catalog, error) {
 	b := &builder{
 		content:  &content{blobs: map[v1.Hash][]byte{}},
 		layers:   map[layerKey]layer{},
 		byDigest: map[string]ArchSet{},
 	}
-	c := &Catalog{byTag: map[string]int{}, byDigest: b.byDigest, content: b.content}
+	c := &Catalog{byTag: map[string]int{}, byDigest: b.byDigest, content: b.content, negotiation: spec.Negotiation}
+	if c.negotiation == "" {
+		c.negotiation = NegotiateDefaultPlatform
+	}
 	for _, p := range repos {
 		for i, spec := range p.repo.Images {
 			im, err := b.image(p.repo.Name, i, spec)
