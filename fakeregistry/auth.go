@@ -1,6 +1,7 @@
 package fakeregistry
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -50,23 +51,26 @@ const (
 // (basic) or a valid token (bearer), so clients discover the challenge there.
 type Auth struct {
 	// Mode is none (zero value), basic or bearer.
-	Mode AuthMode
+	Mode AuthMode `json:"mode,omitempty"`
 	// Users maps user names to their passwords and repository patterns.
-	Users map[string]User
+	Users map[string]User `json:"users,omitempty"`
 	// Anonymous are repository patterns anyone may pull without credentials.
-	Anonymous []string
+	Anonymous []string `json:"anonymous,omitempty"`
 	// Service is the bearer service name; default DefaultService.
-	Service string
+	Service string `json:"service,omitempty"`
 	// TokenTTL is the lifetime of issued tokens; default DefaultTokenTTL.
-	TokenTTL time.Duration
+	TokenTTL time.Duration `json:"-"`
 }
 
-// User is one account and the repositories it may pull.
+// User is one account and the repositories it may pull and push.
 type User struct {
 	// Password is the user's password.
-	Password string
+	Password string `json:"password"`
 	// Repositories are the patterns of repositories the user may pull.
-	Repositories []string
+	Repositories []string `json:"repositories,omitempty"`
+	// Push are the patterns of repositories the user may push to (a writable registry only); pushing
+	// also needs pull access, as docker and containers/image check blobs before uploading them.
+	Push []string `json:"push,omitempty"`
 }
 
 // authenticator enforces an Auth configuration and serves the token endpoint.
@@ -89,6 +93,7 @@ func newAuthenticator(cfg Auth) (*authenticator, error) {
 			return nil, fmt.Errorf("auth user %q: name must be non-empty and contain no colon", name)
 		}
 		patterns = append(patterns, u.Repositories...)
+		patterns = append(patterns, u.Push...)
 	}
 	for _, p := range patterns {
 		if !validPattern(p) {
@@ -144,6 +149,39 @@ func (a *authenticator) mayPull(identity, repo string) bool {
 	return false
 }
 
+// mayPush reports whether identity may push to repo; anonymous clients never may.
+func (a *authenticator) mayPush(identity, repo string) bool {
+	if identity == "" || !a.mayPull(identity, repo) {
+		return false
+	}
+	return slices.ContainsFunc(a.cfg.Users[identity].Push, func(p string) bool { return matchRepository(p, repo) })
+}
+
+// may reports whether identity may do what info needs: pull, or push for writes.
+func (a *authenticator) may(identity string, info requestInfo) bool {
+	if info.write {
+		return a.mayPush(identity, info.repository)
+	}
+	return a.mayPull(identity, info.repository)
+}
+
+// callerKey is the context key of the caller's pull check.
+type callerKey struct{}
+
+// withCaller stores identity's pull check in r's context, for listings that filter by it.
+func (a *authenticator) withCaller(r *http.Request, identity string) *http.Request {
+	mayPull := func(repo string) bool { return a.mayPull(identity, repo) }
+	return r.WithContext(context.WithValue(r.Context(), callerKey{}, mayPull))
+}
+
+// callerFrom returns the caller's pull check; without auth everyone may pull everything.
+func callerFrom(ctx context.Context) func(repo string) bool {
+	if f, ok := ctx.Value(callerKey{}).(func(string) bool); ok {
+		return f
+	}
+	return func(string) bool { return true }
+}
+
 // errBadCredentials means credentials were sent but do not match a user.
 var errBadCredentials = errors.New("invalid username or password")
 
@@ -196,16 +234,16 @@ func (a *authenticator) serveBasic(w http.ResponseWriter, r *http.Request, info 
 	}
 	switch {
 	case info.repository == "" && identity != "":
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, a.withCaller(r, identity))
 	case info.repository == "":
 		a.challengeBasic(w, "authentication required")
-	case a.mayPull(identity, info.repository):
-		next.ServeHTTP(w, r)
+	case a.may(identity, info):
+		next.ServeHTTP(w, a.withCaller(r, identity))
 	case identity == "":
 		a.challengeBasic(w, "authentication required")
 	default:
 		writeRegistryError(w, http.StatusForbidden, codeDenied,
-			fmt.Sprintf("user %q may not pull repository %q", identity, info.repository))
+			fmt.Sprintf("user %q may not %s repository %q", identity, action(info), info.repository))
 	}
 }
 
@@ -219,37 +257,52 @@ func (a *authenticator) challengeBasic(w http.ResponseWriter, message string) {
 func (a *authenticator) serveBearer(w http.ResponseWriter, r *http.Request, info requestInfo, next http.Handler) {
 	raw, hasToken := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !hasToken {
-		a.challengeBearer(w, r, info.repository, "", "authentication required")
+		a.challengeBearer(w, r, info, "", "authentication required")
 		return
 	}
 	claims, err := a.verifyToken(raw, time.Now())
 	if err != nil {
-		a.challengeBearer(w, r, info.repository, "invalid_token", err.Error())
+		a.challengeBearer(w, r, info, "invalid_token", err.Error())
 		return
+	}
+	granted := claims.Pull
+	if info.write {
+		granted = claims.Push
 	}
 	switch {
 	case info.repository == "" && (info.kind == KindPing || claims.Subject != ""):
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, a.withCaller(r, claims.Subject))
 	case info.repository == "":
-		a.challengeBearer(w, r, "", "insufficient_scope", "authentication required")
-	case slices.Contains(claims.Pull, info.repository):
-		next.ServeHTTP(w, r)
+		a.challengeBearer(w, r, info, "insufficient_scope", "authentication required")
+	case slices.Contains(granted, info.repository):
+		next.ServeHTTP(w, a.withCaller(r, claims.Subject))
 	default:
-		a.challengeBearer(w, r, info.repository, "insufficient_scope",
-			fmt.Sprintf("token does not grant pull on repository %q", info.repository))
+		a.challengeBearer(w, r, info, "insufficient_scope",
+			fmt.Sprintf("token does not grant %s on repository %q", action(info), info.repository))
 	}
+}
+
+// action names what a request needs: pull, or push for writes.
+func action(info requestInfo) string {
+	if info.write {
+		return "push"
+	}
+	return "pull"
 }
 
 // challengeBearer answers 401 with a bearer challenge naming the token endpoint on the host the client
 // used, the scope the request needs and an optional error.
-func (a *authenticator) challengeBearer(w http.ResponseWriter, r *http.Request, repo, errCode, message string) {
+func (a *authenticator) challengeBearer(w http.ResponseWriter, r *http.Request, info requestInfo, errCode, message string) {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
 	c := fmt.Sprintf(`Bearer realm="%s://%s%s",service="%s"`, scheme, r.Host, tokenPath, a.cfg.Service)
-	if repo != "" {
-		c += fmt.Sprintf(`,scope="repository:%s:pull"`, repo)
+	switch {
+	case info.repository != "" && info.write:
+		c += fmt.Sprintf(`,scope="repository:%s:pull,push"`, info.repository)
+	case info.repository != "":
+		c += fmt.Sprintf(`,scope="repository:%s:pull"`, info.repository)
 	}
 	if errCode != "" {
 		c += fmt.Sprintf(`,error="%s"`, errCode)
@@ -264,6 +317,8 @@ type tokenClaims struct {
 	Subject string `json:"sub"`
 	// Pull lists the repositories the token may pull.
 	Pull []string `json:"pull"`
+	// Push lists the repositories the token may push to.
+	Push []string `json:"push,omitempty"`
 	// Expires is the Unix time the token expires.
 	Expires int64 `json:"exp"`
 }
@@ -293,8 +348,14 @@ func (a *authenticator) serveToken(w http.ResponseWriter, r *http.Request) {
 	for _, scopes := range r.URL.Query()["scope"] {
 		for scope := range strings.FieldsSeq(scopes) {
 			repo, actions, ok := parseRepositoryScope(scope)
-			if ok && slices.Contains(actions, "pull") && a.mayPull(identity, repo) && !slices.Contains(claims.Pull, repo) {
+			if !ok {
+				continue
+			}
+			if slices.Contains(actions, "pull") && a.mayPull(identity, repo) && !slices.Contains(claims.Pull, repo) {
 				claims.Pull = append(claims.Pull, repo)
+			}
+			if slices.Contains(actions, "push") && a.mayPush(identity, repo) && !slices.Contains(claims.Push, repo) {
+				claims.Push = append(claims.Push, repo)
 			}
 		}
 	}

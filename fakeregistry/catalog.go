@@ -39,6 +39,9 @@ type CatalogSpec struct {
 	Repositories []RepositorySpec `json:"repositories,omitempty"`
 	// Generate adds generated repositories, one image each, after Repositories.
 	Generate []GenerateSpec `json:"generate,omitempty"`
+	// Negotiation is how manifests are served to clients that do not accept their media type;
+	// default NegotiateDefaultPlatform.
+	Negotiation Negotiation `json:"negotiation,omitempty"`
 }
 
 // RepositorySpec is one repository and its images.
@@ -108,8 +111,9 @@ type Catalog struct {
 	byTag map[string]int
 	// byDigest maps repository@digest of every manifest (top-level, per platform, attestation) to its
 	// arch set.
-	byDigest map[string]ArchSet
-	content  *content
+	byDigest    map[string]ArchSet
+	content     *content
+	negotiation Negotiation
 }
 
 // LoadCatalog reads, strictly decodes, validates and builds the catalog file at path.
@@ -124,23 +128,34 @@ func LoadCatalog(path string) (*Catalog, error) {
 // ParseCatalog strictly decodes, validates and builds a catalog from YAML; file names it in errors.
 func ParseCatalog(file string, data []byte) (*Catalog, error) {
 	var spec CatalogSpec
-	if errs := decodeStrict(data, &spec); len(errs) > 0 {
+	root, errs := decodeStrict(data, &spec)
+	if len(errs) > 0 {
 		return nil, withFile(file, errs)
 	}
 	repos, errs := spec.expand()
 	if len(errs) > 0 {
-		return nil, withFile(file, errs)
+		return nil, withFile(file, locateAll(root, errs))
 	}
-	return build(repos)
+	return build(spec, repos)
 }
 
 // NewCatalog validates spec and builds its content; errors are FieldErrors with paths into spec.
 func NewCatalog(spec CatalogSpec) (*Catalog, error) {
+	return newCatalog("", spec)
+}
+
+// newCatalog validates spec and builds its content; file names it in errors.
+func newCatalog(file string, spec CatalogSpec) (*Catalog, error) {
 	repos, errs := spec.expand()
 	if len(errs) > 0 {
-		return nil, withFile("", errs)
+		return nil, withFile(file, errs)
 	}
-	return build(repos)
+	return build(spec, repos)
+}
+
+// Negotiation returns how the catalog's manifests are served to clients that do not accept them.
+func (c *Catalog) Negotiation() Negotiation {
+	return c.negotiation
 }
 
 // Images returns every image of the catalog, repositories in catalog order.
@@ -240,6 +255,10 @@ type placedRepository struct {
 // expand validates the spec, runs its generators and returns every repository, or the field errors.
 func (spec CatalogSpec) expand() ([]placedRepository, []*FieldError) {
 	var errs []*FieldError
+	if spec.Negotiation != "" && !slices.Contains(Negotiations(), spec.Negotiation) {
+		errs = append(errs, fieldErr("negotiation", spec.Negotiation,
+			fmt.Sprintf("unknown negotiation, want one of %v", Negotiations())))
+	}
 	var repos []placedRepository
 	for i, r := range spec.Repositories {
 		path := indexPath("repositories", i)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestParseCatalogErrors(t *testing.T) {
@@ -170,7 +171,7 @@ generate:
 generate:
 - count: many
 `,
-			want: []FieldError{{File: file, Path: "generate.count", Value: "string", Reason: "wrong type, want int"}},
+			want: []FieldError{{File: file, Path: "generate[0].count", Value: "many", Reason: "wrong type, want an integer"}},
 		},
 		"invalid repository name": {
 			yaml: `
@@ -193,7 +194,8 @@ repositories:
 			for _, fe := range FieldErrors(err) {
 				got = append(got, *fe)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			// Positions are checked in TestParseCatalogPositions.
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(FieldError{}, "Line", "Column")); diff != "" {
 				t.Errorf("field errors (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			// The message itself names file, field path and value.
@@ -209,6 +211,52 @@ repositories:
 	}
 }
 
+// TestParseCatalogPositions checks that errors carry line, column and list indices, and that
+// scalars YAML reads as numbers or booleans are refused as tags with a hint to quote them.
+func TestParseCatalogPositions(t *testing.T) {
+	const doc = `repositories:
+- name: a/ok
+  images:
+  - {tags: [v1], format: oci-manifest, platforms: [linux/amd64]}
+- name: a/b
+  images:
+  - tags: [v1]
+    format: oci-manifest
+    platforms: [linux/amd64]
+  - format: oci-manifest
+    platforms: [linux/arm64]
+    tags: [ok, 3.10, 010, 1e3, true]
+- name: a/c
+  images:
+  - format: oci-index
+    platforms: [linux/amd64, linux/sparc]
+`
+	_, err := ParseCatalog("c.yaml", []byte(doc))
+	var got []string
+	for _, fe := range FieldErrors(err) {
+		got = append(got, fe.Error())
+	}
+	want := []string{
+		`c.yaml:12:16: repositories[1].images[1].tags[1]: wrong type, want a string: YAML reads 3.10 as a float; quote it: "3.10" (value 3.10)`,
+		`c.yaml:12:22: repositories[1].images[1].tags[2]: wrong type, want a string: YAML reads 010 as an integer; quote it: "010" (value 010)`,
+		`c.yaml:12:27: repositories[1].images[1].tags[3]: wrong type, want a string: YAML reads 1e3 as a float; quote it: "1e3" (value 1e3)`,
+		`c.yaml:12:32: repositories[1].images[1].tags[4]: wrong type, want a string: YAML reads true as a boolean; quote it: "true" (value true)`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("type errors (-want +got):\n%s", diff)
+	}
+	fixed := strings.Replace(doc, "[ok, 3.10, 010, 1e3, true]", `[ok, "3.10"]`, 1)
+	_, err = ParseCatalog("c.yaml", []byte(fixed))
+	got = nil
+	for _, fe := range FieldErrors(err) {
+		got = append(got, fe.Error())
+	}
+	want = []string{`c.yaml:16:30: repositories[2].images[0].platforms[1]: unknown architecture "sparc" (value "linux/sparc")`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("validation errors (-want +got):\n%s", diff)
+	}
+}
+
 func TestParseCatalogInvalidYAML(t *testing.T) {
 	tests := map[string]struct {
 		yaml     string
@@ -220,7 +268,8 @@ func TestParseCatalogInvalidYAML(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseCatalog("broken.yaml", []byte(tc.yaml))
-			if err == nil || !strings.HasPrefix(err.Error(), "broken.yaml: invalid YAML") || !strings.Contains(err.Error(), tc.wantText) {
+			if err == nil || !strings.HasPrefix(err.Error(), "broken.yaml:") || !strings.Contains(err.Error(), "invalid YAML") ||
+				!strings.Contains(err.Error(), tc.wantText) {
 				t.Fatalf("error = %v, want one starting with the file name and invalid YAML, containing %q", err, tc.wantText)
 			}
 		})

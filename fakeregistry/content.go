@@ -26,6 +26,9 @@ const (
 	AttestationReferenceTypeAnnotation = "vnd.docker.reference.type"
 	// AttestationReferenceDigestAnnotation names the image manifest an attestation entry describes.
 	AttestationReferenceDigestAnnotation = "vnd.docker.reference.digest"
+	// AttestationArtifactType is the artifactType of attestation manifests, which also carry the image
+	// manifest as their OCI 1.1 subject, so the referrers API lists them.
+	AttestationArtifactType = "application/vnd.in-toto+json"
 )
 
 // createdTime is the fixed creation time of every generated config, so content is deterministic.
@@ -66,13 +69,16 @@ type builder struct {
 }
 
 // build validates nothing (repos are valid) and produces the catalog's content and indexes.
-func build(repos []placedRepository) (*Catalog, error) {
+func build(spec CatalogSpec, repos []placedRepository) (*Catalog, error) {
 	b := &builder{
 		content:  &content{blobs: map[v1.Hash][]byte{}},
 		layers:   map[layerKey]layer{},
 		byDigest: map[string]ArchSet{},
 	}
-	c := &Catalog{byTag: map[string]int{}, byDigest: b.byDigest, content: b.content}
+	c := &Catalog{byTag: map[string]int{}, byDigest: b.byDigest, content: b.content, negotiation: spec.Negotiation}
+	if c.negotiation == "" {
+		c.negotiation = NegotiateDefaultPlatform
+	}
 	for _, p := range repos {
 		for i, spec := range p.repo.Images {
 			im, err := b.image(p.repo.Name, i, spec)
@@ -141,6 +147,9 @@ func (b *builder) image(repo string, index int, spec ImageSpec) (Image, error) {
 				b.putManifest(repo, desc, data)
 				b.byDigest[repo+"@"+desc.Digest.String()] = ArchSet{}
 				idx.Manifests = append(idx.Manifests, desc)
+				if err := b.referrersTag(repo, img.Digest, desc, data); err != nil {
+					return Image{}, err
+				}
 			}
 		}
 		data, err := json.Marshal(idx)
@@ -163,6 +172,28 @@ func (b *builder) image(repo string, index int, spec ImageSpec) (Image, error) {
 		b.content.manifests = append(b.content.manifests, put)
 	}
 	return im, nil
+}
+
+// referrersTag queues the OCI 1.1 tag-schema fallback for clients without the referrers API: the
+// tag sha256-<hex> of the subject names an index of its referrers, here its one attestation.
+func (b *builder) referrersTag(repo string, subject v1.Hash, att v1.Descriptor, data []byte) error {
+	m, err := parseManifest(string(att.MediaType), data)
+	if err != nil {
+		return err
+	}
+	idx, err := json.Marshal(referrersIndex([]v1.Descriptor{referrerDescriptor(m)}))
+	if err != nil {
+		return fmt.Errorf("encoding referrers index: %w", err)
+	}
+	b.content.manifests = append(b.content.manifests, manifestPut{
+		repository: repo, reference: referrersTagOf(subject), mediaType: string(types.OCIImageIndex), data: idx,
+	})
+	return nil
+}
+
+// referrersTagOf returns the tag-schema fallback tag of a subject digest.
+func referrersTagOf(subject v1.Hash) string {
+	return subject.Algorithm + "-" + subject.Hex
 }
 
 // putManifest queues a manifest for storing by digest.
@@ -284,6 +315,8 @@ func (b *builder) attestationManifest(repo string, img v1.Descriptor) (v1.Descri
 		MediaType:     types.OCIManifestSchema1,
 		Config:        b.addBlob(types.OCIConfigJSON, cfgData),
 		Layers:        []v1.Descriptor{st},
+		ArtifactType:  AttestationArtifactType,
+		Subject:       &v1.Descriptor{MediaType: img.MediaType, Size: img.Size, Digest: img.Digest},
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
@@ -359,4 +392,25 @@ func (b *builder) addBlob(mediaType types.MediaType, data []byte) v1.Descriptor 
 func digestOf(data []byte) v1.Hash {
 	sum := sha256.Sum256(data)
 	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}
+}
+
+// loadInto stores the content's blobs and manifests in s.
+func (c *content) loadInto(s *store) error {
+	for h, data := range c.blobs {
+		s.putBlob("", h, data)
+	}
+	for _, put := range c.manifests {
+		m, err := parseManifest(put.mediaType, put.data)
+		if err != nil {
+			return fmt.Errorf("loading manifest %s:%s: %w", put.repository, put.reference, err)
+		}
+		tag := put.reference
+		if _, err := v1.NewHash(tag); err == nil {
+			tag = ""
+		}
+		if err := s.putManifest(put.repository, tag, m, false); err != nil {
+			return fmt.Errorf("loading manifest %s:%s: %w", put.repository, put.reference, err)
+		}
+	}
+	return nil
 }

@@ -1,17 +1,16 @@
 package fakeregistry
 
 import (
-	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
+	"regexp"
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // FieldError reports one invalid field of a declarative file (a catalog here, a scenario in the
@@ -19,8 +18,7 @@ import (
 type FieldError struct {
 	// File is the file name, empty for catalogs built in Go.
 	File string
-	// Line and Column locate the field (1-based); 0 when unknown. Catalog decoding leaves them 0;
-	// the simulator's scenario decoder sets them.
+	// Line and Column locate the field (1-based); 0 when unknown (catalogs built in Go).
 	Line, Column int
 	// Path is the field path, e.g. repositories[0].images[1].platforms[2].
 	Path string
@@ -119,78 +117,252 @@ func withFile(file string, errs []*FieldError) error {
 	return errors.Join(joined...)
 }
 
-// decodeStrict decodes YAML into out, rejecting unknown fields, duplicate keys and wrong types. Unknown
-// fields are reported with their full path, which the JSON decoder alone cannot do.
-func decodeStrict(data []byte, out any) []*FieldError {
-	j, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return []*FieldError{{Reason: fmt.Sprintf("invalid YAML: %v", err)}}
+// decodeStrict decodes YAML into out, rejecting unknown fields, duplicate keys and wrong types. It
+// checks the yaml.v3 node tree against out's type first, so every error has its full path (list
+// indices included), line and column, and a scalar YAML would read as a number or boolean is refused
+// for a string field instead of silently converted (3.10 would become "3.1", 010 "8", true "true").
+func decodeStrict(data []byte, out any) (*yaml.Node, []*FieldError) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, []*FieldError{yamlError(err)}
 	}
-	var generic any
-	if err := json.Unmarshal(j, &generic); err != nil {
-		return []*FieldError{{Reason: fmt.Sprintf("invalid YAML: %v", err)}}
+	if len(root.Content) > 0 {
+		if errs := checkNode(root.Content[0], reflect.TypeOf(out), ""); len(errs) > 0 {
+			return &root, errs
+		}
 	}
-	if errs := unknownFields(generic, reflect.TypeOf(out), ""); len(errs) > 0 {
+	if err := sigsyaml.UnmarshalStrict(data, out); err != nil {
+		return &root, []*FieldError{yamlError(err)}
+	}
+	return &root, nil
+}
+
+// LocateYAML finds the line and column of a field path (a.b[2].c) in a yaml.v3 node tree: the key
+// of a mapping entry when keyOnly (unknown fields), otherwise the value. When the full path is
+// missing (a defaulted field) it returns the deepest ancestor found; 0, 0 for a nil root.
+func LocateYAML(root *yaml.Node, path string, keyOnly bool) (line, col int) {
+	if root == nil {
+		return 0, 0
+	}
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line, col = n.Line, n.Column
+	for _, seg := range splitPath(path) {
+		for n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		key, next := child(n, seg)
+		if next == nil {
+			return line, col
+		}
+		n = next
+		line, col = n.Line, n.Column
+		if keyOnly && key != nil {
+			line, col = key.Line, key.Column
+		}
+	}
+	return line, col
+}
+
+// child returns the key and value node of one path segment below n, nil when absent.
+func child(n *yaml.Node, seg pathSegment) (key, value *yaml.Node) {
+	switch {
+	case seg.isIndex && n.Kind == yaml.SequenceNode && seg.index < len(n.Content):
+		return nil, n.Content[seg.index]
+	case !seg.isIndex && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == seg.name {
+				key, value = n.Content[i], n.Content[i+1]
+			}
+		}
+	}
+	return key, value
+}
+
+// pathSegment is one field name or list index of a field path.
+type pathSegment struct {
+	name    string
+	index   int
+	isIndex bool
+}
+
+// splitPath splits "a.b[2].c" into a, b, [2], c.
+func splitPath(path string) []pathSegment {
+	var out []pathSegment
+	for part := range strings.SplitSeq(path, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			out = append(out, pathSegment{name: name})
+		}
+		for rest != "" {
+			num, after, ok := strings.Cut(rest, "]")
+			if !ok {
+				break
+			}
+			if i, err := strconv.Atoi(num); err == nil {
+				out = append(out, pathSegment{index: i, isIndex: true})
+			}
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return out
+}
+
+// locateAll sets the position of every error that has none from root.
+func locateAll(root *yaml.Node, errs []*FieldError) []*FieldError {
+	for _, e := range errs {
+		if e.Line == 0 {
+			e.Line, e.Column = LocateYAML(root, e.Path, strings.HasPrefix(e.Reason, "unknown field"))
+		}
+	}
+	return errs
+}
+
+var lineRE = regexp.MustCompile(`line (\d+)`)
+
+// yamlError turns a YAML parser error into a FieldError with its line.
+func yamlError(err error) *FieldError {
+	msg := strings.TrimPrefix(strings.Join(strings.Fields(err.Error()), " "), "error converting YAML to JSON: ")
+	fe := &FieldError{Reason: "invalid YAML: " + msg}
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		fe.Line, _ = strconv.Atoi(m[1])
+		fe.Column = 1
+	}
+	return fe
+}
+
+// nodeErr builds a FieldError located at n.
+func nodeErr(n *yaml.Node, path, value, reason string) *FieldError {
+	return &FieldError{Line: n.Line, Column: n.Column, Path: path, Value: value, Reason: reason}
+}
+
+// checkNode walks a YAML node alongside the Go type it will be decoded into and reports unknown keys
+// (matched exactly, unlike encoding/json) and values of the wrong type, each with path and position.
+func checkNode(n *yaml.Node, t reflect.Type, path string) []*FieldError {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil // null leaves the zero value
+	}
+	wrong := func(want string) []*FieldError {
+		return []*FieldError{nodeErr(n, path, scalarValue(n), "wrong type, want "+want)}
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return wrong("a mapping")
+		}
+		return checkMapping(n, jsonFields(t), nil, path)
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return wrong("a mapping")
+		}
+		return checkMapping(n, nil, t.Elem(), path)
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			return wrong("a list")
+		}
+		var errs []*FieldError
+		for i, e := range n.Content {
+			errs = append(errs, checkNode(e, t.Elem(), indexPath(path, i))...)
+		}
 		return errs
 	}
-	if err := yaml.UnmarshalStrict(data, out); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return []*FieldError{{
-				Path:   typeErr.Field,
-				Value:  typeErr.Value,
-				Reason: fmt.Sprintf("wrong type, want %s", typeErr.Type),
-			}}
+	if n.Kind != yaml.ScalarNode {
+		return wrong(scalarWant(t.Kind()))
+	}
+	return checkScalar(n, t.Kind(), path)
+}
+
+// checkMapping checks a mapping's entries: against fields for a struct, or elem for a map.
+func checkMapping(n *yaml.Node, fields map[string]reflect.Type, elem reflect.Type, path string) []*FieldError {
+	var errs []*FieldError
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		ft := elem
+		if fields != nil {
+			var ok bool
+			if ft, ok = fields[key.Value]; !ok {
+				errs = append(errs, nodeErr(key, joinPath(path, key.Value), decodedValue(val), "unknown field"))
+				continue
+			}
 		}
-		return []*FieldError{{Reason: err.Error()}}
+		errs = append(errs, checkNode(val, ft, joinPath(path, key.Value))...)
+	}
+	return errs
+}
+
+// checkScalar checks that a scalar's resolved YAML tag fits a Go kind.
+func checkScalar(n *yaml.Node, kind reflect.Kind, path string) []*FieldError {
+	tag := n.ShortTag()
+	ok := true
+	switch kind {
+	case reflect.String:
+		if tag != "!!str" {
+			return []*FieldError{nodeErr(n, path, n.Value, fmt.Sprintf(
+				"wrong type, want a string: YAML reads %s as %s; quote it: %q", n.Value, yamlTypeName(tag), n.Value))}
+		}
+	case reflect.Bool:
+		ok = tag == "!!bool"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		ok = tag == "!!int"
+	case reflect.Float32, reflect.Float64:
+		ok = tag == "!!int" || tag == "!!float"
+	}
+	if !ok {
+		return []*FieldError{nodeErr(n, path, n.Value, "wrong type, want "+scalarWant(kind))}
 	}
 	return nil
 }
 
-// unknownFields walks a decoded JSON value alongside the Go type it will be decoded into and reports
-// every object key that has no matching json tag (matched exactly, unlike encoding/json).
-func unknownFields(v any, t reflect.Type, path string) []*FieldError {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// scalarWant words the value a scalar kind needs.
+func scalarWant(kind reflect.Kind) string {
+	switch kind {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
 	}
-	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) ||
-		reflect.PointerTo(t).Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
-		return nil
+	return "an integer"
+}
+
+// yamlTypeName names a YAML core-schema tag for error messages.
+func yamlTypeName(tag string) string {
+	switch tag {
+	case "!!int":
+		return "an integer"
+	case "!!float":
+		return "a float"
+	case "!!bool":
+		return "a boolean"
 	}
-	var errs []*FieldError
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		fields := jsonFields(t)
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			ft, ok := fields[k]
-			if !ok {
-				errs = append(errs, fieldErr(joinPath(path, k), obj[k], "unknown field"))
-				continue
-			}
-			errs = append(errs, unknownFields(obj[k], ft, joinPath(path, k))...)
-		}
-	case reflect.Slice, reflect.Array:
-		list, ok := v.([]any)
-		if !ok {
-			return nil
-		}
-		for i, e := range list {
-			errs = append(errs, unknownFields(e, t.Elem(), indexPath(path, i))...)
-		}
-	case reflect.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			errs = append(errs, unknownFields(obj[k], t.Elem(), joinPath(path, k))...)
-		}
+	return tag
+}
+
+// decodedValue renders a node's decoded value as JSON, for unknown fields.
+func decodedValue(n *yaml.Node) string {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return scalarValue(n)
 	}
-	return errs
+	return formatValue(v)
+}
+
+// scalarValue is the source text of a scalar node, empty for collections.
+func scalarValue(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	return ""
 }
 
 // jsonFields maps the JSON names of a struct's exported fields to their types.

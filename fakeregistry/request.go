@@ -42,16 +42,44 @@ type requestInfo struct {
 	repository string
 	// reference is the tag or digest of a manifest request, or the digest of a blob request.
 	reference string
+	// endpoint is the API the path addresses.
+	endpoint endpoint
+	// write is true for methods that change content (everything but GET and HEAD).
+	write bool
 }
 
-// classify derives the request kind, repository and reference from the method and path.
+// endpoint names a registry API.
+type endpoint string
+
+const (
+	endpointUnknown   endpoint = ""
+	endpointPing      endpoint = "ping"
+	endpointToken     endpoint = "token"
+	endpointCatalog   endpoint = "catalog"
+	endpointManifests endpoint = "manifests"
+	endpointBlobs     endpoint = "blobs"
+	endpointUploads   endpoint = "uploads"
+	endpointTags      endpoint = "tags"
+	endpointReferrers endpoint = "referrers"
+)
+
+// classify derives the request kind, endpoint, repository and reference from the method and path.
 func classify(r *http.Request) requestInfo {
+	info := classifyPath(r)
+	info.write = r.Method != http.MethodGet && r.Method != http.MethodHead
+	return info
+}
+
+// classifyPath classifies by path, and by method only where the kind needs it.
+func classifyPath(r *http.Request) requestInfo {
 	p := r.URL.Path
 	switch p {
 	case "/v2/", "/v2":
-		return requestInfo{kind: KindPing}
+		return requestInfo{kind: KindPing, endpoint: endpointPing}
 	case tokenPath:
-		return requestInfo{kind: KindToken}
+		return requestInfo{kind: KindToken, endpoint: endpointToken}
+	case "/v2/_catalog":
+		return requestInfo{kind: KindOther, endpoint: endpointCatalog}
 	}
 	rest, ok := strings.CutPrefix(p, "/v2/")
 	if !ok {
@@ -60,7 +88,8 @@ func classify(r *http.Request) requestInfo {
 	elems := strings.Split(strings.TrimSuffix(rest, "/"), "/")
 	n := len(elems)
 	if n >= 3 && elems[n-2] == "manifests" {
-		info := requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1]}
+		info := requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1],
+			endpoint: endpointManifests}
 		switch r.Method {
 		case http.MethodGet:
 			info.kind = KindManifestGet
@@ -70,7 +99,8 @@ func classify(r *http.Request) requestInfo {
 		return info
 	}
 	if n >= 3 && elems[n-2] == "blobs" && elems[n-1] != "uploads" {
-		info := requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1]}
+		info := requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1],
+			endpoint: endpointBlobs}
 		switch r.Method {
 		case http.MethodGet:
 			info.kind = KindBlobGet
@@ -79,10 +109,16 @@ func classify(r *http.Request) requestInfo {
 		}
 		return info
 	}
+	if n >= 3 && elems[n-2] == "referrers" {
+		return requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1],
+			endpoint: endpointReferrers}
+	}
+	if n >= 3 && elems[n-2] == "tags" && elems[n-1] == "list" {
+		return requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), endpoint: endpointTags}
+	}
 	for i := n - 1; i >= 1; i-- {
-		switch elems[i] {
-		case "blobs", "tags", "referrers":
-			return requestInfo{kind: KindOther, repository: strings.Join(elems[:i], "/")}
+		if elems[i] == "blobs" && i+1 < n && elems[i+1] == "uploads" {
+			return requestInfo{kind: KindOther, repository: strings.Join(elems[:i], "/"), endpoint: endpointUploads}
 		}
 	}
 	return requestInfo{kind: KindOther}

@@ -7,16 +7,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/go-containerregistry/pkg/registry"
 )
 
 // Options configures a registry. The zero value serves an empty catalog over plain HTTP on a free
@@ -39,6 +35,9 @@ type Options struct {
 	Seed uint64
 	// Logger receives the registry's own logs; default discards.
 	Logger *slog.Logger
+	// Writable accepts pushes (blob uploads, manifest PUTs) within the auth rules; by default the
+	// registry is read-only and writes are 405 UNSUPPORTED.
+	Writable bool
 }
 
 // Registry is a running fake registry. Its methods are safe for concurrent use.
@@ -97,17 +96,17 @@ func Start(ctx context.Context, opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	blobs := registry.NewInMemoryBlobHandler()
-	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)), registry.WithBlobHandler(blobs))
-	if err := load(ctx, inner, blobs, opts.Catalog.content); err != nil {
+	st := newStore()
+	if err := opts.Catalog.content.loadInto(st); err != nil {
 		return nil, err
 	}
+	inner := jsonErrors(newAPI(st, opts.Catalog.negotiation, opts.Writable))
 	if opts.TLS {
 		if r.tls, err = newTLSMaterial(opts.TLSHostname); err != nil {
 			return nil, err
 		}
 	}
-	handler := r.track(withInfo(r.counters.wrap(r.faults.wrap(auth.wrap(readOnly(inner))))))
+	handler := r.track(withInfo(r.counters.wrap(r.faults.wrap(auth.wrap(inner)))))
 	r.ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", opts.Addr, err)
@@ -291,66 +290,4 @@ func infoFrom(ctx context.Context) requestInfo {
 		return requestInfo{kind: KindOther}
 	}
 	return info
-}
-
-// readOnly rejects writes: content comes from the catalog only.
-func readOnly(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			writeRegistryError(w, http.StatusMethodNotAllowed, codeUnsupported, "fakeregistry is read-only")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// load writes the catalog's blobs into the blob handler and its manifests through the registry handler.
-func load(ctx context.Context, inner http.Handler, blobs registry.BlobHandler, c *content) error {
-	put, ok := blobs.(registry.BlobPutHandler)
-	if !ok {
-		return errors.New("blob handler cannot store blobs")
-	}
-	for h, data := range c.blobs {
-		if err := put.Put(ctx, "", h, io.NopCloser(bytes.NewReader(data))); err != nil {
-			return fmt.Errorf("storing blob %s: %w", h, err)
-		}
-	}
-	for _, m := range c.manifests {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPut,
-			"/v2/"+m.repository+"/manifests/"+m.reference, bytes.NewReader(m.data))
-		if err != nil {
-			return fmt.Errorf("storing manifest %s:%s: %w", m.repository, m.reference, err)
-		}
-		req.Header.Set("Content-Type", m.mediaType)
-		w := &statusOnlyWriter{header: http.Header{}}
-		inner.ServeHTTP(w, req)
-		if w.status != http.StatusCreated {
-			return fmt.Errorf("storing manifest %s:%s: status %d", m.repository, m.reference, w.status)
-		}
-	}
-	return nil
-}
-
-// statusOnlyWriter is a ResponseWriter that keeps only the status, for in-process loading.
-type statusOnlyWriter struct {
-	header http.Header
-	status int
-}
-
-// Header returns the header map.
-func (w *statusOnlyWriter) Header() http.Header { return w.header }
-
-// Write discards the body.
-func (w *statusOnlyWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return len(b), nil
-}
-
-// WriteHeader keeps the status.
-func (w *statusOnlyWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
 }

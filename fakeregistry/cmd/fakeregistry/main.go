@@ -41,64 +41,58 @@ func newRootCommand() *cobra.Command {
 	return root
 }
 
-// serveFlags are the flags of the serve command.
-type serveFlags struct {
-	catalog  string
-	addr     string
-	tls      bool
-	hostname string
-	certsDir string
-	verbose  bool
-}
-
 // newServeCommand builds the serve command.
 func newServeCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve --catalog FILE [--tls] [--addr HOST:PORT]",
+		Use:   "serve [--catalog FILE] [--writable] [--tls [--certs-dir DIR]] [--auth-mode MODE ...] [faults]",
 		Short: "Serve a catalog until interrupted",
-		Args:  cobra.NoArgs,
+		Long: "Serve a catalog until interrupted. Request kinds for --latency and --fault-kinds: " + kindNames() +
+			". Repository patterns: path.Match globs plus ** (everything) and prefix/** (everything below prefix).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), cmd, f)
+			f.changedFlags = func(name string) bool { return cmd.Flags().Changed(name) }
+			return serve(cmd.Context(), cmd, &f)
 		},
 	}
-	cmd.Flags().StringVar(&f.catalog, "catalog", "", "catalog YAML file (required)")
-	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:5000", "listen address")
-	cmd.Flags().BoolVar(&f.tls, "tls", false, "serve HTTPS with a CA generated at start")
-	cmd.Flags().StringVar(&f.hostname, "hostname", fakeregistry.DefaultTLSHostname, "extra DNS name in the serving certificate")
-	cmd.Flags().StringVar(&f.certsDir, "certs-dir", "", "with --tls, write the CA as <dir>/<host:port>/ca.crt (certs.d layout)")
-	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "log to stderr")
-	_ = cmd.MarkFlagRequired("catalog")
+	f.register(cmd.Flags())
 	return cmd
 }
 
 // serve starts the registry and blocks until ctx is done.
-func serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error {
-	catalog, err := fakeregistry.LoadCatalog(f.catalog)
+func serve(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
+	opts, err := f.options()
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.DiscardHandler)
-	if f.verbose {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if f.catalog != "" {
+		if opts.Catalog, err = fakeregistry.LoadCatalog(f.catalog); err != nil {
+			return err
+		}
 	}
-	reg, err := fakeregistry.Start(ctx, fakeregistry.Options{
-		Catalog: catalog, Addr: f.addr, TLS: f.tls, TLSHostname: f.hostname, Logger: logger,
-	})
+	opts.Logger = slog.New(slog.DiscardHandler)
+	if f.verbose {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	reg, err := fakeregistry.Start(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("starting registry: %w", err)
 	}
 	defer func() { _ = reg.Close() }()
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "serving %d images at %s\n", len(catalog.Images()), reg.URL())
-	if f.tls && f.certsDir != "" {
+	images := reg.Catalog().Images()
+	if len(images) == 0 && !f.writable {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning: the catalog is empty and the registry is read-only: it serves nothing (pass --catalog FILE or --writable)")
+	}
+	fmt.Fprintf(out, "serving %d images at %s (writable %t, auth %q)\n", len(images), reg.URL(), f.writable, opts.Auth.Mode)
+	if f.certsDir != "" {
 		dir, err := reg.WriteCertsDir(f.certsDir)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "CA written to %s/ca.crt\n", dir)
 	}
-	for _, im := range catalog.Images() {
+	for _, im := range images {
 		for _, t := range im.Tags {
 			fmt.Fprintf(out, "  %s  %s  %s\n", reg.Reference(im.Repository, t), im.Format, im.Digest)
 		}

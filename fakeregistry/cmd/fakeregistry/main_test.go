@@ -9,6 +9,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+
+	"github.com/archgate/archgate/fakeregistry"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one polling reader.
@@ -68,12 +73,99 @@ func TestServeStartsAndStops(t *testing.T) {
 	}
 }
 
-func TestServeRequiresCatalog(t *testing.T) {
+// TestServeFlags checks how flags become options, and the errors for contradictory ones.
+func TestServeFlags(t *testing.T) {
+	authFile := filepath.Join(t.TempDir(), "auth.yaml")
+	if err := os.WriteFile(authFile, []byte("mode: bearer\nusers:\n  ci: {password: s3, repositories: [\"**\"]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		args     []string
+		wantErr  string
+		wantAuth fakeregistry.Auth
+		check    func(t *testing.T, o fakeregistry.Options)
+	}{
+		"certs-dir without tls":   {args: []string{"--certs-dir", "/tmp/x"}, wantErr: "--certs-dir needs --tls"},
+		"hostname without tls":    {args: []string{"--hostname", "reg.test"}, wantErr: "--hostname needs --tls"},
+		"push without writable":   {args: []string{"--auth-mode", "basic", "--user", "a:b", "--push", "a=**"}, wantErr: "--push needs --writable"},
+		"users without auth mode": {args: []string{"--user", "a:b"}, wantErr: "need --auth-mode basic or bearer"},
+		"rule for unknown user":   {args: []string{"--auth-mode", "basic", "--pull", "eve=**"}, wantErr: `unknown user "eve"`},
+		"malformed user":          {args: []string{"--auth-mode", "basic", "--user", "alice"}, wantErr: "want NAME:PASSWORD"},
+		"bad auth mode":           {args: []string{"--auth-mode", "digest"}, wantErr: ""},
+		"bad latency":             {args: []string{"--latency", "ping=gamma:1s"}, wantErr: "unknown distribution"},
+		"bad rate":                {args: []string{"--error-rate", "2"}, wantErr: "want within [0, 1]"},
+		"auth flags": {
+			args: []string{"--auth-mode", "basic", "--writable", "--user", "alice:pw", "--pull", "alice=team/**", "--push", "alice=team/app",
+				"--anonymous", "library/*"},
+			wantAuth: fakeregistry.Auth{Mode: fakeregistry.AuthBasic, Anonymous: []string{"library/*"},
+				Users: map[string]fakeregistry.User{"alice": {Password: "pw", Repositories: []string{"team/**"}, Push: []string{"team/app"}}}},
+		},
+		"auth file with a flag on top": {
+			args: []string{"--auth-file", authFile, "--user", "dev:pw", "--pull", "dev=dev/**"},
+			wantAuth: fakeregistry.Auth{Mode: fakeregistry.AuthBearer, Users: map[string]fakeregistry.User{
+				"ci": {Password: "s3", Repositories: []string{"**"}}, "dev": {Password: "pw", Repositories: []string{"dev/**"}}}},
+		},
+		"faults": {
+			args: []string{"--latency", "manifest_get=lognormal:10ms,80ms", "--latency", "*=fixed:1ms", "--error-rate", "0.1",
+				"--fault-kinds", "blob_get,manifest_get", "--outage", "reset", "--seed", "7"},
+			wantAuth: fakeregistry.Auth{Users: map[string]fakeregistry.User{}},
+			check: func(t *testing.T, o fakeregistry.Options) {
+				want := fakeregistry.Faults{Outage: fakeregistry.OutageReset, ServerErrorRate: 0.1,
+					Kinds: []fakeregistry.RequestKind{fakeregistry.KindBlobGet, fakeregistry.KindManifestGet},
+					Latency: map[fakeregistry.RequestKind]fakeregistry.Latency{
+						fakeregistry.KindManifestGet: fakeregistry.LogNormalLatency(10*time.Millisecond, 80*time.Millisecond),
+						fakeregistry.AllKinds:        fakeregistry.FixedLatency(time.Millisecond)}}
+				if diff := cmp.Diff(want, o.Faults); diff != "" || o.Seed != 7 {
+					t.Errorf("faults (-want +got):\n%s seed %d", diff, o.Seed)
+				}
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var f serveFlags
+			fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+			f.register(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			f.changedFlags = func(n string) bool { return fs.Changed(n) }
+			opts, err := f.options()
+			if tc.wantErr != "" || name == "bad auth mode" {
+				if err == nil && name == "bad auth mode" {
+					// The mode is validated by Start, which names it.
+					_, err = fakeregistry.Start(t.Context(), opts)
+				}
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("options: %v", err)
+			}
+			if diff := cmp.Diff(tc.wantAuth, opts.Auth); diff != "" {
+				t.Errorf("auth (-want +got):\n%s", diff)
+			}
+			if tc.check != nil {
+				tc.check(t, opts)
+			}
+		})
+	}
+}
+
+func TestServeWarnsAboutAnEmptyCatalog(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	out, errOut := &syncBuffer{}, &syncBuffer{}
 	cmd := newRootCommand()
-	cmd.SetOut(&bytes.Buffer{})
-	cmd.SetErr(&bytes.Buffer{})
-	cmd.SetArgs([]string{"serve"})
-	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "catalog") {
-		t.Fatalf("error = %v, want the missing --catalog flag", err)
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	cmd.SetArgs([]string{"serve", "--addr", "127.0.0.1:0"})
+	cancel() // serve starts, reports and returns at once
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	if !strings.Contains(errOut.String(), "warning: the catalog is empty") {
+		t.Errorf("stderr = %q, want the empty-catalog warning", errOut.String())
 	}
 }

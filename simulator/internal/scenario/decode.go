@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/archgate/archgate/fakeregistry"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -251,75 +253,7 @@ func editDistance(a, b string) int {
 	return d[len(a)][len(b)]
 }
 
-// locate finds the line and column of path in the node tree: the key of a
-// mapping entry for unknown fields (keyOnly), otherwise the value. When the
-// full path is missing (a defaulted field), it returns the deepest ancestor
-// found.
+// locate finds the line and column of path in the node tree (see fakeregistry.LocateYAML).
 func locate(root *yaml.Node, path string, keyOnly bool) (line, col int) {
-	if root == nil {
-		return 0, 0
-	}
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line, col = n.Line, n.Column
-	for _, seg := range splitPath(path) {
-		n = resolveAlias(n)
-		var next, key *yaml.Node
-		switch {
-		case seg.isIndex && n.Kind == yaml.SequenceNode && seg.index < len(n.Content):
-			next = n.Content[seg.index]
-		case !seg.isIndex && n.Kind == yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == seg.name {
-					key, next = n.Content[i], n.Content[i+1]
-				}
-			}
-		}
-		if next == nil {
-			return line, col
-		}
-		n = next
-		line, col = n.Line, n.Column
-		if keyOnly && key != nil {
-			line, col = key.Line, key.Column
-		}
-	}
-	return line, col
-}
-
-func resolveAlias(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-type segment struct {
-	name    string
-	index   int
-	isIndex bool
-}
-
-// splitPath splits "a.b[2].c" into a, b, [2], c.
-func splitPath(path string) []segment {
-	var out []segment
-	for part := range strings.SplitSeq(path, ".") {
-		name, rest, _ := strings.Cut(part, "[")
-		if name != "" {
-			out = append(out, segment{name: name})
-		}
-		for rest != "" {
-			num, after, ok := strings.Cut(rest, "]")
-			if !ok {
-				break
-			}
-			if i, err := strconv.Atoi(num); err == nil {
-				out = append(out, segment{index: i, isIndex: true})
-			}
-			rest = strings.TrimPrefix(after, "[")
-		}
-	}
-	return out
+	return fakeregistry.LocateYAML(root, path, keyOnly)
 }

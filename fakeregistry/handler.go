@@ -1,0 +1,317 @@
+package fakeregistry
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// maxManifestSize is the largest manifest a push may send; the distribution spec asks registries to
+// accept at least 4 MiB.
+const maxManifestSize = 4 << 20
+
+// api serves the distribution API from a store: manifests with content negotiation, repository-scoped
+// blobs with RFC 9110 ranges, ordered and paginated tags and catalog, referrers, and (when writable)
+// pushes. Blob upload sessions are go-containerregistry's.
+type api struct {
+	store       *store
+	uploads     http.Handler
+	negotiation Negotiation
+	writable    bool
+}
+
+// newAPI returns the API over s; uploads go through go-containerregistry's registry into s.
+func newAPI(s *store, negotiation Negotiation, writable bool) *api {
+	uploads := registry.New(registry.Logger(log.New(io.Discard, "", 0)),
+		registry.WithBlobHandler(uploadBlobs{store: s}))
+	return &api{store: s, uploads: uploads, negotiation: negotiation, writable: writable}
+}
+
+// ServeHTTP routes by endpoint.
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	info := infoFrom(r.Context())
+	w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
+	if info.repository != "" && !repoNameRE.MatchString(info.repository) {
+		writeRegistryError(w, http.StatusBadRequest, codeNameInvalid, fmt.Sprintf("invalid repository name %q", info.repository))
+		return
+	}
+	if info.write && !a.writable {
+		writeRegistryError(w, http.StatusMethodNotAllowed, codeUnsupported, "fakeregistry is read-only (start it writable to push)")
+		return
+	}
+	switch info.endpoint {
+	case endpointPing:
+		writeJSON(w, "application/json", struct{}{})
+	case endpointCatalog:
+		a.serveCatalog(w, r)
+	case endpointTags:
+		a.serveTags(w, r, info)
+	case endpointManifests:
+		a.serveManifest(w, r, info)
+	case endpointBlobs:
+		a.serveBlob(w, r, info)
+	case endpointUploads:
+		a.serveUpload(w, r, info)
+	case endpointReferrers:
+		a.serveReferrers(w, r, info)
+	default:
+		writeRegistryError(w, http.StatusNotFound, codeMethodUnknown, "unknown registry endpoint "+r.URL.Path)
+	}
+}
+
+// allowMethods answers 405 unless r uses one of methods; it reports whether r may go on.
+func allowMethods(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	if slices.Contains(methods, r.Method) {
+		return true
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	writeRegistryError(w, http.StatusMethodNotAllowed, codeUnsupported, r.Method+" is not supported here")
+	return false
+}
+
+// serveCatalog lists the repositories the caller may pull, in lexical order, paginated.
+func (a *api) serveCatalog(w http.ResponseWriter, r *http.Request) {
+	if !allowMethods(w, r, http.MethodGet) {
+		return
+	}
+	mayPull := callerFrom(r.Context())
+	var repos []string
+	for _, name := range a.store.repositories() {
+		if mayPull(name) {
+			repos = append(repos, name)
+		}
+	}
+	p, err := paginate(repos, r.URL.Query())
+	if err != nil {
+		writeRegistryError(w, http.StatusBadRequest, codePaginationNumber, err.Error())
+		return
+	}
+	if l := p.link("/v2/_catalog"); l != "" {
+		w.Header().Set("Link", l)
+	}
+	writeJSON(w, "application/json", struct {
+		Repositories []string `json:"repositories"`
+	}{Repositories: nonNil(p.entries)})
+}
+
+// serveTags lists a repository's tags in lexical order, paginated.
+func (a *api) serveTags(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	if !allowMethods(w, r, http.MethodGet) {
+		return
+	}
+	tags, found := a.store.tags(info.repository)
+	if !found {
+		writeRegistryError(w, http.StatusNotFound, codeNameUnknown, fmt.Sprintf("repository %q not known", info.repository))
+		return
+	}
+	p, err := paginate(tags, r.URL.Query())
+	if err != nil {
+		writeRegistryError(w, http.StatusBadRequest, codePaginationNumber, err.Error())
+		return
+	}
+	if l := p.link("/v2/" + info.repository + "/tags/list"); l != "" {
+		w.Header().Set("Link", l)
+	}
+	writeJSON(w, "application/json", struct {
+		Name string   `json:"name"`
+		Tags []string `json:"tags"`
+	}{Name: info.repository, Tags: nonNil(p.entries)})
+}
+
+// nonNil turns a nil list into an empty one, so JSON carries [] rather than null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// serveManifest serves GET and HEAD with content negotiation, and PUT when writable.
+func (a *api) serveManifest(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	if !allowMethods(w, r, http.MethodGet, http.MethodHead, http.MethodPut) {
+		return
+	}
+	if r.Method == http.MethodPut {
+		a.putManifest(w, r, info)
+		return
+	}
+	m, repoFound, found := a.store.manifest(info.repository, info.reference)
+	switch {
+	case !repoFound:
+		writeRegistryError(w, http.StatusNotFound, codeNameUnknown, fmt.Sprintf("repository %q not known", info.repository))
+		return
+	case !found:
+		writeRegistryError(w, http.StatusNotFound, codeManifestUnknown,
+			fmt.Sprintf("manifest %q not known in %q", info.reference, info.repository))
+		return
+	}
+	m, err := a.negotiated(info.repository, m, parseAccept(r.Header.Values("Accept")))
+	if err != nil {
+		writeRegistryError(w, http.StatusNotFound, codeManifestUnknown, err.Error())
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", m.mediaType)
+	h.Set("Content-Length", strconv.Itoa(len(m.data)))
+	h.Set("Docker-Content-Digest", m.digest.String())
+	h.Set("ETag", `"`+m.digest.String()+`"`)
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(m.data)
+	}
+}
+
+// negotiated returns the manifest to serve a client accepting accept (see Negotiation).
+func (a *api) negotiated(repo string, m storedManifest, accept acceptSet) (storedManifest, error) {
+	switch negotiate(a.negotiation, accept, m.mediaType) {
+	case serveStored:
+		return m, nil
+	case notAcceptable:
+		return storedManifest{}, fmt.Errorf("manifest is %s, which the client does not accept", m.mediaType)
+	}
+	for _, d := range m.doc.Manifests {
+		if d.Platform == nil || d.Platform.OS != "linux" || d.Platform.Architecture != "amd64" {
+			continue
+		}
+		child, _, found := a.store.manifest(repo, d.Digest.String())
+		if found && negotiate(a.negotiation, accept, child.mediaType) == serveStored {
+			return child, nil
+		}
+	}
+	return storedManifest{}, fmt.Errorf("manifest is %s, which the client does not accept, and it has no linux/amd64 manifest the client accepts", m.mediaType)
+}
+
+// putManifest stores a pushed manifest after checking its media type, digest and references.
+func (a *api) putManifest(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxManifestSize))
+	if err != nil {
+		writeRegistryError(w, http.StatusRequestEntityTooLarge, codeSizeInvalid, err.Error())
+		return
+	}
+	mediaType := strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0])
+	m, err := parseManifest(mediaType, data)
+	if err != nil {
+		writeRegistryError(w, http.StatusBadRequest, codeManifestInvalid, err.Error())
+		return
+	}
+	tag := ""
+	if want, err := v1.NewHash(info.reference); err == nil {
+		if want != m.digest {
+			writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid,
+				fmt.Sprintf("manifest digest is %s, not %s", m.digest, want))
+			return
+		}
+	} else if tag = info.reference; !tagRE.MatchString(tag) {
+		writeRegistryError(w, http.StatusBadRequest, codeTagInvalid, fmt.Sprintf("invalid tag %q", tag))
+		return
+	}
+	if err := a.store.putManifest(info.repository, tag, m, true); err != nil {
+		writeRegistryError(w, http.StatusBadRequest, codeManifestBlob, err.Error())
+		return
+	}
+	h := w.Header()
+	h.Set("Location", "/v2/"+info.repository+"/manifests/"+m.digest.String())
+	h.Set("Docker-Content-Digest", m.digest.String())
+	if m.doc.Subject != nil {
+		h.Set("OCI-Subject", m.doc.Subject.Digest.String())
+	}
+	w.WriteHeader(http.StatusCreated)
+}
+
+// serveBlob serves a blob the repository references, with RFC 9110 ranges from http.ServeContent.
+func (a *api) serveBlob(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	if !allowMethods(w, r, http.MethodGet, http.MethodHead) {
+		return
+	}
+	h, err := v1.NewHash(info.reference)
+	if err != nil {
+		writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, fmt.Sprintf("invalid digest %q", info.reference))
+		return
+	}
+	data, ok := a.store.blob(info.repository, h)
+	if !ok {
+		writeRegistryError(w, http.StatusNotFound, codeBlobUnknown, fmt.Sprintf("blob %s not known in %q", h, info.repository))
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/octet-stream")
+	hdr.Set("Docker-Content-Digest", h.String())
+	hdr.Set("ETag", `"`+h.String()+`"`)
+	if !strings.HasPrefix(r.Header.Get("Range"), "bytes=") {
+		// RFC 9110 §14.2: a range unit the server does not know is ignored; net/http would answer 416.
+		r = r.Clone(r.Context())
+		r.Header.Del("Range")
+	}
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+}
+
+// serveUpload checks what go-containerregistry's upload handler gets wrong or lacks (digest
+// syntax, cross-repository mounts) and hands the upload to it.
+func (a *api) serveUpload(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	if !allowMethods(w, r, http.MethodPost, http.MethodPatch, http.MethodPut) {
+		return
+	}
+	q := r.URL.Query()
+	if d := q.Get("digest"); d != "" {
+		if _, err := v1.NewHash(d); err != nil {
+			writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, fmt.Sprintf("invalid digest %q", d))
+			return
+		}
+	}
+	if r.Method == http.MethodPost && q.Get("mount") != "" && a.mount(w, r, info) {
+		return
+	}
+	a.uploads.ServeHTTP(w, r)
+}
+
+// mount links a blob from another repository the caller may pull (201); when it cannot, the
+// client gets an upload session instead, as the distribution spec asks.
+func (a *api) mount(w http.ResponseWriter, r *http.Request, info requestInfo) bool {
+	q := r.URL.Query()
+	h, err := v1.NewHash(q.Get("mount"))
+	from := q.Get("from")
+	if err != nil || !callerFrom(r.Context())(from) || !a.store.mountBlob(info.repository, from, h) {
+		return false
+	}
+	w.Header().Set("Location", "/v2/"+info.repository+"/blobs/"+h.String())
+	w.Header().Set("Docker-Content-Digest", h.String())
+	w.WriteHeader(http.StatusCreated)
+	return true
+}
+
+// serveReferrers answers the OCI 1.1 referrers API: an index of the manifests whose subject is the
+// digest, filtered by artifactType when asked. It never answers 404, as the spec requires.
+func (a *api) serveReferrers(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	if !allowMethods(w, r, http.MethodGet) {
+		return
+	}
+	subject, err := v1.NewHash(info.reference)
+	if err != nil {
+		writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, fmt.Sprintf("invalid digest %q", info.reference))
+		return
+	}
+	descs := a.store.referrers(info.repository, subject)
+	if at := r.URL.Query().Get("artifactType"); at != "" {
+		descs = slices.DeleteFunc(descs, func(d v1.Descriptor) bool { return d.ArtifactType != at })
+		w.Header().Set("OCI-Filters-Applied", "artifactType")
+	}
+	writeJSON(w, string(types.OCIImageIndex), referrersIndex(descs))
+}
+
+// referrersIndex is the OCI index listing referrers.
+func referrersIndex(descs []v1.Descriptor) v1.IndexManifest {
+	if descs == nil {
+		descs = []v1.Descriptor{}
+	}
+	return v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: descs}
+}
