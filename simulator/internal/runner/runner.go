@@ -7,14 +7,14 @@ package runner
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,7 +127,7 @@ type run struct {
 	// processes started besides the operator's.
 	schedFamilies func(context.Context) ([]*dto.MetricFamily, error)
 	profiled      []*operand.Process
-	cleanups []func()
+	cleanups      []func()
 }
 
 func (r *run) defer_(f func()) { r.cleanups = append(r.cleanups, f) }
@@ -157,6 +157,9 @@ func (r *run) execute(ctx context.Context) error {
 
 	t := time.Now()
 	if err := r.startControlPlane(ctx); err != nil {
+		return err
+	}
+	if err := r.startBackground(ctx); err != nil {
 		return err
 	}
 	r.logf("control plane ready in %.1fs (%s, Kubernetes %s)", time.Since(t).Seconds(), r.rep.Environment.ControlPlane, r.rep.Environment.KubernetesVersion)
