@@ -139,7 +139,7 @@ func TestChunkedUploadOnTheWire(t *testing.T) {
 	if r := do(t, reg, http.MethodGet, "/v2/team/up/blobs/"+d.String(), nil, nil); r.status != http.StatusNotFound {
 		t.Fatalf("blob after a failed upload: %d", r.status)
 	}
-	// go-containerregistry drops the session after a mismatch; upload again monolithically.
+	// A digest mismatch ends the session, as in go-containerregistry; upload again monolithically.
 	put := do(t, reg, http.MethodPost, "/v2/team/up/blobs/uploads/?digest="+d.String(), nil, bytes.NewReader(blob))
 	if put.status != http.StatusCreated || put.header.Get("Docker-Content-Digest") != d.String() {
 		t.Fatalf("monolithic upload = %d %v %s", put.status, put.header, put.body)
