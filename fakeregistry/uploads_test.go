@@ -58,11 +58,18 @@ func TestUploadSessionBelongsToItsRepository(t *testing.T) {
 	if commit.status != http.StatusCreated {
 		t.Fatalf("commit in team/a = %d %s, want 201", commit.status, commit.body)
 	}
-	if r := do(t, reg, http.MethodGet, "/v2/team/a/blobs/"+d.String(), nil, nil); r.body != string(blob) {
-		t.Errorf("blob in team/a = %d %q", r.status, r.body)
+	wantBlobOnlyIn(t, reg, blob, "team/a", "team/b")
+}
+
+// wantBlobOnlyIn checks that blob is served from repo and not from other.
+func wantBlobOnlyIn(t *testing.T, reg *Registry, blob []byte, repo, other string) {
+	t.Helper()
+	d := digestOf(blob).String()
+	if r := do(t, reg, http.MethodGet, "/v2/"+repo+"/blobs/"+d, nil, nil); r.status != http.StatusOK || r.body != string(blob) {
+		t.Errorf("blob in %s = %d %q, want 200 with the blob", repo, r.status, r.body)
 	}
-	if r := do(t, reg, http.MethodGet, "/v2/team/b/blobs/"+d.String(), nil, nil); r.status != http.StatusNotFound {
-		t.Errorf("blob in team/b = %d, want 404", r.status)
+	if r := do(t, reg, http.MethodGet, "/v2/"+other+"/blobs/"+d, nil, nil); r.status != http.StatusNotFound {
+		t.Errorf("blob in %s = %d, want 404", other, r.status)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/spf13/pflag"
 
 	"github.com/archgate/archgate/fakeregistry"
 )
@@ -48,13 +47,7 @@ func TestLayoutFlag(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var f serveFlags
-			fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-			f.register(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			c, err := f.loadCatalog()
+			c, err := parseServeFlags(t, tc.args).loadCatalog()
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
