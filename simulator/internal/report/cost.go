@@ -245,8 +245,12 @@ func (r *Report) writeStepsMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "## Arrival steps, %s pass — sustained %.0f pods/s\n\n| rate | from | pods | unbound | total p50 | total p99 | sustained |\n|---|---|---|---|---|---|---|\n",
 			p.Name, p.SustainedRate)
 		for _, s := range p.Steps {
-			fmt.Fprintf(w, "| %.0f/s | %.0fs | %d | %d | %s | %s | %v |\n", s.Rate, s.StartSeconds, s.Pods, s.Unbound,
-				scenario.FormatValue(scenario.UnitDuration, s.TotalP50), scenario.FormatValue(scenario.UnitDuration, s.TotalP99), s.Sustained)
+			sustained := fmt.Sprint(s.Sustained)
+			if s.WarmUp {
+				sustained = "warm-up"
+			}
+			fmt.Fprintf(w, "| %.0f/s | %.0fs | %d | %d | %s | %s | %s |\n", s.Rate, s.StartSeconds, s.Pods, s.Unbound,
+				scenario.FormatValue(scenario.UnitDuration, s.TotalP50), scenario.FormatValue(scenario.UnitDuration, s.TotalP99), sustained)
 		}
 		fmt.Fprintln(w)
 	}

@@ -167,8 +167,10 @@ type StepStats struct {
 	// (+Inf when more than the quantile's share never bound).
 	TotalP50 float64 `json:"totalP50"`
 	TotalP99 float64 `json:"totalP99"`
-	// Sustained is true for the steps up to the sustained rate.
+	// Sustained is true for the steps up to the sustained rate; WarmUp
+	// steps count neither way.
 	Sustained bool `json:"sustained"`
+	WarmUp    bool `json:"warmUp,omitempty"`
 }
 
 // PerSecond counts what happened in each second of a pass.

@@ -13,7 +13,7 @@ import (
 // summarises each step's total latency; a pod that never bound counts as
 // infinitely late. sustained is the highest step rate before the first step
 // whose p99 exceeds limit (later steps carry that step's backlog, so they
-// say nothing of their own rate). totals holds each pod's total latency,
+// say nothing of their own rate); warm-up steps count neither way. totals holds each pod's total latency,
 // negative when it did not bind; due its arrival offset.
 func stepStats(steps []scenario.StepSpec, due, totals []time.Duration, limit time.Duration) (out []report.StepStats, sustained float64) {
 	var start time.Duration
@@ -37,10 +37,12 @@ func stepStats(steps []scenario.StepSpec, due, totals []time.Duration, limit tim
 		sum := stats.Summarize(lat)
 		ok := len(lat) > 0 && sum.P99 <= limit.Seconds()
 		out = append(out, report.StepStats{Rate: st.Rate, StartSeconds: start.Seconds(), Pods: len(lat),
-			Unbound: unbound, TotalP50: sum.P50, TotalP99: sum.P99, Sustained: ok && !failed})
-		if ok && !failed {
+			Unbound: unbound, TotalP50: sum.P50, TotalP99: sum.P99, Sustained: ok && !failed && !st.WarmUp, WarmUp: st.WarmUp})
+		switch {
+		case st.WarmUp:
+		case ok && !failed:
 			sustained = max(sustained, st.Rate)
-		} else {
+		default:
 			failed = true
 		}
 		start = end

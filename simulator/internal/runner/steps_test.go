@@ -2,6 +2,7 @@ package runner
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ func TestStepStats(t *testing.T) {
 	}
 	ms := time.Millisecond
 	for name, tc := range map[string]struct {
+		warmUp        bool
 		due, totals   []time.Duration
 		wantSustained float64
 		wantPods      []int
@@ -33,6 +35,13 @@ func TestStepStats(t *testing.T) {
 			wantSustained: 10,
 			wantPods:      []int{1, 1, 1},
 		},
+		"a slow warm-up step counts neither way": {
+			warmUp:        true,
+			due:           []time.Duration{0, 1000 * ms, 2000 * ms},
+			totals:        []time.Duration{5 * time.Second, 10 * ms, 10 * ms},
+			wantSustained: 30,
+			wantPods:      []int{1, 1, 1},
+		},
 		"an unbound pod fails its step": {
 			due:           []time.Duration{0, 1000 * ms},
 			totals:        []time.Duration{-1, 10 * ms},
@@ -41,6 +50,8 @@ func TestStepStats(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
+			steps := slices.Clone(steps)
+			steps[0].WarmUp = tc.warmUp
 			got, sustained := stepStats(steps, tc.due, tc.totals, time.Second)
 			if sustained != tc.wantSustained {
 				t.Errorf("sustained = %v, want %v", sustained, tc.wantSustained)

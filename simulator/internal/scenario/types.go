@@ -292,6 +292,9 @@ type StepSpec struct {
 	Rate float64 `json:"rate"`
 	// Duration of the step.
 	Duration Duration `json:"duration"`
+	// WarmUp marks a step that only warms caches and connections: it is
+	// reported but does not count for or against the sustained rate.
+	WarmUp bool `json:"warmUp,omitempty"`
 }
 
 // Event is one disturbance of the timeline: exactly one action is set.
