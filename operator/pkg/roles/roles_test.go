@@ -143,7 +143,7 @@ func TestControllerOptionsDefaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := ControllerOptions{
-				Common:  Common{QPS: DefaultQPS, Burst: DefaultBurst, MetricsBindAddress: "0", HealthProbeBindAddress: "0"},
+				Common:  Common{QPS: DefaultQPS, Burst: DefaultBurst, MetricsBindAddress: "0", HealthProbeBindAddress: "0", PprofBindAddress: "0"},
 				Workers: DefaultWorkers, InspectWorkers: DefaultInspectWorkers, CacheSize: DefaultCacheSize, CacheTTL: DefaultCacheTTL,
 				InspectTimeout: DefaultInspectTimeout, MaxRetries: DefaultMaxRetries, RetryBaseDelay: DefaultRetryBaseDelay,
 				RetryMaxDelay: DefaultRetryMaxDelay, LeaderElectionID: DefaultLeaderElectionID,
