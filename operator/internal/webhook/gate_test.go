@@ -19,7 +19,6 @@ package webhook
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"testing"
 
 	jsonpatchv5 "github.com/evanphx/json-patch/v5"
@@ -67,7 +66,7 @@ func TestSchedulingGateHandle(t *testing.T) {
 		mutate      func(*admission.Request) // changes the request built from pod
 		wantPatches []jsonpatch.JsonPatchOperation
 		wantSkip    SkipReason
-		wantCode    int32
+		wantErr     bool // the pod could not be evaluated (and is still admitted unchanged)
 	}{
 		"pod without labels or gates": {
 			pod:         `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
@@ -172,12 +171,28 @@ func TestSchedulingGateHandle(t *testing.T) {
 		},
 		"undecodable pod": {
 			pod:      `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":"oops"}}`,
-			wantCode: http.StatusBadRequest,
+			wantSkip: SkipUndecodable,
+			wantErr:  true,
 		},
 		"empty object": {
 			pod:      `{"metadata":{"name":"p","namespace":"team"}}`,
 			mutate:   func(r *admission.Request) { r.Object.Raw = nil },
-			wantCode: http.StatusBadRequest,
+			wantSkip: SkipUndecodable,
+			wantErr:  true,
+		},
+		"object that is not JSON": {
+			pod:      `{"metadata":{"name":"p","namespace":"team"}}`,
+			mutate:   func(r *admission.Request) { r.Object.Raw = []byte("\x00\xff not json") },
+			wantSkip: SkipUndecodable,
+			wantErr:  true,
+		},
+		"object of another kind under a Pod request": {
+			pod: `{"metadata":{"name":"p","namespace":"team"}}`,
+			mutate: func(r *admission.Request) {
+				r.Object.Raw = []byte(`{"apiVersion":"v1","kind":"Pod","spec":{"nodeName":7}}`)
+			},
+			wantSkip: SkipUndecodable,
+			wantErr:  true,
 		},
 	}
 	for name, tc := range tests {
@@ -188,15 +203,10 @@ func TestSchedulingGateHandle(t *testing.T) {
 			}
 			h := NewSchedulingGate(nil, Options{OperatorNamespace: operatorNamespace})
 			resp, d := h.handle(req)
-			if d.skip != tc.wantSkip || d.code != tc.wantCode {
-				t.Errorf("decision = %+v, want skip %q code %d", d, tc.wantSkip, tc.wantCode)
+			if d.skip != tc.wantSkip || (d.err != nil) != tc.wantErr {
+				t.Errorf("decision = %+v, want skip %q, error %t", d, tc.wantSkip, tc.wantErr)
 			}
-			if tc.wantCode != 0 {
-				if resp.Result == nil || resp.Result.Code != tc.wantCode {
-					t.Errorf("result = %+v, want code %d", resp.Result, tc.wantCode)
-				}
-				return
-			}
+			// The handler never denies, whatever the request.
 			if !resp.Allowed {
 				t.Errorf("request denied: %+v", resp.Result)
 			}
@@ -271,11 +281,11 @@ func TestHandleRecordsMetrics(t *testing.T) {
 		"skipped/ns":      counterValue(t, m.podsSkipped.WithLabelValues(string(SkipReservedNamespace))),
 		"skipped/node":    counterValue(t, m.podsSkipped.WithLabelValues(string(SkipNodeNameSet))),
 		"skipped/ds":      counterValue(t, m.podsSkipped.WithLabelValues(string(SkipDaemonSet))),
-		"errors/400":      counterValue(t, m.errors.WithLabelValues("400")),
+		"skipped/undec":   counterValue(t, m.podsSkipped.WithLabelValues(string(SkipUndecodable))),
 		"failedIntercept": counterValue(t, m.failedIntercepts),
 	}
 	want := map[string]float64{
-		"processed": 5, "gated": 2, "skipped/ns": 1, "skipped/node": 1, "skipped/ds": 0, "errors/400": 1, "failedIntercept": 1,
+		"processed": 5, "gated": 2, "skipped/ns": 1, "skipped/node": 1, "skipped/ds": 0, "skipped/undec": 1, "failedIntercept": 1,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
