@@ -32,6 +32,10 @@ const (
 	// ControllerName names the pod placement controller's Deployment, ServiceAccount,
 	// PodDisruptionBudget, Role, RoleBinding, ClusterRole and ClusterRoleBinding.
 	ControllerName = "archgate-controller"
+	// ControllerPullSecretRoleName names the Role and RoleBinding, in the global pull secret's
+	// namespace, that let the controller list and watch that one secret. The operator's own
+	// cluster-wide RBAC names it in resourceNames.
+	ControllerPullSecretRoleName = "archgate-controller-pull-secret"
 	// WebhookServingSecretName holds the webhook's serving certificate.
 	WebhookServingSecretName = "archgate-webhook-serving-cert"
 	// WebhookCertificateName is the cert-manager Certificate of the webhook (ProviderCertManager).

@@ -141,22 +141,53 @@ func serviceAccount(p operandParams, name string) *corev1.ServiceAccount {
 }
 
 // controllerClusterRole is everything the pod placement controller may do cluster-wide: read
-// and update the pods it gates, read pull secrets and its configurations, report anomalies as
-// Events. The webhook gets no role at all: it never talks to the apiserver.
+// and patch the pods it gates, get the pods' pull secrets by name, read its configurations,
+// report anomalies as Events. It may not list or watch Secrets anywhere (see
+// controllerPullSecretRole) and may not update pods (it writes one optimistic-locked patch).
+// The webhook gets no role at all: it never talks to the apiserver.
 func controllerClusterRole(p operandParams) *rbacv1.ClusterRole {
 	read := []string{"get", "list", "watch"}
 	return &rbacv1.ClusterRole{
 		ObjectMeta: objectMeta("", ControllerName, ControllerName),
 		Rules: []rbacv1.PolicyRule{
 			// The controller writes the gate removal and the affinity with an optimistic-locked patch.
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
-			// Pull secrets: the pods' imagePullSecrets anywhere, and the global one. The registry
-			// CA bundle reaches the controller as a mounted copy, so no ConfigMap access.
-			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: read},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}},
+			// The pods' imagePullSecrets, anywhere, read one by one. The registry CA bundle
+			// reaches the controller as a mounted copy, so no ConfigMap access.
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 			{APIGroups: []string{v1beta1.GroupName}, Resources: []string{"clusterpodplacementconfigs", "podplacementconfigs"}, Verbs: read},
 		},
+	}
+}
+
+// controllerPullSecretRole lets the controller list and watch the global pull secret, and
+// nothing else: it lives in the secret's namespace and names the secret (the controller's
+// cache selects it with a metadata.name field selector, which the apiserver authorizes as a
+// request for that name). Nil without a global pull secret.
+func controllerPullSecretRole(p operandParams) *rbacv1.Role {
+	if p.pullSecret == nil {
+		return nil
+	}
+	return &rbacv1.Role{
+		ObjectMeta: objectMeta(p.pullSecret.Namespace, ControllerPullSecretRoleName, ControllerName),
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{p.pullSecret.Name},
+			Verbs: []string{"get", "list", "watch"},
+		}},
+	}
+}
+
+// controllerPullSecretRoleBinding binds controllerPullSecretRole; nil without a global pull secret.
+func controllerPullSecretRoleBinding(p operandParams) *rbacv1.RoleBinding {
+	if p.pullSecret == nil {
+		return nil
+	}
+	return &rbacv1.RoleBinding{
+		ObjectMeta: objectMeta(p.pullSecret.Namespace, ControllerPullSecretRoleName, ControllerName),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ControllerPullSecretRoleName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerName}},
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
@@ -113,8 +114,8 @@ func TestControllerRoleIsLeastPrivilege(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"/pods":                {"get", "list", "watch", "update", "patch"},
-		"/secrets":             {"get", "list", "watch"},
+		"/pods":                {"get", "list", "watch", "patch"},
+		"/secrets":             {"get"},
 		"/events":              {"create", "patch"},
 		"events.k8s.io/events": {"create", "patch"},
 		"multiarch.openshift.io/clusterpodplacementconfigs": {"get", "list", "watch"},
@@ -125,6 +126,24 @@ func TestControllerRoleIsLeastPrivilege(t *testing.T) {
 	}
 	if r := controllerRole(params()).Rules; len(r) != 1 || r[0].Resources[0] != "leases" {
 		t.Errorf("controller Role %+v, want leases only", r)
+	}
+}
+
+func TestControllerPullSecretRole(t *testing.T) {
+	p := params()
+	p.pullSecret = nil
+	if controllerPullSecretRole(p) != nil || controllerPullSecretRoleBinding(p) != nil {
+		t.Error("pull-secret Role rendered without a global pull secret")
+	}
+	p.pullSecret = &types.NamespacedName{Namespace: "pull-ns", Name: "pull"}
+	role, binding := controllerPullSecretRole(p), controllerPullSecretRoleBinding(p)
+	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"pull"}, Verbs: []string{"get", "list", "watch"}}}
+	if diff := cmp.Diff(want, role.Rules); diff != "" {
+		t.Errorf("pull-secret Role rules (-want +got):\n%s", diff)
+	}
+	if role.Namespace != "pull-ns" || binding.Namespace != "pull-ns" || binding.RoleRef.Name != role.Name ||
+		binding.Subjects[0].Name != ControllerName || binding.Subjects[0].Namespace != p.namespace {
+		t.Errorf("pull-secret Role %s/%s bound by %+v", role.Namespace, role.Name, binding)
 	}
 }
 

@@ -18,12 +18,15 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -52,23 +55,53 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 	return "", nil
 }
 
-// applyIdentity applies the ServiceAccounts and the controller's RBAC. The webhook's
-// ServiceAccount is bound to nothing.
+// applyIdentity applies the ServiceAccounts and the controller's RBAC, and removes the
+// pull-secret Role of a previous globalPullSecretRef. The webhook's ServiceAccount is bound to
+// nothing.
 func (r *Reconciler) applyIdentity(ctx context.Context, s *scope) (string, error) {
 	p := s.params
-	for _, obj := range []client.Object{
+	objs := []client.Object{
 		serviceAccount(p, WebhookName),
 		serviceAccount(p, ControllerName),
 		controllerClusterRole(p),
 		controllerClusterRoleBinding(p),
 		controllerRole(p),
 		controllerRoleBinding(p),
-	} {
+	}
+	keep := ""
+	if p.pullSecret != nil {
+		keep = p.pullSecret.Namespace
+		objs = append(objs, controllerPullSecretRole(p), controllerPullSecretRoleBinding(p))
+	}
+	for _, obj := range objs {
 		if err := apply(ctx, r.client, r.scheme, s.cppc, obj); err != nil {
 			return "", err
 		}
 	}
-	return "", nil
+	return "", r.prunePullSecretRBAC(ctx, keep)
+}
+
+// prunePullSecretRBAC deletes the controller's pull-secret Roles and RoleBindings in every
+// namespace but keep ("" deletes them all).
+func (r *Reconciler) prunePullSecretRBAC(ctx context.Context, keep string) error {
+	var errs []error
+	for _, list := range []client.ObjectList{&rbacv1.RoleBindingList{}, &rbacv1.RoleList{}} {
+		if err := r.uncached.List(ctx, list, client.MatchingFields{"metadata.name": ControllerPullSecretRoleName},
+			client.MatchingLabels{LabelManagedBy: ManagedBy}); err != nil {
+			return fmt.Errorf("listing the controller's pull-secret RBAC: %w", err)
+		}
+		_ = meta.EachListItem(list, func(o runtime.Object) error {
+			obj := o.(client.Object)
+			if obj.GetNamespace() == keep {
+				return nil
+			}
+			if err := r.uncached.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("deleting %T %s: %w", obj, describeKey(obj), err))
+			}
+			return nil
+		})
+	}
+	return errors.Join(errs...)
 }
 
 // applyServing applies the webhook Service, makes sure its serving certificate exists (issued
