@@ -49,6 +49,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/archgate/archgate/fakeregistry"
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/roles"
 	"github.com/archgate/archgate/operator/pkg/testenv"
 )
@@ -285,11 +286,13 @@ func controllerOptions() roles.ControllerOptions {
 		RegistriesConfPath:    s.registriesConf,
 		RegistriesConfDirPath: s.registriesConfDir,
 		CertsDir:              s.certsDir,
-		InspectTimeout:        10 * time.Second,
-		MaxRetries:            maxRetries,
-		RetryBaseDelay:        retryBaseDelay,
-		RetryMaxDelay:         retryMaxDelay,
-		LeaderElection:        true,
+		ImageInspection: &v1beta1.ImageInspectionSettings{
+			CacheSize: v1beta1.DefaultImageCacheSize, CacheTTL: v1beta1.DefaultImageCacheTTL,
+			Timeout: 10 * time.Second, MaxRetries: maxRetries,
+		},
+		RetryBaseDelay: retryBaseDelay,
+		RetryMaxDelay:  retryMaxDelay,
+		LeaderElection: true,
 	}
 }
 

@@ -40,7 +40,7 @@ type Sampler struct {
 	watched map[int]string
 	lastPid map[int]procfs.Proc
 	cancel  context.CancelFunc
-	done                chan struct{}
+	done    chan struct{}
 }
 
 // SelfName is the name the simulator's own process is reported under.

@@ -7,14 +7,14 @@ package runner
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,7 +127,7 @@ type run struct {
 	// processes started besides the operator's.
 	schedFamilies func(context.Context) ([]*dto.MetricFamily, error)
 	profiled      []*operand.Process
-	cleanups []func()
+	cleanups      []func()
 }
 
 func (r *run) defer_(f func()) { r.cleanups = append(r.cleanups, f) }

@@ -34,6 +34,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
+	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // Replica counts of the components.
@@ -51,6 +52,8 @@ type operandParams struct {
 	image     string
 	// verbosity is the components' log verbosity.
 	verbosity v1beta1.LogVerbosityLevel
+	// inspection is spec.imageInspection with its defaults resolved (nil renders no flags).
+	inspection *v1beta1.ImageInspectionSettings
 	// pullSecret names the global pull secret, nil when none is configured.
 	pullSecret *types.NamespacedName
 	// caBundle is set when a registry CA bundle is configured (and copied to RegistryCABundleName).
@@ -83,6 +86,9 @@ type ComponentArgs struct {
 	GlobalPullSecret string
 	// RegistryCABundleFile is the path of the mounted registry CA bundle, or "".
 	RegistryCABundleFile string
+	// ImageInspection is the ClusterPodPlacementConfig's spec.imageInspection, resolved; nil
+	// leaves the controller's flags at the API's defaults.
+	ImageInspection *v1beta1.ImageInspectionSettings
 }
 
 // DefaultArgs is the command line of the archgate binary's `webhook` and `controller`
@@ -110,6 +116,9 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		if a.RegistryCABundleFile != "" {
 			args = append(args, "--ca-bundle="+a.RegistryCABundleFile)
 		}
+		if a.ImageInspection != nil {
+			args = append(args, settings.ImageInspectionArgs(*a.ImageInspection)...)
+		}
 	}
 	return args
 }
@@ -122,6 +131,7 @@ func (p operandParams) componentArgs() ComponentArgs {
 		WebhookPort:            WebhookPort,
 		MetricsBindAddress:     fmt.Sprintf(":%d", MetricsPort),
 		HealthProbeBindAddress: fmt.Sprintf(":%d", HealthPort),
+		ImageInspection:        p.inspection,
 	}
 	if p.pullSecret != nil {
 		a.GlobalPullSecret = p.pullSecret.String()

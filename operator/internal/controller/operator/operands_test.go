@@ -18,11 +18,13 @@ package operator
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
@@ -49,10 +51,19 @@ func TestDefaultArgs(t *testing.T) {
 				p.verbosity = v1beta1.LogVerbosityTraceAll
 				p.pullSecret = &types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}
 				p.caBundle = true
+				p.inspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8}
 			},
 			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
 				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
-				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey},
+				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey,
+				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8"},
+		},
+		"controller with the default settings": {
+			component: "controller",
+			p:         func(p *operandParams) { p.inspection = ptr.To(v1beta1.DefaultImageInspectionSettings()) },
+			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+				"--health-probe-bind-address=:8081", "--leader-elect",
+				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=5"},
 		},
 	}
 	for name, tc := range tests {

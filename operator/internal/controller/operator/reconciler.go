@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -313,8 +314,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		namespace: r.opts.Namespace,
 		image:     r.opts.Image,
 		verbosity: cppc.Spec.LogVerbosity,
-		provider:  r.opts.CertProvider,
-		args:      r.opts.Args,
+		// Resolved once, here; the API server has checked the bounds (CRD markers), and the
+		// controller checks them again rather than re-defaulting.
+		inspection: ptr.To(cppc.Spec.ImageInspection.Settings()),
+		provider:   r.opts.CertProvider,
+		args:       r.opts.Args,
 	}
 	for _, st := range r.steps() {
 		waiting, err := st.run(ctx, s)
