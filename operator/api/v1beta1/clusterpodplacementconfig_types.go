@@ -84,6 +84,21 @@ type ClusterPodPlacementConfigSpec struct {
 	// +optional
 	CABundleConfigmapRef *NamespacedObjectReference `json:"caBundleConfigmapRef,omitempty"`
 
+	// registriesConfConfigmapRef names a ConfigMap whose "registries.conf" key holds a
+	// registries.conf (containers-registries.conf(5), version 2: mirrors, blocked and insecure
+	// registries) for image inspection. The operator validates it before rolling out the
+	// controller; a pod whose image is in a blocked registry is released at once, unplaced,
+	// with an Event. Unset means no registries configuration.
+	// +optional
+	RegistriesConfConfigmapRef *NamespacedObjectReference `json:"registriesConfConfigmapRef,omitempty"`
+
+	// registryCertsConfigmapRef names a ConfigMap of per-registry CA certificates (a certs.d):
+	// each key is a registry host, with ".." in place of ":" before a port
+	// ("registry.example..5000"), and its value the PEM certificates trusted for that registry
+	// only. The operator validates every key and certificate before rolling out the controller.
+	// +optional
+	RegistryCertsConfigmapRef *NamespacedObjectReference `json:"registryCertsConfigmapRef,omitempty"`
+
 	// imageInspection tunes how the pod placement controller inspects images.
 	// +optional
 	// +kubebuilder:default={}

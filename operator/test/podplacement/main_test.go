@@ -262,7 +262,8 @@ func startRegistries(ctx context.Context, dir string) error {
 		}
 	}
 	s.registriesConf = filepath.Join(dir, "registries.conf")
-	conf := fmt.Sprintf("[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n", s.primary.Host(), s.mirror.Host())
+	conf := fmt.Sprintf("[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n\n"+
+		"[[registry]]\nlocation = %q\nblocked = true\n", s.primary.Host(), s.mirror.Host(), blockedRegistry)
 	if err := os.WriteFile(s.registriesConf, []byte(conf), 0o644); err != nil {
 		return err
 	}
@@ -276,6 +277,9 @@ func repo(name, tag string, format fakeregistry.Format, attestations bool, platf
 		Tags: []string{tag}, Format: format, Platforms: platforms, Attestations: attestations,
 	}}}
 }
+
+// blockedRegistry is blocked by the tests' registries.conf; nothing listens there.
+const blockedRegistry = "blocked.registry.example"
 
 // controllerOptions are the options the tests run the controller with.
 func controllerOptions() roles.ControllerOptions {

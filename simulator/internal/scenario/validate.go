@@ -231,6 +231,12 @@ func validateOperator(e *errs, s *Scenario) {
 	if c.CABundleConfigmapRef != nil {
 		e.add("operator.clusterConfig.caBundleConfigmapRef", c.CABundleConfigmapRef, "set by the simulator: the registry's CA is passed as a certs.d directory")
 	}
+	if c.RegistriesConfConfigmapRef != nil {
+		e.add("operator.clusterConfig.registriesConfConfigmapRef", c.RegistriesConfConfigmapRef, "not supported by the simulator yet: the controller runs without a registries.conf")
+	}
+	if c.RegistryCertsConfigmapRef != nil {
+		e.add("operator.clusterConfig.registryCertsConfigmapRef", c.RegistryCertsConfigmapRef, "set by the simulator: the registry's CA is passed as a certs.d directory")
+	}
 	if c.LogVerbosity != "" && c.LogVerbosity.Level() == 0 && c.LogVerbosity != v1beta1.LogVerbosityNormal {
 		e.add("operator.clusterConfig.logVerbosity", c.LogVerbosity, "want Normal, Debug, Trace or TraceAll")
 	}

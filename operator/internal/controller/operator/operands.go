@@ -58,6 +58,13 @@ type operandParams struct {
 	pullSecret *types.NamespacedName
 	// caBundle is set when a registry CA bundle is configured (and copied to RegistryCABundleName).
 	caBundle bool
+	// registriesConf is set when a registries.conf is configured (copied to RegistriesConfName);
+	// registryCerts lists the keys of the per-registry certificates (copied to RegistryCertsName).
+	registriesConf bool
+	registryCerts  []string
+	// proxyEnv is the operator's HTTP_PROXY, HTTPS_PROXY and NO_PROXY (and lowercase) variables,
+	// passed on to the components.
+	proxyEnv []corev1.EnvVar
 	// linkedHash identifies the versions of the linked objects (see linkedState.hash).
 	linkedHash string
 	// provider issues the webhook's serving certificate.
@@ -86,6 +93,10 @@ type ComponentArgs struct {
 	GlobalPullSecret string
 	// RegistryCABundleFile is the path of the mounted registry CA bundle, or "".
 	RegistryCABundleFile string
+	// RegistriesConfFile is the path of the mounted registries.conf, or "".
+	RegistriesConfFile string
+	// CertsDir is the mounted certs.d directory, or "".
+	CertsDir string
 	// ImageInspection is the ClusterPodPlacementConfig's spec.imageInspection, resolved; nil
 	// leaves the controller's flags at the API's defaults.
 	ImageInspection *v1beta1.ImageInspectionSettings
@@ -116,6 +127,12 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		if a.RegistryCABundleFile != "" {
 			args = append(args, "--ca-bundle="+a.RegistryCABundleFile)
 		}
+		if a.RegistriesConfFile != "" {
+			args = append(args, "--registries-conf="+a.RegistriesConfFile)
+		}
+		if a.CertsDir != "" {
+			args = append(args, "--certs-dir="+a.CertsDir)
+		}
 		if a.ImageInspection != nil {
 			args = append(args, settings.ImageInspectionArgs(*a.ImageInspection)...)
 		}
@@ -138,6 +155,12 @@ func (p operandParams) componentArgs() ComponentArgs {
 	}
 	if p.caBundle {
 		a.RegistryCABundleFile = RegistryCADir + "/" + CABundleKey
+	}
+	if p.registriesConf {
+		a.RegistriesConfFile = RegistriesConfDir + "/" + RegistriesConfKey
+	}
+	if len(p.registryCerts) > 0 {
+		a.CertsDir = CertsDir
 	}
 	return a
 }
@@ -241,11 +264,13 @@ func webhookService(p operandParams) *corev1.Service {
 	return s
 }
 
-// registryCABundle is the operator's copy of the caBundleConfigmapRef ConfigMap's bundle.
-func registryCABundle(p operandParams, bundle string) *corev1.ConfigMap {
+// linkedCopy is the operator's copy, next to the controller, of a ConfigMap the spec
+// references (CA bundle, registries.conf, per-registry certificates), which may live in
+// another namespace than the pods that mount it.
+func linkedCopy(p operandParams, name string, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
-		ObjectMeta: objectMeta(p.namespace, RegistryCABundleName, ControllerName),
-		Data:       map[string]string{CABundleKey: bundle},
+		ObjectMeta: objectMeta(p.namespace, name, ControllerName),
+		Data:       data,
 	}
 }
 
@@ -281,12 +306,27 @@ func controllerDeployment(p operandParams) *appsv1.Deployment {
 	if p.linkedHash != "" {
 		tmpl.Annotations[AnnotationLinkedObjectsHash] = p.linkedHash
 	}
-	if p.caBundle {
+	mount := func(volume, configMap, dir string, items []corev1.KeyToPath) {
 		c := &tmpl.Spec.Containers[0]
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "registry-ca", MountPath: RegistryCADir, ReadOnly: true})
-		tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, corev1.Volume{Name: "registry-ca", VolumeSource: corev1.VolumeSource{
-			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: RegistryCABundleName}},
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volume, MountPath: dir, ReadOnly: true})
+		tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}, Items: items},
 		}})
+	}
+	if p.caBundle {
+		mount("registry-ca", RegistryCABundleName, RegistryCADir, nil)
+	}
+	if p.registriesConf {
+		mount("registries-conf", RegistriesConfName, RegistriesConfDir, nil)
+	}
+	if len(p.registryCerts) > 0 {
+		// certs.d layout: <host[:port]>/ca.crt for every key ("registry.example..5000").
+		items := make([]corev1.KeyToPath, 0, len(p.registryCerts))
+		for _, k := range p.registryCerts {
+			host, _ := certsDirHost(k) // validated by lookupLinked
+			items = append(items, corev1.KeyToPath{Key: k, Path: host + "/ca.crt"})
+		}
+		mount("registry-certs", RegistryCertsName, CertsDir, items)
 	}
 	return d
 }
@@ -330,9 +370,9 @@ func deployment(p operandParams, name string, replicas int32, args []string) *ap
 						Name:  componentOf(name),
 						Image: p.image,
 						Args:  args,
-						Env: []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+						Env: append([]corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 							FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
-						}}},
+						}}}, p.proxyEnv...),
 						Ports: []corev1.ContainerPort{
 							{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
 							{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP},

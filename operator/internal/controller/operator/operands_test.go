@@ -17,6 +17,8 @@ limitations under the License.
 package operator
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +59,16 @@ func TestDefaultArgs(t *testing.T) {
 				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
 				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey,
 				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8"},
+		},
+		"controller with a registries.conf and per-registry certificates": {
+			component: "controller",
+			p: func(p *operandParams) {
+				p.registriesConf = true
+				p.registryCerts = []string{"registry.example..5000"}
+			},
+			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+				"--health-probe-bind-address=:8081", "--leader-elect",
+				"--registries-conf=" + RegistriesConfDir + "/registries.conf", "--certs-dir=" + CertsDir},
 		},
 		"controller with the default settings": {
 			component: "controller",
@@ -169,5 +181,78 @@ func TestToApplyConfigurationDropsServerFields(t *testing.T) {
 	tmpl := u.Object["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)
 	if _, ok := tmpl["creationTimestamp"]; ok {
 		t.Error("null creationTimestamp sent in the apply configuration")
+	}
+}
+
+func TestControllerDeploymentMountsRegistryConfiguration(t *testing.T) {
+	p := params()
+	p.registriesConf = true
+	p.registryCerts = []string{"10.0.0.1..5000", "registry.example"}
+	p.proxyEnv = []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example:3128"}}
+	spec := controllerDeployment(p).Spec.Template.Spec
+	volumes := map[string]*corev1.ConfigMapVolumeSource{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = v.ConfigMap
+	}
+	if v := volumes["registries-conf"]; v == nil || v.Name != RegistriesConfName || v.Items != nil {
+		t.Errorf("registries-conf volume %+v, want all of ConfigMap %s", v, RegistriesConfName)
+	}
+	wantItems := []corev1.KeyToPath{{Key: "10.0.0.1..5000", Path: "10.0.0.1:5000/ca.crt"}, {Key: "registry.example", Path: "registry.example/ca.crt"}}
+	if v := volumes["registry-certs"]; v == nil || v.Name != RegistryCertsName || !cmp.Equal(v.Items, wantItems) {
+		t.Errorf("registry-certs volume %+v, want ConfigMap %s with items %v", v, RegistryCertsName, wantItems)
+	}
+	mounts := map[string]string{}
+	for _, m := range spec.Containers[0].VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	if mounts["registries-conf"] != RegistriesConfDir || mounts["registry-certs"] != CertsDir {
+		t.Errorf("mounts %v", mounts)
+	}
+	for _, d := range []*corev1.PodSpec{&spec, &webhookDeployment(p).Spec.Template.Spec} {
+		if !slices.Contains(d.Containers[0].Env, p.proxyEnv[0]) {
+			t.Errorf("container %s env %v lacks %v", d.Containers[0].Name, d.Containers[0].Env, p.proxyEnv[0])
+		}
+	}
+}
+
+func TestCertsDirHost(t *testing.T) {
+	tests := map[string]struct {
+		want, wantErr string
+	}{
+		"registry.example":       {want: "registry.example"},
+		"registry.example..5000": {want: "registry.example:5000"},
+		"10.0.0.1..443":          {want: "10.0.0.1:443"},
+		"localhost":              {want: "localhost"},
+		"registry.example..0":    {wantErr: `port "0" is not a number within [1, 65535]`},
+		"registry.example..http": {wantErr: `port "http" is not a number`},
+		"Registry_Example":       {wantErr: `want a registry host`},
+		"registry.example/team":  {wantErr: `want a registry host`},
+		"":                       {wantErr: `want a registry host`},
+	}
+	for key, tc := range tests {
+		t.Run(key, func(t *testing.T) {
+			got, err := certsDirHost(key)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("certsDirHost(%q) = %q, %v; want an error containing %q", key, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("certsDirHost(%q) = %q, %v; want %q", key, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestProxyEnv(t *testing.T) {
+	env := map[string]string{"HTTPS_PROXY": "http://proxy:3128", "no_proxy": ".svc", "HOME": "/root", "NO_PROXY": ""}
+	got := ProxyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	want := []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy:3128"}, {Name: "NO_PROXY", Value: ""}, {Name: "no_proxy", Value: ".svc"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ProxyEnv (-want +got):\n%s", diff)
+	}
+	if got := ProxyEnv(func(string) (string, bool) { return "", false }); got != nil {
+		t.Errorf("ProxyEnv without proxy variables = %v, want nil", got)
 	}
 }

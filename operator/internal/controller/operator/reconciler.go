@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -118,6 +119,23 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Recorder emits Events for anomalies (fail-open unregistration, release failures); none when nil.
 	Recorder events.EventRecorder
+	// ProxyEnv is set on the components' containers: the operator's own HTTP_PROXY,
+	// HTTPS_PROXY and NO_PROXY (see ProxyEnv), so that the controller reaches registries the
+	// way the operator was told to reach the network.
+	ProxyEnv []corev1.EnvVar
+}
+
+// ProxyEnv returns the proxy variables that lookup (os.LookupEnv in the operator) defines, in
+// both spellings Go's net/http (golang.org/x/net/http/httpproxy) reads and in a fixed order, so
+// that the rendered Deployments do not change from one start to the next.
+func ProxyEnv(lookup func(string) (string, bool)) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"} {
+		if v, ok := lookup(name); ok {
+			env = append(env, corev1.EnvVar{Name: name, Value: v})
+		}
+	}
+	return env
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -219,16 +237,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&rbacv1.ClusterRoleBinding{}).
 		Owns(&admissionregistrationv1.MutatingWebhookConfiguration{}).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("Secret", WebhookServingSecretName))).
-		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("ConfigMap", RegistryCABundleName))).
+		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("ConfigMap", RegistryCABundleName, RegistriesConfName, RegistryCertsName))).
 		Complete(r)
 }
 
 // mapLinked enqueues the singleton when obj is one of the linked objects the spec references,
-// or the operator's own object of that kind named own.
-func (r *Reconciler) mapLinked(kind, own string) handler.MapFunc {
+// or one of the operator's own objects of that kind named own.
+func (r *Reconciler) mapLinked(kind string, own ...string) handler.MapFunc {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
 		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-		if key.Namespace == r.opts.Namespace && key.Name == own {
+		if key.Namespace == r.opts.Namespace && slices.Contains(own, key.Name) {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: v1beta1.SingletonName}}}
 		}
 		cppc := &v1beta1.ClusterPodPlacementConfig{}
@@ -317,6 +335,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// Resolved once, here; the API server has checked the bounds (CRD markers), and the
 		// controller checks them again rather than re-defaulting.
 		inspection: ptr.To(cppc.Spec.ImageInspection.Settings()),
+		proxyEnv:   r.opts.ProxyEnv,
 		provider:   r.opts.CertProvider,
 		args:       r.opts.Args,
 	}

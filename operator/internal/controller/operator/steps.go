@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,8 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 	s.linked = linked
 	s.params.pullSecret = linked.pullSecret
 	s.params.caBundle = linked.caBundleRef != nil
+	s.params.registriesConf = linked.registriesConfRef != nil
+	s.params.registryCerts = slices.Sorted(maps.Keys(linked.registryCerts))
 	s.params.linkedHash = linked.hash
 	if len(linked.missing) > 0 {
 		return linked.missing[0].message, nil
@@ -168,18 +171,38 @@ func ownerFor(obj client.Object, s *scope) *v1beta1.ClusterPodPlacementConfig {
 	return s.cppc
 }
 
-// syncRegistryCABundle keeps the operator's copy of the CA bundle in step with the referenced
-// ConfigMap, and deletes it when the reference is removed.
+// syncRegistryCABundle keeps the operator's copies of the linked ConfigMaps (CA bundle,
+// registries.conf, per-registry certificates) in step with the referenced ones, and deletes a
+// copy when its reference is removed.
 func (r *Reconciler) syncRegistryCABundle(ctx context.Context, s *scope) error {
-	if s.linked.caBundleRef == nil {
-		cm := &corev1.ConfigMap{}
-		cm.Namespace, cm.Name = r.opts.Namespace, RegistryCABundleName
-		if err := r.uncached.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+	for _, c := range []struct {
+		name string
+		data map[string]string // nil: not configured
+	}{
+		{RegistryCABundleName, dataIf(s.linked.caBundleRef != nil, map[string]string{CABundleKey: s.linked.caBundle})},
+		{RegistriesConfName, dataIf(s.linked.registriesConfRef != nil, map[string]string{RegistriesConfKey: s.linked.registriesConf})},
+		{RegistryCertsName, dataIf(len(s.linked.registryCerts) > 0, s.linked.registryCerts)},
+	} {
+		if c.data == nil {
+			cm := &corev1.ConfigMap{}
+			cm.Namespace, cm.Name = r.opts.Namespace, c.name
+			if err := r.uncached.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+			}
+			continue
 		}
+		if err := apply(ctx, r.uncached, r.scheme, s.cppc, linkedCopy(s.params, c.name, c.data)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dataIf(ok bool, data map[string]string) map[string]string {
+	if !ok {
 		return nil
 	}
-	return apply(ctx, r.uncached, r.scheme, s.cppc, registryCABundle(s.params, s.linked.caBundle))
+	return data
 }
 
 // applyDeployments applies both Deployments and their disruption budgets and waits until both

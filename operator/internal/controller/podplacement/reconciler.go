@@ -415,12 +415,14 @@ func (r *Reconciler) inspectImages(ctx context.Context, s *scope) error {
 }
 
 // terminal reports whether retrying the inspection cannot help: the reference cannot be parsed,
-// so no registry will ever answer for it (the kubelet cannot pull it either). Not-found is
+// so no registry will ever answer for it (the kubelet cannot pull it either), or registries.conf
+// blocks its registry (the pod is released at once, with the reason in its annotation and an
+// Event; a changed registries.conf rolls the controller). Not-found is
 // retried: registries answer 404 to hide private repositories from clients without
 // credentials, and the pull secret may be created after the pod; images may also be pushed
 // after the pod that uses them. The budget bounds the cost.
 func terminal(reason inspect.Reason) bool {
-	return reason == inspect.ReasonInvalidReference
+	return reason == inspect.ReasonInvalidReference || reason == inspect.ReasonBlocked
 }
 
 // judgeInspection intersects the results, or handles the failures: a retry with backoff while

@@ -435,6 +435,15 @@ func TestReconcile(t *testing.T) {
 			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
 			wantCalls:   1, wantWrites: 1,
 		},
+		"a blocked registry is terminal: released at once, with the reason and an Event": {
+			pod:         newPod("p", "blocked.example/app:1").build(),
+			scripts:     map[string][]answer{"blocked.example/app:1": {fail(inspect.ReasonBlocked)}},
+			maxRetries:  5,
+			wantOutcome: placement.OutcomeInspectionFailed,
+			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "blocked: blocked.example/app:1"},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
+			wantCalls:   1, wantWrites: 1,
+		},
 		"an invalid reference reported by the inspector is terminal too": {
 			pod:         newPod("p", "reg.example/odd:1").build(),
 			scripts:     map[string][]answer{"reg.example/odd:1": {fail(inspect.ReasonInvalidReference)}},
