@@ -104,3 +104,33 @@ func TestRegistryInspectorBlocked(t *testing.T) {
 		t.Fatalf("through the mirror: %v, %v; want s390x", got.Architectures, err)
 	}
 }
+
+// FuzzValidateRegistriesConf: arbitrary registries.conf content is accepted or refused with
+// an error, never a panic, and never with the temporary file's path in the message; what is
+// accepted is what podman loads for an inspection.
+func FuzzValidateRegistriesConf(f *testing.F) {
+	f.Add([]byte("[[registry]]\nlocation = \"docker.io\"\n\n[[registry.mirror]]\nlocation = \"mirror.example/docker\"\n"))
+	f.Add([]byte("unqualified-search-registries = [\"docker.io\"]\n[[registry]]\nprefix = \"*.example\"\nblocked = true\n"))
+	f.Add([]byte("[aliases]\n\"app\" = \"registry.example/team/app\"\n"))
+	f.Add([]byte("[[registry]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := ValidateRegistriesConf(data); err != nil && strings.Contains(err.Error(), "archgate-registries-conf-") {
+			t.Errorf("error names the temporary file: %v", err)
+		}
+	})
+}
+
+// FuzzParseCertificates: arbitrary CA bundle bytes give certificates or an error, never a
+// panic, and never certificates together with an error.
+func FuzzParseCertificates(f *testing.F) {
+	f.Add([]byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))
+	f.Add([]byte("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"))
+	f.Add([]byte("not pem"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		certs, err := ParseCertificates(data)
+		if (err == nil) == (len(certs) == 0) {
+			t.Errorf("%d certificates with error %v", len(certs), err)
+		}
+	})
+}

@@ -17,8 +17,11 @@ limitations under the License.
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	jsonpatchv5 "github.com/evanphx/json-patch/v5"
@@ -316,4 +319,61 @@ func TestEscapeJSONPointer(t *testing.T) {
 			t.Errorf("escapeJSONPointer(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzSchedulingGateHandle feeds arbitrary bytes to the gating handler, both as the object of
+// a pod CREATE request and as a whole HTTP request body through the webhook server's handler:
+// nothing may panic, the handler never denies, and a patch, when there is one, applies to the
+// object and yields a pod with the gate and the label.
+func FuzzSchedulingGateHandle(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`), "team")
+	f.Add([]byte(`{"metadata":{"name":"p","labels":null},"spec":{"schedulingGates":[{"name":"x"}],"containers":"oops"}}`), "team")
+	f.Add([]byte(`{"metadata":{"labels":{"multiarch.openshift.io/scheduling-gate":"removed"}},"spec":{"nodeSelector":{"kubernetes.io/arch":"arm64"}}}`), "kube-system")
+	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","operation":"CREATE","kind":{"version":"v1","kind":"Pod"},"object":{}}}`), "")
+	f.Add([]byte("\x00\xff"), "team")
+	h := NewSchedulingGate(nil, Options{OperatorNamespace: operatorNamespace})
+	server := &admission.Webhook{Handler: h}
+	f.Fuzz(func(t *testing.T, data []byte, namespace string) {
+		req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+			UID:       "uid-1",
+			Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+			Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+			Namespace: namespace,
+			Operation: admissionv1.Create,
+			Object:    runtime.RawExtension{Raw: data},
+		}}
+		resp := h.Handle(context.Background(), req)
+		if !resp.Allowed {
+			t.Fatalf("denied: %+v", resp.Result)
+		}
+		if len(resp.Patches) > 0 {
+			if err := resp.Complete(req); err != nil {
+				t.Fatal(err)
+			}
+			decoded, err := jsonpatchv5.DecodePatch(resp.Patch)
+			if err != nil {
+				t.Fatalf("invalid JSON patch %s: %v", resp.Patch, err)
+			}
+			patched, err := decoded.Apply(data)
+			if err != nil {
+				t.Fatalf("patch %s does not apply to %q: %v", resp.Patch, data, err)
+			}
+			var pod corev1.Pod
+			if err := json.Unmarshal(patched, &pod); err != nil {
+				t.Fatalf("patched object is not a pod: %v", err)
+			}
+			if pod.Labels[v1beta1.LabelSchedulingGate] != v1beta1.LabelValueGated || skipReason(&pod) != SkipAlreadyGated {
+				t.Errorf("patched pod lacks the gate or the label: %+v", pod.ObjectMeta.Labels)
+			}
+		}
+
+		// The same bytes as the body of an HTTP admission request: answered, never a panic.
+		rec := httptest.NewRecorder()
+		httpReq := httptest.NewRequest(http.MethodPost, "/mutate", bytes.NewReader(data))
+		httpReq.Header.Set("Content-Type", "application/json")
+		server.ServeHTTP(rec, httpReq)
+		if rec.Code != http.StatusOK {
+			t.Errorf("HTTP status %d", rec.Code)
+		}
+	})
 }
