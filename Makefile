@@ -112,7 +112,9 @@ smoke: control-plane ## The smoke scenario as its integration test (part of make
 
 FUZZTIME ?= 30s
 FUZZ_TARGETS := operator/internal/placement:FuzzMergeRequired operator/internal/placement:FuzzMergePreferred \
-	operator/internal/placement:FuzzMergeNoCommonArchitecture operator/internal/inspect:FuzzPlatformsFromIndex
+	operator/internal/placement:FuzzMergeNoCommonArchitecture operator/internal/inspect:FuzzPlatformsFromIndex \
+	operator/internal/webhook:FuzzSchedulingGateHandle operator/internal/credentials:FuzzParsePullSecret \
+	operator/internal/inspect:FuzzValidateRegistriesConf operator/internal/inspect:FuzzParseCertificates
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 30s).

@@ -17,9 +17,11 @@ limitations under the License.
 package v1beta1
 
 import (
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // LogVerbosityLevel is the log level of the operand components.
@@ -82,6 +84,21 @@ type ClusterPodPlacementConfigSpec struct {
 	// +optional
 	CABundleConfigmapRef *NamespacedObjectReference `json:"caBundleConfigmapRef,omitempty"`
 
+	// registriesConfConfigmapRef names a ConfigMap whose "registries.conf" key holds a
+	// registries.conf (containers-registries.conf(5), version 2: mirrors, blocked and insecure
+	// registries) for image inspection. The operator validates it before rolling out the
+	// controller; a pod whose image is in a blocked registry is released at once, unplaced,
+	// with an Event. Unset means no registries configuration.
+	// +optional
+	RegistriesConfConfigmapRef *NamespacedObjectReference `json:"registriesConfConfigmapRef,omitempty"`
+
+	// registryCertsConfigmapRef names a ConfigMap of per-registry CA certificates (a certs.d):
+	// each key is a registry host, with ".." in place of ":" before a port
+	// ("registry.example..5000"), and its value the PEM certificates trusted for that registry
+	// only. The operator validates every key and certificate before rolling out the controller.
+	// +optional
+	RegistryCertsConfigmapRef *NamespacedObjectReference `json:"registryCertsConfigmapRef,omitempty"`
+
 	// imageInspection tunes how the pod placement controller inspects images.
 	// +optional
 	// +kubebuilder:default={}
@@ -102,7 +119,11 @@ type NamespacedObjectReference struct {
 	Name string `json:"name"`
 }
 
-// Defaults of ImageInspection, used by the API server (markers) and by ImageInspection.Settings.
+// Defaults and bounds of ImageInspection: the one place they are declared. The markers of
+// ImageInspection repeat them for the API server (TestImageInspectionBoundsMatchCRD keeps the
+// two in step); ImageInspection.Settings resolves the defaults and
+// ImageInspectionSettings.Validate checks the bounds, for the operator, the controller's flags
+// and the simulator alike.
 const (
 	// DefaultImageCacheSize is the default number of cached image inspection results.
 	DefaultImageCacheSize = 4096
@@ -112,6 +133,15 @@ const (
 	DefaultImageInspectionTimeout = 30 * time.Second
 	// DefaultImageInspectionMaxRetries is the default number of retries of a failed inspection.
 	DefaultImageInspectionMaxRetries = 5
+
+	// MaxImageCacheSize bounds cacheSize (0 disables the cache).
+	MaxImageCacheSize = 1_000_000
+	// MinImageCacheTTL and MaxImageCacheTTL bound cacheTTL.
+	MinImageCacheTTL, MaxImageCacheTTL = time.Second, 24 * time.Hour
+	// MinImageInspectionTimeout and MaxImageInspectionTimeout bound timeout.
+	MinImageInspectionTimeout, MaxImageInspectionTimeout = time.Second, 5 * time.Minute
+	// MaxImageInspectionMaxRetries bounds maxRetries (0 releases the pod at the first failure).
+	MaxImageInspectionMaxRetries = 20
 )
 
 // ImageInspection tunes image inspection by the pod placement controller.
@@ -153,7 +183,10 @@ type ImageInspection struct {
 	MaxRetries *int32 `json:"maxRetries,omitempty"`
 }
 
-// ImageInspectionSettings is ImageInspection with every default resolved, in Go types.
+// ImageInspectionSettings is ImageInspection with every default resolved, in Go types: the one
+// settings type of image inspection. The operator resolves it from the ClusterPodPlacementConfig
+// and renders it into the controller's arguments; the controller validates it and uses it as
+// is (zero means zero: no cache, no retry).
 type ImageInspectionSettings struct {
 	// CacheSize is the maximum number of cached results; 0 disables the cache.
 	CacheSize int
@@ -163,6 +196,11 @@ type ImageInspectionSettings struct {
 	Timeout time.Duration
 	// MaxRetries is the number of retries before the gate is removed without changes.
 	MaxRetries int
+}
+
+// DefaultImageInspectionSettings returns the settings of an unset spec.imageInspection.
+func DefaultImageInspectionSettings() ImageInspectionSettings {
+	return (*ImageInspection)(nil).Settings()
 }
 
 // Settings returns the settings with the defaults applied to unset fields; it accepts a nil receiver.
@@ -189,6 +227,25 @@ func (in *ImageInspection) Settings() ImageInspectionSettings {
 		s.MaxRetries = int(*in.MaxRetries)
 	}
 	return s
+}
+
+// Validate checks every setting against the API's bounds; the errors name the field under path
+// (for example spec.imageInspection) and the value.
+func (s ImageInspectionSettings) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.CacheSize < 0 || s.CacheSize > MaxImageCacheSize {
+		errs = append(errs, field.Invalid(path.Child("cacheSize"), s.CacheSize, fmt.Sprintf("must be within [0, %d]", MaxImageCacheSize)))
+	}
+	if s.CacheTTL < MinImageCacheTTL || s.CacheTTL > MaxImageCacheTTL {
+		errs = append(errs, field.Invalid(path.Child("cacheTTL"), s.CacheTTL.String(), fmt.Sprintf("must be within [%s, %s]", MinImageCacheTTL, MaxImageCacheTTL)))
+	}
+	if s.Timeout < MinImageInspectionTimeout || s.Timeout > MaxImageInspectionTimeout {
+		errs = append(errs, field.Invalid(path.Child("timeout"), s.Timeout.String(), fmt.Sprintf("must be within [%s, %s]", MinImageInspectionTimeout, MaxImageInspectionTimeout)))
+	}
+	if s.MaxRetries < 0 || s.MaxRetries > MaxImageInspectionMaxRetries {
+		errs = append(errs, field.Invalid(path.Child("maxRetries"), s.MaxRetries, fmt.Sprintf("must be within [0, %d]", MaxImageInspectionMaxRetries)))
+	}
+	return errs
 }
 
 // ClusterPodPlacementConfigStatus is the observed state of the ClusterPodPlacementConfig.

@@ -50,6 +50,13 @@ const (
 	ReasonPullSecretNotFound = "PullSecretNotFound"
 	// ReasonCABundleNotFound means the config map named by caBundleConfigmapRef does not exist.
 	ReasonCABundleNotFound = "CABundleNotFound"
+	// ReasonRegistryConfigNotFound means a ConfigMap named by registriesConfConfigmapRef or
+	// registryCertsConfigmapRef does not exist or lacks its data.
+	ReasonRegistryConfigNotFound = "RegistryConfigNotFound"
+	// ReasonRegistryConfigInvalid means a referenced registry configuration (registries.conf,
+	// per-registry certificates, the CA bundle) cannot be used; the message names the object,
+	// the key and the error.
+	ReasonRegistryConfigInvalid = "RegistryConfigInvalid"
 	// ReasonInvalidConfiguration means the spec cannot be applied (for example an invalid selector).
 	ReasonInvalidConfiguration = "InvalidConfiguration"
 	// ReasonReleasingGatedPods means the operand is being removed and gated pods are being released.

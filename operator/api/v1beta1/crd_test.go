@@ -18,11 +18,13 @@ package v1beta1_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -306,6 +308,50 @@ func TestClusterPodPlacementConfigDefaults(t *testing.T) {
 	if diff := cmp.Diff((*v1beta1.ImageInspection)(nil).Settings(), typed.Spec.ImageInspection.Settings()); diff != "" {
 		t.Errorf("server defaults differ from Go defaults (-go +server):\n%s", diff)
 	}
+}
+
+// TestImageInspectionBoundsMatchCRD keeps the markers of ImageInspection (what the API server
+// enforces) and the Go constants (what ImageInspectionSettings.Validate enforces) in step.
+func TestImageInspectionBoundsMatchCRD(t *testing.T) {
+	crd := loadCRD(t, "clusterpodplacementconfigs")
+	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["imageInspection"].Properties
+	bounds := func(name string) [2]float64 {
+		p := props[name]
+		if p.Minimum == nil || p.Maximum == nil {
+			t.Fatalf("imageInspection.%s has no minimum or maximum in the CRD", name)
+		}
+		return [2]float64{*p.Minimum, *p.Maximum}
+	}
+	got := map[string]any{
+		"cacheSize":  bounds("cacheSize"),
+		"maxRetries": bounds("maxRetries"),
+		"cacheTTL":   props["cacheTTL"].XValidations[0].Rule,
+		"timeout":    props["timeout"].XValidations[0].Rule,
+	}
+	rule := func(lo, hi time.Duration) string {
+		return fmt.Sprintf("duration(self) >= duration('%s') && duration(self) <= duration('%s')", short(lo), short(hi))
+	}
+	want := map[string]any{
+		"cacheSize":  [2]float64{0, v1beta1.MaxImageCacheSize},
+		"maxRetries": [2]float64{0, v1beta1.MaxImageInspectionMaxRetries},
+		"cacheTTL":   rule(v1beta1.MinImageCacheTTL, v1beta1.MaxImageCacheTTL),
+		"timeout":    rule(v1beta1.MinImageInspectionTimeout, v1beta1.MaxImageInspectionTimeout),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CRD bounds (-go +crd):\n%s", diff)
+	}
+}
+
+// short formats d as the markers write it ("24h", "5m", "1s").
+func short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func TestPodPlacementConfigValidation(t *testing.T) {

@@ -17,6 +17,7 @@ limitations under the License.
 package v1beta1_test
 
 import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"testing"
 	"time"
 
@@ -76,6 +77,51 @@ func TestImageInspectionSettings(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.in.Settings()); diff != "" {
 				t.Errorf("Settings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestImageInspectionSettingsValidate(t *testing.T) {
+	valid := v1beta1.DefaultImageInspectionSettings()
+	tests := map[string]struct {
+		mutate   func(*v1beta1.ImageInspectionSettings)
+		wantErrs []string
+	}{
+		"defaults":                    {mutate: func(*v1beta1.ImageInspectionSettings) {}},
+		"zero cache and zero retries": {mutate: func(s *v1beta1.ImageInspectionSettings) { s.CacheSize, s.MaxRetries = 0, 0 }},
+		"upper bounds": {mutate: func(s *v1beta1.ImageInspectionSettings) {
+			*s = v1beta1.ImageInspectionSettings{CacheSize: 1_000_000, CacheTTL: 24 * time.Hour, Timeout: 5 * time.Minute, MaxRetries: 20}
+		}},
+		"negative cache size": {
+			mutate:   func(s *v1beta1.ImageInspectionSettings) { s.CacheSize = -1 },
+			wantErrs: []string{"spec.imageInspection.cacheSize: Invalid value: -1: must be within [0, 1000000]"},
+		},
+		"zero settings": {
+			mutate: func(s *v1beta1.ImageInspectionSettings) { *s = v1beta1.ImageInspectionSettings{} },
+			wantErrs: []string{
+				`spec.imageInspection.cacheTTL: Invalid value: "0s": must be within [1s, 24h0m0s]`,
+				`spec.imageInspection.timeout: Invalid value: "0s": must be within [1s, 5m0s]`,
+			},
+		},
+		"too many retries and a long timeout": {
+			mutate: func(s *v1beta1.ImageInspectionSettings) { s.MaxRetries, s.Timeout = 21, 6*time.Minute },
+			wantErrs: []string{
+				`spec.imageInspection.timeout: Invalid value: "6m0s": must be within [1s, 5m0s]`,
+				"spec.imageInspection.maxRetries: Invalid value: 21: must be within [0, 20]",
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := valid
+			tc.mutate(&s)
+			var got []string
+			for _, e := range s.Validate(field.NewPath("spec", "imageInspection")) {
+				got = append(got, e.Error())
+			}
+			if diff := cmp.Diff(tc.wantErrs, got); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -107,6 +107,16 @@ func (in *ClusterPodPlacementConfigSpec) DeepCopyInto(out *ClusterPodPlacementCo
 		*out = new(NamespacedObjectReference)
 		**out = **in
 	}
+	if in.RegistriesConfConfigmapRef != nil {
+		in, out := &in.RegistriesConfConfigmapRef, &out.RegistriesConfConfigmapRef
+		*out = new(NamespacedObjectReference)
+		**out = **in
+	}
+	if in.RegistryCertsConfigmapRef != nil {
+		in, out := &in.RegistryCertsConfigmapRef, &out.RegistryCertsConfigmapRef
+		*out = new(NamespacedObjectReference)
+		**out = **in
+	}
 	if in.ImageInspection != nil {
 		in, out := &in.ImageInspection, &out.ImageInspection
 		*out = new(ImageInspection)

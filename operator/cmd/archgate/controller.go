@@ -22,12 +22,15 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // newControllerCmd returns `archgate controller`: the pod placement controller.
 func newControllerCmd(g *globalFlags) *cobra.Command {
 	opts := roles.ControllerOptions{}
+	var inspection v1beta1.ImageInspectionSettings
 	var globalPullSecret string
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -46,6 +49,7 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			opts.Logger = g.logger()
+			opts.ImageInspection = &inspection
 			return roles.RunPlacementController(cmd.Context(), cfg, opts)
 		},
 	}
@@ -61,10 +65,7 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 	fs.BoolVar(&opts.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "Skip TLS verification and allow plain HTTP for every registry (development only).")
 	fs.IntVar(&opts.Workers, "workers", roles.DefaultWorkers, "Pods processed concurrently.")
 	fs.IntVar(&opts.InspectWorkers, "inspect-workers", roles.DefaultInspectWorkers, "Images of one pod inspected concurrently.")
-	fs.IntVar(&opts.CacheSize, "cache-size", roles.DefaultCacheSize, "Image inspection cache entries; negative disables the cache.")
-	fs.DurationVar(&opts.CacheTTL, "cache-ttl", roles.DefaultCacheTTL, "How long a result read through a tag is reused.")
-	fs.DurationVar(&opts.InspectTimeout, "inspect-timeout", roles.DefaultInspectTimeout, "Deadline to inspect one image.")
-	fs.IntVar(&opts.MaxRetries, "max-retries", roles.DefaultMaxRetries, "Inspection retries before the gate is removed without changes, when no ClusterPodPlacementConfig sets it; negative for none.")
+	settings.BindImageInspectionFlags(fs, &inspection)
 	fs.DurationVar(&opts.RetryBaseDelay, "retry-base-delay", roles.DefaultRetryBaseDelay, "First retry delay; it doubles per retry.")
 	fs.DurationVar(&opts.RetryMaxDelay, "retry-max-delay", roles.DefaultRetryMaxDelay, "Longest retry delay.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Run active-passive with a leader election lease.")

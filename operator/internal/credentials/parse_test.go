@@ -2,6 +2,7 @@ package credentials
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -170,4 +171,52 @@ func TestAuthConfigFormattingRedacts(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzParsePullSecret parses arbitrary bytes as a pull secret of both types, the way the
+// controller reads the pods' and the global pull secrets: nothing may panic, a failure is a
+// *ParseError that never quotes the secret's bytes, a success is deterministic, every entry
+// carries credentials, and looking an image up in the resulting keyring works.
+func FuzzParsePullSecret(f *testing.F) {
+	f.Add([]byte(`{"auths":{"registry.example":{"auth":"`+b64("u:p")+`"}}}`), false)
+	f.Add([]byte(`{"auths":{"*.registry.example/team":{"username":"u","password":"p"},"https://index.docker.io/v1/":{"identitytoken":"t"}}}`), false)
+	f.Add([]byte(`{"registry.example:5000":{"auth":"`+b64("u:p")+`"}}`), true)
+	f.Add([]byte(`{"auths":{"https://user:secret@registry.example":{"auth":"%%%"}}}`), false)
+	f.Add([]byte(`{"auths":null}`), false)
+	f.Fuzz(func(t *testing.T, data []byte, dockercfg bool) {
+		typ, key := corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey
+		if dockercfg {
+			typ, key = corev1.SecretTypeDockercfg, corev1.DockerConfigKey
+		}
+		s := secret(typ, key, string(data))
+		cfg, err := ParseSecret(s, false)
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T is not a *ParseError: %v", err, err)
+			}
+			// No secret bytes in the message: tokens of the input longer than the message's
+			// own vocabulary must not appear in it.
+			for _, tok := range strings.FieldsFunc(string(data), func(r rune) bool { return strings.ContainsRune("{}[]:,\" \t\n", r) }) {
+				if len(tok) >= 12 && strings.Contains(err.Error(), tok) && !strings.Contains(key, tok) {
+					t.Errorf("error %q quotes the input %q", err, tok)
+				}
+			}
+			return
+		}
+		again, err := ParseSecret(s, false)
+		if err != nil || !cmp.Equal(cfg, again, cmp.AllowUnexported(Entry{}, pattern{})) {
+			t.Fatalf("parsing twice differs: %v", err)
+		}
+		for _, e := range cfg.Entries {
+			if e.Auth.IsZero() {
+				t.Errorf("entry %q has no credentials", e.Pattern)
+			}
+		}
+		for _, image := range []string{"registry.example/app:1", "docker.io/library/nginx", "registry.example:5000/team/app@sha256:" + strings.Repeat("a", 64)} {
+			if _, err := NewKeyring(&cfg).Lookup(image); err != nil {
+				t.Errorf("Lookup(%q): %v", image, err)
+			}
+		}
+	})
 }

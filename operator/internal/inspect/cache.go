@@ -10,27 +10,23 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/credentials"
 )
 
-// Cache defaults, used where CacheOptions leaves a field zero.
-const (
-	// DefaultCacheSize bounds each of the two caches. An entry is a few hundred bytes.
-	DefaultCacheSize = 8192
-	// DefaultCacheTTL is how long a result read through a tag is trusted: a tag can be
-	// pushed again, with other architectures, at any time.
-	DefaultCacheTTL = 10 * time.Minute
-	// minCacheTTL is the shortest TTL accepted.
-	minCacheTTL = 10 * time.Millisecond
-)
+// minCacheTTL is the shortest TTL accepted.
+const minCacheTTL = 10 * time.Millisecond
 
 // CacheOptions configure a CachingInspector.
 type CacheOptions struct {
-	// Size bounds the entries for references by tag; DefaultCacheSize when zero.
+	// Size bounds the entries for references by tag; the API's default
+	// (v1beta1.DefaultImageCacheSize, an entry is a few hundred bytes) when zero.
 	Size int
-	// TTL is how long a tag's result is served; DefaultCacheTTL when zero.
+	// TTL is how long a tag's result is served (a tag can be pushed again, with other
+	// architectures, at any time); v1beta1.DefaultImageCacheTTL when zero.
 	TTL time.Duration
-	// DigestSize bounds the entries for references pinned by digest; DefaultCacheSize when zero.
+	// DigestSize bounds the entries for references pinned by digest; v1beta1.DefaultImageCacheSize
+	// when zero.
 	DigestSize int
 	// DigestTTL is how long a digest's result is served. Zero means until evicted: the content
 	// behind a digest cannot change.
@@ -87,13 +83,13 @@ type CachingInspector struct {
 // NewCachingInspector wraps next with a cache.
 func NewCachingInspector(next Inspector, opts CacheOptions) *CachingInspector {
 	if opts.Size <= 0 {
-		opts.Size = DefaultCacheSize
+		opts.Size = v1beta1.DefaultImageCacheSize
 	}
 	if opts.DigestSize <= 0 {
-		opts.DigestSize = DefaultCacheSize
+		opts.DigestSize = v1beta1.DefaultImageCacheSize
 	}
 	if opts.TTL <= 0 {
-		opts.TTL = DefaultCacheTTL
+		opts.TTL = v1beta1.DefaultImageCacheTTL
 	}
 	if opts.DigestTTL < 0 {
 		opts.DigestTTL = 0

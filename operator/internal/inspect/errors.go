@@ -33,11 +33,20 @@ const (
 	ReasonRateLimited Reason = "rate-limited"
 	// ReasonInvalidReference: the image reference cannot be parsed; retrying cannot help.
 	ReasonInvalidReference Reason = "invalid-reference"
+	// ReasonBlocked: registries.conf blocks the image's registry (and gives it no mirror);
+	// retrying cannot help.
+	ReasonBlocked Reason = "blocked"
 	// ReasonCanceled: the caller gave up (context canceled); not a registry problem.
 	ReasonCanceled Reason = "canceled"
 	// ReasonOther: anything else (malformed manifest, unsupported media type, …).
 	ReasonOther Reason = "other"
 )
+
+// Reasons returns every Reason, in a new slice (metrics create a series for each).
+func Reasons() []Reason {
+	return []Reason{ReasonAuth, ReasonNotFound, ReasonTimeout, ReasonNetwork, ReasonRateLimited,
+		ReasonInvalidReference, ReasonBlocked, ReasonCanceled, ReasonOther}
+}
 
 // Error is an inspection failure of one image.
 type Error struct {

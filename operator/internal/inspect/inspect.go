@@ -171,6 +171,22 @@ func NewRegistryInspector(opts Options) (*RegistryInspector, error) {
 	return r, nil
 }
 
+// checkBlocked returns an error when registries.conf blocks the image's registry and gives it
+// no mirror to pull from instead (with a mirror, podman tries the mirrors and reports the
+// blocked primary only when they fail). A registries.conf podman cannot load is left to
+// podman, which fails the inspection with its own error.
+func (r *RegistryInspector) checkBlocked(named reference.Named) error {
+	reg, err := sysregistriesv2.FindRegistry(r.systemContext(credentials.AuthConfig{}), named.Name())
+	if err != nil || reg == nil || !reg.Blocked || len(reg.Mirrors) > 0 {
+		return nil
+	}
+	source := r.opts.RegistriesConfPath
+	if source == "" {
+		source = "registries.conf"
+	}
+	return fmt.Errorf("registry %s is blocked in %s: the image cannot be pulled from it", reg.Prefix, source)
+}
+
 // ReloadRegistriesConf makes the next inspections re-read registries.conf and its drop-ins.
 // Podman caches parsed registries configuration for the whole process, keyed by path.
 func ReloadRegistriesConf() { sysregistriesv2.InvalidateCache() }
@@ -199,6 +215,9 @@ func (r *RegistryInspector) inspect(ctx context.Context, imageRef string, creds 
 	ref, err := docker.NewReference(named)
 	if err != nil {
 		return Result{}, &Error{Image: imageRef, Reason: ReasonInvalidReference, Err: err}
+	}
+	if err := r.checkBlocked(named); err != nil {
+		return Result{}, &Error{Image: imageRef, Reason: ReasonBlocked, Err: err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()

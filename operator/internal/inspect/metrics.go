@@ -75,7 +75,7 @@ func NewMetrics() *Metrics {
 			m.evictions.WithLabelValues(c, r)
 		}
 	}
-	for _, r := range []Reason{ReasonAuth, ReasonNotFound, ReasonTimeout, ReasonNetwork, ReasonRateLimited, ReasonInvalidReference, ReasonOther} {
+	for _, r := range Reasons() {
 		m.errors.WithLabelValues(string(r))
 	}
 	return m

@@ -1,9 +1,11 @@
 package inspect
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
+	imgspecv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"go.podman.io/image/v5/manifest"
 )
 
@@ -113,51 +115,48 @@ func HasNoBinaries(labels map[string]string) bool {
 	return false
 }
 
-// PlatformsFromList returns the platform of every entry of a parsed manifest list, in order.
-// An entry without a platform gives a zero Platform (which LinuxArchitectures skips).
-func PlatformsFromList(list manifest.List) []Platform {
-	switch l := list.(type) {
-	case *manifest.OCI1Index:
-		out := make([]Platform, 0, len(l.Manifests))
-		for _, d := range l.Manifests {
+// PlatformsFromBlob parses a manifest list or OCI index by its media type and returns the
+// platform of every entry, in order, duplicates included: an index may list one digest under
+// several platforms, and each counts. (podman's generic manifest.List looks entries up by
+// digest, which repeats the first entry's platform; the typed parsers keep every descriptor.)
+// An entry without a platform gives a zero Platform, which LinuxArchitectures skips.
+func PlatformsFromBlob(blob []byte, mimeType string) ([]Platform, error) {
+	switch mt := manifest.NormalizedMIMEType(mimeType); mt {
+	case imgspecv1.MediaTypeImageIndex:
+		idx, err := manifest.OCI1IndexFromManifest(blob)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Platform, 0, len(idx.Manifests))
+		for _, d := range idx.Manifests {
 			p := Platform{Annotations: d.Annotations}
 			if d.Platform != nil {
 				p.OS, p.Architecture, p.Variant = d.Platform.OS, d.Platform.Architecture, d.Platform.Variant
 			}
 			out = append(out, p)
 		}
-		return out
-	case *manifest.Schema2List:
-		out := make([]Platform, 0, len(l.Manifests))
-		for _, d := range l.Manifests {
+		return out, nil
+	case manifest.DockerV2ListMediaType:
+		list, err := manifest.Schema2ListFromManifest(blob)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Platform, 0, len(list.Manifests))
+		for _, d := range list.Manifests {
 			out = append(out, Platform{OS: d.Platform.OS, Architecture: d.Platform.Architecture, Variant: d.Platform.Variant})
 		}
-		return out
+		return out, nil
 	default:
-		// Any other implementation: go through the public interface. Instance looks entries
-		// up by digest, so duplicate digests repeat the first entry's platform.
-		var out []Platform
-		for _, d := range list.Instances() {
-			u, err := list.Instance(d)
-			if err != nil {
-				continue
-			}
-			p := Platform{Annotations: u.ReadOnly.Annotations}
-			if u.ReadOnly.Platform != nil {
-				p.OS, p.Architecture, p.Variant = u.ReadOnly.Platform.OS, u.ReadOnly.Platform.Architecture, u.ReadOnly.Platform.Variant
-			}
-			out = append(out, p)
-		}
-		return out
+		return nil, fmt.Errorf("media type %q is not a manifest list or an OCI image index", mimeType)
 	}
 }
 
 // ArchitecturesFromList parses a manifest list or OCI index blob of the given MIME type and
-// returns LinuxArchitectures of its entries.
+// returns LinuxArchitectures of its entries. It is the inspector's entry point for lists.
 func ArchitecturesFromList(blob []byte, mimeType string) ([]string, error) {
-	list, err := manifest.ListFromBlob(blob, mimeType)
+	platforms, err := PlatformsFromBlob(blob, mimeType)
 	if err != nil {
 		return nil, err
 	}
-	return LinuxArchitectures(PlatformsFromList(list)), nil
+	return LinuxArchitectures(platforms), nil
 }

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -185,6 +186,18 @@ func TestArchitecturesFromList(t *testing.T) {
 	}{
 		"oci index":            {blob: ociIndexWithAttestation, mimeType: imgspecv1.MediaTypeImageIndex, want: []string{"amd64", "arm64"}},
 		"docker manifest list": {blob: dockerManifestList, mimeType: manifest.DockerV2ListMediaType, want: []string{"arm", "ppc64le", "s390x"}},
+		"oci index listing one digest under two platforms": {
+			blob: `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[
+				{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:1111111111111111111111111111111111111111111111111111111111111111","size":1,"platform":{"os":"linux","architecture":"amd64"}},
+				{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:1111111111111111111111111111111111111111111111111111111111111111","size":1,"platform":{"os":"linux","architecture":"arm64"}}]}`,
+			mimeType: imgspecv1.MediaTypeImageIndex, want: []string{"amd64", "arm64"},
+		},
+		"docker list listing one digest under two platforms": {
+			blob: `{"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.list.v2+json","manifests":[
+				{"mediaType":"application/vnd.docker.distribution.manifest.v2+json","digest":"sha256:5555555555555555555555555555555555555555555555555555555555555555","size":1,"platform":{"os":"linux","architecture":"s390x"}},
+				{"mediaType":"application/vnd.docker.distribution.manifest.v2+json","digest":"sha256:5555555555555555555555555555555555555555555555555555555555555555","size":1,"platform":{"os":"linux","architecture":"ppc64le"}}]}`,
+			mimeType: manifest.DockerV2ListMediaType, want: []string{"ppc64le", "s390x"},
+		},
 		"single manifest type": {blob: `{}`, mimeType: imgspecv1.MediaTypeImageManifest, wantErr: true},
 		"not json":             {blob: `{`, mimeType: imgspecv1.MediaTypeImageIndex, wantErr: true},
 	}
@@ -201,17 +214,23 @@ func TestArchitecturesFromList(t *testing.T) {
 	}
 }
 
-// FuzzPlatformsFromIndex feeds arbitrary bytes through podman's list parsers and the
-// platform filter: nothing may panic, and whatever comes out must be a sorted set of
-// normalised, known architectures.
+// FuzzPlatformsFromIndex feeds arbitrary bytes, under each list media type and the one
+// podman would guess, through ArchitecturesFromList, the entry point the inspector uses:
+// nothing may panic, and whatever comes out must be a sorted set of normalised, known
+// architectures, with every linux entry of a parsed list represented.
 func FuzzPlatformsFromIndex(f *testing.F) {
 	f.Add([]byte(ociIndexWithAttestation))
 	f.Add([]byte(dockerManifestList))
 	f.Add([]byte(`{"manifests":[{"platform":null},{}]}`))
 	f.Add([]byte(`{"manifests":[{"platform":{"os":"linux","architecture":"AARCH64/v8"}}]}`))
+	f.Add([]byte(`{"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"digest":"sha256:1111111111111111111111111111111111111111111111111111111111111111","platform":{"os":"linux","architecture":"amd64"}},{"digest":"sha256:1111111111111111111111111111111111111111111111111111111111111111","platform":{"os":"linux","architecture":"arm64"}}]}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		check := func(archs []string) {
+		for _, mt := range []string{imgspecv1.MediaTypeImageIndex, manifest.DockerV2ListMediaType, manifest.GuessMIMEType(data)} {
+			archs, err := ArchitecturesFromList(data, mt)
+			if err != nil {
+				continue
+			}
 			if !slices.IsSorted(archs) || len(slices.Compact(slices.Clone(archs))) != len(archs) {
 				t.Errorf("architectures %q are not a sorted set", archs)
 			}
@@ -220,14 +239,16 @@ func FuzzPlatformsFromIndex(f *testing.F) {
 					t.Errorf("architecture %q is not normalised", a)
 				}
 			}
-		}
-		for _, mt := range []string{imgspecv1.MediaTypeImageIndex, manifest.DockerV2ListMediaType, manifest.GuessMIMEType(data)} {
-			if list, err := manifest.ListFromBlob(data, mt); err == nil {
-				check(LinuxArchitectures(PlatformsFromList(list)))
+			platforms, err := PlatformsFromBlob(data, mt)
+			if err != nil {
+				t.Fatalf("ArchitecturesFromList accepted what PlatformsFromBlob refuses: %v", err)
 			}
-		}
-		if idx, err := manifest.OCI1IndexFromManifest(data); err == nil {
-			check(LinuxArchitectures(PlatformsFromList(idx)))
+			for _, p := range platforms {
+				if a := NormalizeArchitecture(p.Architecture); a != "" && !isAttestation(p) &&
+					strings.EqualFold(strings.TrimSpace(p.OS), "linux") && !slices.Contains(archs, a) {
+					t.Errorf("linux entry %+v lost: architectures %q", p, archs)
+				}
+			}
 		}
 	})
 }

@@ -21,7 +21,6 @@ package webhook
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -62,13 +61,18 @@ const (
 	// change nothing (the pin is one architecture, so no weight can matter), and the gate would
 	// only cost the pod latency and the apiserver a write.
 	SkipNodeSelectorArch SkipReason = "node-selector-arch"
+	// SkipUndecodable: the request's object could not be decoded as a pod. The webhook never
+	// denies, so the pod is admitted unchanged; it is also counted in
+	// archgate_webhook_failed_intercepts_total and logged as an error, because the apiserver would
+	// refuse such a pod anyway and a decoding failure here means a version skew worth a look.
+	SkipUndecodable SkipReason = "undecodable"
 )
 
 // SkipReasons returns every SkipReason, in a new slice.
 func SkipReasons() []SkipReason {
 	return []SkipReason{
 		SkipNotPodCreate, SkipReservedNamespace, SkipOperatorNamespace, SkipNodeNameSet,
-		SkipDaemonSet, SkipAlreadyGated, SkipNodeSelectorArch,
+		SkipDaemonSet, SkipAlreadyGated, SkipNodeSelectorArch, SkipUndecodable,
 	}
 }
 
@@ -116,8 +120,7 @@ func NewSchedulingGate(scheme *runtime.Scheme, opts Options) *SchedulingGate {
 // decision is what the handler decided about one request, for metrics and logs.
 type decision struct {
 	skip SkipReason // set when the pod was let through unchanged
-	code int32      // set when the request failed, with err
-	err  error
+	err  error      // set when the pod could not be evaluated (skip is SkipUndecodable)
 }
 
 // Handle gates a new pod, or lets it through unchanged; it never denies a request.
@@ -128,8 +131,9 @@ func (h *SchedulingGate) Handle(ctx context.Context, req admission.Request) admi
 
 	log := logf.FromContext(ctx)
 	switch {
-	case d.code != 0:
-		log.Error(d.err, "Failed to evaluate pod, admitting it without the scheduling gate", "namespace", req.Namespace, "name", req.Name)
+	case d.err != nil:
+		log.Error(d.err, "Failed to evaluate pod, admitting it without the scheduling gate",
+			"namespace", req.Namespace, "name", req.Name, "uid", req.UID, "reason", d.skip)
 	case d.skip != "":
 		log.V(3).Info("Pod not gated", "namespace", req.Namespace, "name", req.Name, "reason", d.skip)
 	default:
@@ -152,7 +156,9 @@ func (h *SchedulingGate) handle(req admission.Request) (admission.Response, deci
 
 	pod := &corev1.Pod{}
 	if err := h.decoder.Decode(req, pod); err != nil {
-		return admission.Errored(http.StatusBadRequest, err), decision{code: http.StatusBadRequest, err: err}
+		// Never deny: a denial here would block the pod for a reason that is not the user's (the
+		// apiserver validates the pod itself); admit it unchanged, counted and logged.
+		return admission.Allowed(""), decision{skip: SkipUndecodable, err: err}
 	}
 	if reason := skipReason(pod); reason != "" {
 		return admission.Allowed(""), decision{skip: reason}

@@ -18,7 +18,6 @@ package webhook
 
 import (
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,14 +34,15 @@ const (
 // anywhere until Register is called, so tests and the simulator can use their own registries.
 //
 // Every request handled is counted once in archgate_webhook_pods_processed_total and once in
-// exactly one of archgate_webhook_pods_gated_total, archgate_webhook_pods_skipped_total or
-// archgate_webhook_failed_intercepts_total.
+// exactly one of archgate_webhook_pods_gated_total or archgate_webhook_pods_skipped_total; a pod
+// the webhook could not evaluate (skipped as "undecodable") is also counted in
+// archgate_webhook_failed_intercepts_total. The handler never denies, so there are no error
+// responses to count.
 type Metrics struct {
 	requestDuration  *prometheus.HistogramVec
 	podsProcessed    prometheus.Counter
 	podsGated        prometheus.Counter
 	podsSkipped      *prometheus.CounterVec
-	errors           *prometheus.CounterVec
 	failedIntercepts prometheus.Counter
 }
 
@@ -67,13 +67,9 @@ func NewMetrics() *Metrics {
 			Name: "archgate_webhook_pods_skipped_total",
 			Help: "Admission requests the webhook let through unchanged, by reason.",
 		}, []string{"reason"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "archgate_webhook_errors_total",
-			Help: "Error responses of the scheduling-gate webhook, by HTTP status code.",
-		}, []string{"code"}),
 		failedIntercepts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "archgate_webhook_failed_intercepts_total",
-			Help: "Pod creations the webhook failed to evaluate; with failurePolicy Ignore they are admitted without the gate. " +
+			Help: "Pod creations the webhook failed to evaluate; they are admitted without the gate (the webhook never denies). " +
 				"Calls that never reached the webhook are counted by the apiserver (apiserver_admission_webhook_fail_open_count).",
 		}),
 	}
@@ -90,7 +86,7 @@ func NewMetrics() *Metrics {
 // Register registers every collector with r; it returns the errors of those that failed, joined.
 func (m *Metrics) Register(r prometheus.Registerer) error {
 	var errs []error
-	for _, c := range []prometheus.Collector{m.requestDuration, m.podsProcessed, m.podsGated, m.podsSkipped, m.errors, m.failedIntercepts} {
+	for _, c := range []prometheus.Collector{m.requestDuration, m.podsProcessed, m.podsGated, m.podsSkipped, m.failedIntercepts} {
 		errs = append(errs, r.Register(c))
 	}
 	return errors.Join(errs...)
@@ -100,8 +96,8 @@ func (m *Metrics) Register(r prometheus.Registerer) error {
 func (m *Metrics) observe(d decision, elapsed time.Duration) {
 	m.podsProcessed.Inc()
 	switch {
-	case d.code != 0:
-		m.errors.WithLabelValues(strconv.Itoa(int(d.code))).Inc()
+	case d.err != nil:
+		m.podsSkipped.WithLabelValues(string(d.skip)).Inc()
 		m.failedIntercepts.Inc()
 		m.requestDuration.WithLabelValues(resultError).Observe(elapsed.Seconds())
 	case d.skip != "":

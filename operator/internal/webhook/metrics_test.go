@@ -17,6 +17,7 @@ limitations under the License.
 package webhook
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestMetricsRegister(t *testing.T) {
 	if err := m.Register(reg); err != nil {
 		t.Fatalf("Register: %v", err)
 	}
-	m.observe(decision{code: 400}, time.Millisecond)
+	m.observe(decision{skip: SkipUndecodable, err: errors.New("bad")}, time.Millisecond)
 
 	families, err := reg.Gather()
 	if err != nil {
@@ -52,7 +53,6 @@ func TestMetricsRegister(t *testing.T) {
 		names = append(names, f.GetName())
 	}
 	want := []string{
-		"archgate_webhook_errors_total",
 		"archgate_webhook_failed_intercepts_total",
 		"archgate_webhook_pods_gated_total",
 		"archgate_webhook_pods_processed_total",

@@ -19,13 +19,17 @@ package roles
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/inspect"
 )
@@ -34,10 +38,6 @@ import (
 const (
 	DefaultWorkers          = podplacement.DefaultWorkers
 	DefaultInspectWorkers   = podplacement.DefaultInspectWorkers
-	DefaultCacheSize        = 4096
-	DefaultCacheTTL         = 10 * time.Minute
-	DefaultInspectTimeout   = podplacement.DefaultInspectTimeout
-	DefaultMaxRetries       = podplacement.DefaultMaxRetries
 	DefaultRetryBaseDelay   = podplacement.DefaultRetryBaseDelay
 	DefaultRetryMaxDelay    = podplacement.DefaultRetryMaxDelay
 	DefaultLeaderElectionID = "archgate-pod-placement.multiarch.openshift.io"
@@ -69,17 +69,11 @@ type ControllerOptions struct {
 	// InspectWorkers bounds the images of one pod inspected concurrently; DefaultInspectWorkers
 	// when zero.
 	InspectWorkers int
-	// CacheSize bounds the image inspection cache (per cache: tags, digests); DefaultCacheSize
-	// when zero, no cache (nor de-duplication of concurrent lookups) when negative.
-	CacheSize int
-	// CacheTTL is how long a result read through a tag is reused; DefaultCacheTTL when zero.
-	CacheTTL time.Duration
-	// InspectTimeout bounds the inspection of one image; DefaultInspectTimeout when zero.
-	InspectTimeout time.Duration
-	// MaxRetries is the retry budget of a pod's inspection when no ClusterPodPlacementConfig
-	// exists (its spec.imageInspection.maxRetries decides otherwise); DefaultMaxRetries when
-	// zero, no retry when negative.
-	MaxRetries int
+	// ImageInspection is the resolved spec.imageInspection of the ClusterPodPlacementConfig
+	// (cache size and TTL, inspection timeout, retry budget), used as is after validation: zero
+	// means zero (no cache, no retry). Nil means the API's defaults,
+	// v1beta1.DefaultImageInspectionSettings.
+	ImageInspection *v1beta1.ImageInspectionSettings
 	// RetryBaseDelay and RetryMaxDelay shape the per-pod exponential backoff;
 	// DefaultRetryBaseDelay and DefaultRetryMaxDelay when zero.
 	RetryBaseDelay, RetryMaxDelay time.Duration
@@ -97,14 +91,11 @@ func (o ControllerOptions) withDefaults(ctx context.Context) (ControllerOptions,
 	o.Common, err = o.Common.withDefaults(ctx)
 	o.Workers = cmp.Or(max(o.Workers, 0), DefaultWorkers)
 	o.InspectWorkers = cmp.Or(max(o.InspectWorkers, 0), DefaultInspectWorkers)
-	o.CacheSize = cmp.Or(o.CacheSize, DefaultCacheSize)
-	o.CacheTTL = cmp.Or(max(o.CacheTTL, 0), DefaultCacheTTL)
-	o.InspectTimeout = cmp.Or(max(o.InspectTimeout, 0), DefaultInspectTimeout)
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = DefaultMaxRetries
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
+	if o.ImageInspection == nil {
+		o.ImageInspection = ptr.To(v1beta1.DefaultImageInspectionSettings())
+	}
+	if errs := o.ImageInspection.Validate(field.NewPath("imageInspection")); len(errs) > 0 {
+		err = errors.Join(err, fmt.Errorf("invalid controller settings: %w", errs.ToAggregate()))
 	}
 	o.RetryBaseDelay = cmp.Or(max(o.RetryBaseDelay, 0), DefaultRetryBaseDelay)
 	o.RetryMaxDelay = cmp.Or(max(o.RetryMaxDelay, 0), DefaultRetryMaxDelay)
@@ -121,6 +112,7 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	if err != nil {
 		return err
 	}
+	ii := *opts.ImageInspection
 	restCfg, err := opts.restConfig(cfg)
 	if err != nil {
 		return err
@@ -138,7 +130,7 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 		CABundleFile:          opts.CABundleFile,
 		AuthFilePath:          opts.AuthFilePath,
 		InsecureSkipTLSVerify: opts.InsecureSkipTLSVerify,
-		Timeout:               opts.InspectTimeout,
+		Timeout:               ii.Timeout,
 		Metrics:               inspectMetrics,
 	})
 	if err != nil {
@@ -146,9 +138,9 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 	var inspector inspect.Inspector = registry
 	var invalidator podplacement.Invalidator
-	if opts.CacheSize > 0 {
+	if ii.CacheSize > 0 {
 		caching := inspect.NewCachingInspector(registry, inspect.CacheOptions{
-			Size: opts.CacheSize, TTL: opts.CacheTTL, DigestSize: opts.CacheSize, Metrics: inspectMetrics,
+			Size: ii.CacheSize, TTL: ii.CacheTTL, DigestSize: ii.CacheSize, Metrics: inspectMetrics,
 		})
 		inspector, invalidator = caching, caching
 	}
@@ -180,8 +172,8 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 		GlobalPullSecret: opts.GlobalPullSecret,
 		Workers:          opts.Workers,
 		InspectWorkers:   opts.InspectWorkers,
-		InspectTimeout:   opts.InspectTimeout,
-		MaxRetries:       opts.MaxRetries,
+		InspectTimeout:   ii.Timeout,
+		MaxRetries:       ii.MaxRetries,
 		RetryBaseDelay:   opts.RetryBaseDelay,
 		RetryMaxDelay:    opts.RetryMaxDelay,
 		Metrics:          metrics,
@@ -204,7 +196,7 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	if err := addProbes(mgr, synced, opts.Ready, true); err != nil {
 		return err
 	}
-	log.Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", opts.CacheSize,
-		"maxRetries", opts.MaxRetries, "leaderElection", opts.LeaderElection)
+	log.Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", ii.CacheSize,
+		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "leaderElection", opts.LeaderElection)
 	return mgr.Start(ctx)
 }

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -82,6 +83,9 @@ type OperatorOptions struct {
 	ServiceName, ServingSecretName, ValidatingWebhookConfigurationName string
 	// MutatingWebhookConfigurationName names the scheduling-gate webhook registration.
 	MutatingWebhookConfigurationName string
+	// ProxyEnv is passed on to the components' containers. Nil means the operator's own
+	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY (and lowercase) variables, read once at start.
+	ProxyEnv []corev1.EnvVar
 }
 
 func (o OperatorOptions) withDefaults(ctx context.Context) (OperatorOptions, error) {
@@ -96,6 +100,9 @@ func (o OperatorOptions) withDefaults(ctx context.Context) (OperatorOptions, err
 	o.ServingSecretName = cmp.Or(o.ServingSecretName, operator.DefaultOperatorServingSecretName)
 	o.ValidatingWebhookConfigurationName = cmp.Or(o.ValidatingWebhookConfigurationName, operator.DefaultValidatingWebhookConfigurationName)
 	o.MutatingWebhookConfigurationName = cmp.Or(o.MutatingWebhookConfigurationName, operator.DefaultMutatingWebhookConfigurationName)
+	if o.ProxyEnv == nil {
+		o.ProxyEnv = operator.ProxyEnv(os.LookupEnv)
+	}
 	return o, err
 }
 
@@ -164,6 +171,7 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 		MutatingWebhookConfigurationName: opts.MutatingWebhookConfigurationName,
 		WebhookConfiguration:             operatorWebhookConfiguration,
 		Recorder:                         mgr.GetEventRecorder("archgate-operator"),
+		ProxyEnv:                         opts.ProxyEnv,
 	})
 	if err != nil {
 		return err

@@ -38,6 +38,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
 func TestMutatingWebhookConfiguration(t *testing.T) {
@@ -117,21 +119,29 @@ func TestMutatingWebhookConfiguration(t *testing.T) {
 }
 
 func TestControllerOptionsDefaults(t *testing.T) {
+	defaults := v1beta1.DefaultImageInspectionSettings()
 	tests := map[string]struct {
-		in   ControllerOptions
-		want func(o *ControllerOptions)
+		in      ControllerOptions
+		want    func(o *ControllerOptions)
+		wantErr string
 	}{
-		"zero value": {
+		"zero value: the API's image inspection defaults": {
 			want: func(o *ControllerOptions) {},
 		},
-		"negative retries mean none, negative cache size disables the cache": {
-			in:   ControllerOptions{MaxRetries: -1, CacheSize: -1},
-			want: func(o *ControllerOptions) { o.MaxRetries, o.CacheSize = 0, -1 },
+		"zero settings are kept, not re-defaulted": {
+			in: ControllerOptions{ImageInspection: &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Second, Timeout: time.Second, MaxRetries: 0}},
+			want: func(o *ControllerOptions) {
+				o.ImageInspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Second, Timeout: time.Second, MaxRetries: 0}
+			},
+		},
+		"invalid settings are refused with the field and the value": {
+			in:      ControllerOptions{ImageInspection: &v1beta1.ImageInspectionSettings{CacheSize: -1, CacheTTL: time.Second, Timeout: 0, MaxRetries: 2}},
+			wantErr: `invalid controller settings: [imageInspection.cacheSize: Invalid value: -1: must be within [0, 1000000], imageInspection.timeout: Invalid value: "0s": must be within [1s, 5m0s]]`,
 		},
 		"explicit values are kept; the lease namespace follows the operator's": {
-			in: ControllerOptions{MaxRetries: 2, Workers: 4, OperatorNamespace: "op", Common: Common{QPS: 7, Burst: 9, MetricsBindAddress: ":1"}},
+			in: ControllerOptions{Workers: 4, OperatorNamespace: "op", Common: Common{QPS: 7, Burst: 9, MetricsBindAddress: ":1"}},
 			want: func(o *ControllerOptions) {
-				o.MaxRetries, o.Workers, o.OperatorNamespace, o.LeaderElectionNamespace = 2, 4, "op", "op"
+				o.Workers, o.OperatorNamespace, o.LeaderElectionNamespace = 4, "op", "op"
 				o.QPS, o.Burst, o.MetricsBindAddress = 7, 9, ":1"
 			},
 		},
@@ -139,14 +149,19 @@ func TestControllerOptionsDefaults(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got, err := tc.in.withDefaults(context.Background())
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v, want %s", err, tc.wantErr)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := ControllerOptions{
 				Common:  Common{QPS: DefaultQPS, Burst: DefaultBurst, MetricsBindAddress: "0", HealthProbeBindAddress: "0", PprofBindAddress: "0"},
-				Workers: DefaultWorkers, InspectWorkers: DefaultInspectWorkers, CacheSize: DefaultCacheSize, CacheTTL: DefaultCacheTTL,
-				InspectTimeout: DefaultInspectTimeout, MaxRetries: DefaultMaxRetries, RetryBaseDelay: DefaultRetryBaseDelay,
-				RetryMaxDelay: DefaultRetryMaxDelay, LeaderElectionID: DefaultLeaderElectionID,
+				Workers: DefaultWorkers, InspectWorkers: DefaultInspectWorkers, ImageInspection: &defaults,
+				RetryBaseDelay: DefaultRetryBaseDelay, RetryMaxDelay: DefaultRetryMaxDelay, LeaderElectionID: DefaultLeaderElectionID,
 			}
 			tc.want(&want)
 			if got.Scheme == nil || got.Registerer == nil || got.Logger.GetSink() == nil {

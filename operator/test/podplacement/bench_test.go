@@ -86,12 +86,12 @@ func BenchmarkPlacementController(b *testing.B) {
 					RegistriesConfPath:    filepath.Join(dir, "registries.conf"),
 					RegistriesConfDirPath: filepath.Join(dir, "registries.conf.d"),
 					CertsDir:              filepath.Join(dir, "certs.d"),
-					Timeout:               roles.DefaultInspectTimeout,
+					Timeout:               v1beta1.DefaultImageInspectionTimeout,
 				})
 				if err != nil {
 					b.Fatal(err)
 				}
-				return inspect.NewCachingInspector(ri, inspect.CacheOptions{Size: roles.DefaultCacheSize, TTL: roles.DefaultCacheTTL, DigestSize: roles.DefaultCacheSize})
+				return inspect.NewCachingInspector(ri, inspect.CacheOptions{Size: v1beta1.DefaultImageCacheSize, TTL: v1beta1.DefaultImageCacheTTL, DigestSize: v1beta1.DefaultImageCacheSize})
 			}
 			batch := images[:bc.unique]
 			var shared *inspect.CachingInspector

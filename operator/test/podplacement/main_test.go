@@ -49,6 +49,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/archgate/archgate/fakeregistry"
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/roles"
 	"github.com/archgate/archgate/operator/pkg/testenv"
 )
@@ -261,7 +262,8 @@ func startRegistries(ctx context.Context, dir string) error {
 		}
 	}
 	s.registriesConf = filepath.Join(dir, "registries.conf")
-	conf := fmt.Sprintf("[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n", s.primary.Host(), s.mirror.Host())
+	conf := fmt.Sprintf("[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n\n"+
+		"[[registry]]\nlocation = %q\nblocked = true\n", s.primary.Host(), s.mirror.Host(), blockedRegistry)
 	if err := os.WriteFile(s.registriesConf, []byte(conf), 0o644); err != nil {
 		return err
 	}
@@ -276,6 +278,9 @@ func repo(name, tag string, format fakeregistry.Format, attestations bool, platf
 	}}}
 }
 
+// blockedRegistry is blocked by the tests' registries.conf; nothing listens there.
+const blockedRegistry = "blocked.registry.example"
+
 // controllerOptions are the options the tests run the controller with.
 func controllerOptions() roles.ControllerOptions {
 	return roles.ControllerOptions{
@@ -285,11 +290,13 @@ func controllerOptions() roles.ControllerOptions {
 		RegistriesConfPath:    s.registriesConf,
 		RegistriesConfDirPath: s.registriesConfDir,
 		CertsDir:              s.certsDir,
-		InspectTimeout:        10 * time.Second,
-		MaxRetries:            maxRetries,
-		RetryBaseDelay:        retryBaseDelay,
-		RetryMaxDelay:         retryMaxDelay,
-		LeaderElection:        true,
+		ImageInspection: &v1beta1.ImageInspectionSettings{
+			CacheSize: v1beta1.DefaultImageCacheSize, CacheTTL: v1beta1.DefaultImageCacheTTL,
+			Timeout: 10 * time.Second, MaxRetries: maxRetries,
+		},
+		RetryBaseDelay: retryBaseDelay,
+		RetryMaxDelay:  retryMaxDelay,
+		LeaderElection: true,
 	}
 }
 

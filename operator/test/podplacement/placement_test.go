@@ -20,6 +20,7 @@ package podplacement
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -323,6 +324,29 @@ func TestRegistryMirror(t *testing.T) {
 	}
 	if snap := s.primary.Counters().Snapshot(); snap.Statuses[200] != 0 {
 		t.Errorf("the primary answered %d requests successfully during its outage", snap.Statuses[200])
+	}
+}
+
+// TestBlockedRegistry: an image in a registry that registries.conf blocks is not retried: the
+// pod is released at once, unplaced, with the reason in its annotation and a Warning Event.
+func TestBlockedRegistry(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	image := blockedRegistry + "/team/app:1"
+	p := create(t, pod(ns, "blocked", image), true)
+	got := waitUngated(t, p)
+	if got.Labels[v1beta1.LabelPlacement] != placement.OutcomeInspectionFailed.LabelValue() {
+		t.Errorf("placement label = %q, want %q", got.Labels[v1beta1.LabelPlacement], placement.OutcomeInspectionFailed.LabelValue())
+	}
+	if want := "blocked: " + image; got.Annotations[v1beta1.AnnotationInspectionError] != want {
+		t.Errorf("inspection error annotation = %q, want %q", got.Annotations[v1beta1.AnnotationInspectionError], want)
+	}
+	if got.Spec.Affinity != nil && got.Spec.Affinity.NodeAffinity != nil {
+		t.Errorf("node affinity set for a pod whose image could not be read: %+v", got.Spec.Affinity.NodeAffinity)
+	}
+	e := waitEvent(t, p, "InspectionFailed")
+	if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Note, "is blocked in") || !strings.Contains(e.Note, "after 1 attempt") {
+		t.Errorf("event %s %q, want a Warning saying the registry is blocked, after 1 attempt", e.Type, e.Note)
 	}
 }
 

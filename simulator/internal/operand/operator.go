@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
 // ErrUnavailable is returned by New when the simulator was built without the
@@ -37,12 +39,9 @@ type Config struct {
 	Workers, InspectWorkers int
 	QPS                     float32
 	Burst                   int
-	// CacheSize, CacheTTL, InspectTimeout and MaxRetries come from the
-	// cluster config's imageInspection settings.
-	CacheSize      int
-	CacheTTL       time.Duration
-	InspectTimeout time.Duration
-	MaxRetries     int
+	// ImageInspection is the cluster config's spec.imageInspection, resolved
+	// by v1beta1.ImageInspection.Settings as the operator resolves it.
+	ImageInspection v1beta1.ImageInspectionSettings
 	// RetryBaseDelay and RetryMaxDelay: 0 keeps the operator's defaults.
 	RetryBaseDelay, RetryMaxDelay time.Duration
 	// NamespaceSelector is the cluster config's namespaceSelector, which the

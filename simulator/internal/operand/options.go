@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // webhookOptions are the webhook's settings from the simulator's Config;
@@ -21,18 +22,11 @@ func webhookOptions(cfg Config) roles.WebhookOptions {
 }
 
 // controllerOptions are the controller's settings from the simulator's
-// Config, the one place the cluster config's zero values are translated:
-// cacheSize 0 disables the cache and maxRetries 0 means none, where roles
-// reads 0 as "default".
+// Config. The image inspection settings are the resolved
+// v1beta1.ImageInspectionSettings, used as is (zero means zero), exactly as
+// the operator passes them to a deployed controller.
 func controllerOptions(cfg Config) roles.ControllerOptions {
-	cacheSize := cfg.CacheSize
-	if cacheSize == 0 {
-		cacheSize = -1
-	}
-	maxRetries := cfg.MaxRetries
-	if maxRetries == 0 {
-		maxRetries = -1
-	}
+	ii := cfg.ImageInspection
 	return roles.ControllerOptions{
 		OperatorNamespace:     cfg.Namespace,
 		GlobalPullSecret:      cfg.GlobalPullSecret,
@@ -40,10 +34,7 @@ func controllerOptions(cfg Config) roles.ControllerOptions {
 		InsecureSkipTLSVerify: cfg.InsecureRegistry,
 		Workers:               cfg.Workers,
 		InspectWorkers:        cfg.InspectWorkers,
-		CacheSize:             cacheSize,
-		CacheTTL:              cfg.CacheTTL,
-		InspectTimeout:        cfg.InspectTimeout,
-		MaxRetries:            maxRetries,
+		ImageInspection:       &ii,
 		RetryBaseDelay:        cfg.RetryBaseDelay,
 		RetryMaxDelay:         cfg.RetryMaxDelay,
 	}
@@ -58,8 +49,7 @@ func webhookArgs(o roles.WebhookOptions) []string {
 // controllerArgs are the `archgate controller` flags for o (Common aside);
 // zero durations and counts are left to the binary's defaults.
 func controllerArgs(o roles.ControllerOptions, global *types.NamespacedName) []string {
-	args := []string{"--operator-namespace", o.OperatorNamespace,
-		"--cache-size", strconv.Itoa(o.CacheSize), "--max-retries", strconv.Itoa(o.MaxRetries)}
+	args := append([]string{"--operator-namespace", o.OperatorNamespace}, settings.ImageInspectionArgs(*o.ImageInspection)...)
 	if global != nil {
 		args = append(args, "--global-pull-secret", global.Namespace+"/"+global.Name)
 	}
@@ -81,8 +71,7 @@ func controllerArgs(o roles.ControllerOptions, global *types.NamespacedName) []s
 	for _, f := range []struct {
 		flag string
 		d    time.Duration
-	}{{"--cache-ttl", o.CacheTTL}, {"--inspect-timeout", o.InspectTimeout},
-		{"--retry-base-delay", o.RetryBaseDelay}, {"--retry-max-delay", o.RetryMaxDelay}} {
+	}{{"--retry-base-delay", o.RetryBaseDelay}, {"--retry-max-delay", o.RetryMaxDelay}} {
 		if f.d > 0 {
 			args = append(args, f.flag, f.d.String())
 		}

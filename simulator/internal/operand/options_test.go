@@ -7,27 +7,31 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
-// TestControllerArgs checks the one translation of the scenario's settings
-// into the controller's flags: the cluster config's zeros (no cache, no
-// retry) become the binary's negative values, and zero tunables are left to
-// the binary's defaults.
+// TestControllerArgs checks the translation of the scenario's settings into
+// the controller's flags: the resolved image inspection settings as the
+// operator renders them (zero means zero), zero tunables left to the
+// binary's defaults, in a stable order.
 func TestControllerArgs(t *testing.T) {
 	for name, tc := range map[string]struct {
 		cfg  Config
 		want []string
 	}{
 		"cluster config zeros": {
-			cfg:  Config{Namespace: "ns"},
-			want: []string{"--operator-namespace", "ns", "--cache-size", "-1", "--max-retries", "-1"},
+			cfg: Config{Namespace: "ns"},
+			want: []string{"--operator-namespace", "ns", "--cache-size=0", "--cache-ttl=0s", "--inspect-timeout=0s",
+				"--max-retries=0"},
 		},
 		"everything set": {
-			cfg: Config{Namespace: "ns", CacheSize: 100, MaxRetries: 3, CertsDir: "/c", InsecureRegistry: true, Workers: 8,
-				CacheTTL: time.Minute, RetryBaseDelay: time.Second, GlobalPullSecret: &types.NamespacedName{Namespace: "a", Name: "b"}},
-			want: []string{"--operator-namespace", "ns", "--cache-size", "100", "--max-retries", "3",
-				"--global-pull-secret", "a/b", "--certs-dir", "/c", "--insecure-skip-tls-verify", "--workers", "8",
-				"--cache-ttl", "1m0s", "--retry-base-delay", "1s"},
+			cfg: Config{Namespace: "ns", CertsDir: "/c", InsecureRegistry: true, Workers: 8, RetryBaseDelay: time.Second,
+				ImageInspection:  v1beta1.ImageInspectionSettings{CacheSize: 100, CacheTTL: time.Minute, Timeout: 5 * time.Second, MaxRetries: 3},
+				GlobalPullSecret: &types.NamespacedName{Namespace: "a", Name: "b"}},
+			want: []string{"--operator-namespace", "ns", "--cache-size=100", "--cache-ttl=1m0s", "--inspect-timeout=5s",
+				"--max-retries=3", "--global-pull-secret", "a/b", "--certs-dir", "/c", "--insecure-skip-tls-verify",
+				"--workers", "8", "--retry-base-delay", "1s"},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

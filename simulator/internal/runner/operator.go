@@ -126,8 +126,8 @@ func (r *run) startOperator(ctx context.Context) error {
 		NamespaceSelector: s.Operator.ClusterConfig.NamespaceSelector,
 		Logger:            r.opts.Logger,
 	}
-	ii := s.Operator.ClusterConfig.ImageInspection.Settings()
-	cfg.CacheSize, cfg.CacheTTL, cfg.InspectTimeout, cfg.MaxRetries = ii.CacheSize, ii.CacheTTL, ii.Timeout, ii.MaxRetries
+	// Resolved as the operator resolves it for a deployed controller.
+	cfg.ImageInspection = s.Operator.ClusterConfig.ImageInspection.Settings()
 	if *s.Registry.TLS {
 		cfg.CertsDir = filepath.Join(r.tmp, "certs.d")
 		if _, err := e.reg.WriteCertsDir(cfg.CertsDir); err != nil {

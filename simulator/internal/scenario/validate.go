@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
@@ -233,24 +234,19 @@ func validateOperator(e *errs, s *Scenario) {
 	if c.CABundleConfigmapRef != nil {
 		e.add("operator.clusterConfig.caBundleConfigmapRef", c.CABundleConfigmapRef, "set by the simulator: the registry's CA is passed as a certs.d directory")
 	}
+	if c.RegistriesConfConfigmapRef != nil {
+		e.add("operator.clusterConfig.registriesConfConfigmapRef", c.RegistriesConfConfigmapRef, "not supported by the simulator yet: the controller runs without a registries.conf")
+	}
+	if c.RegistryCertsConfigmapRef != nil {
+		e.add("operator.clusterConfig.registryCertsConfigmapRef", c.RegistryCertsConfigmapRef, "set by the simulator: the registry's CA is passed as a certs.d directory")
+	}
 	if c.LogVerbosity != "" && c.LogVerbosity.Level() == 0 && c.LogVerbosity != v1beta1.LogVerbosityNormal {
 		e.add("operator.clusterConfig.logVerbosity", c.LogVerbosity, "want Normal, Debug, Trace or TraceAll")
 	}
 	validatePlugins(e, "operator.clusterConfig.plugins", c.Plugins)
-	if ii := c.ImageInspection; ii != nil {
-		path := "operator.clusterConfig.imageInspection"
-		if ii.CacheSize != nil && (*ii.CacheSize < 0 || *ii.CacheSize > 1_000_000) {
-			e.add(join(path, "cacheSize"), *ii.CacheSize, "must be within [0, 1000000]")
-		}
-		if ii.CacheTTL != nil && (ii.CacheTTL.Duration < time.Second || ii.CacheTTL.Duration > 24*time.Hour) {
-			e.add(join(path, "cacheTTL"), ii.CacheTTL.Duration.String(), "must be within [1s, 24h]")
-		}
-		if ii.Timeout != nil && (ii.Timeout.Duration < time.Second || ii.Timeout.Duration > 5*time.Minute) {
-			e.add(join(path, "timeout"), ii.Timeout.Duration.String(), "must be within [1s, 5m]")
-		}
-		if ii.MaxRetries != nil && (*ii.MaxRetries < 0 || *ii.MaxRetries > 20) {
-			e.add(join(path, "maxRetries"), *ii.MaxRetries, "must be within [0, 20]")
-		}
+	// The API's own bounds (v1beta1.ImageInspectionSettings.Validate), on the resolved settings.
+	for _, fe := range c.ImageInspection.Settings().Validate(field.NewPath("operator", "clusterConfig", "imageInspection")) {
+		e.add(fe.Field, fe.BadValue, "%s", fe.Detail)
 	}
 	names := map[string]bool{}
 	for i, p := range o.PodPlacementConfigs {

@@ -154,6 +154,8 @@ func (r *Reconciler) operandObjects() []client.Object {
 		certificate,
 		&corev1.Secret{ObjectMeta: m(WebhookServingSecretName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCABundleName)},
+		&corev1.ConfigMap{ObjectMeta: m(RegistriesConfName)},
+		&corev1.ConfigMap{ObjectMeta: m(RegistryCertsName)},
 		&rbacv1.RoleBinding{ObjectMeta: m(ControllerName)},
 		&rbacv1.Role{ObjectMeta: m(ControllerName)},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: cluster(ControllerName)},
@@ -174,5 +176,6 @@ func (r *Reconciler) deleteOperands(ctx context.Context) error {
 		}
 		errs = append(errs, fmt.Errorf("deleting %T %s: %w", obj, describeKey(obj), err))
 	}
+	errs = append(errs, r.prunePullSecretRBAC(ctx, ""))
 	return errors.Join(errs...)
 }

@@ -21,24 +21,37 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/inspect"
 )
 
 // linkedState is what the spec's references to other objects resolved to.
 type linkedState struct {
-	// pullSecret and caBundleRef are the referenced objects, nil when not configured.
-	pullSecret, caBundleRef *types.NamespacedName
+	// pullSecret, caBundleRef, registriesConfRef and registryCertsRef are the referenced
+	// objects, nil when not configured.
+	pullSecret, caBundleRef, registriesConfRef, registryCertsRef *types.NamespacedName
 	// caBundle is the PEM content of the CA bundle ConfigMap's key.
 	caBundle string
-	// hash changes whenever the pull secret or the CA bundle changes; "" when none is configured.
+	// registriesConf is the registries.conf content; registryCerts the per-registry PEM
+	// certificates by ConfigMap key (host, ".." for ":").
+	registriesConf string
+	registryCerts  map[string]string
+	// hash changes whenever a linked object changes; "" when none is configured.
 	hash string
-	// missing lists what does not exist; configured describes what does.
+	// missing lists what does not exist or cannot be used; configured describes what is used.
 	missing    []missingLink
 	configured []string
 }
@@ -98,10 +111,116 @@ func lookupLinked(ctx context.Context, reader client.Reader, spec *v1beta1.Clust
 			h.Write([]byte(st.caBundle))
 		}
 	}
-	if st.pullSecret != nil || st.caBundleRef != nil {
+	if st.caBundle != "" {
+		if _, err := inspect.ParseCertificates([]byte(st.caBundle)); err != nil {
+			st.invalid(fmt.Sprintf("ConfigMap %s named by spec.caBundleConfigmapRef, key %q: %v", st.caBundleRef, CABundleKey, err))
+		}
+	}
+	if err := st.lookupRegistryConfig(ctx, reader, spec, namespace, h); err != nil {
+		return st, err
+	}
+	if st.pullSecret != nil || st.caBundleRef != nil || st.registriesConfRef != nil || st.registryCertsRef != nil {
 		st.hash = hex.EncodeToString(h.Sum(nil))[:16]
 	}
 	return st, nil
+}
+
+// invalid records a linked object that exists but cannot be used: the rollout holds, and
+// Degraded says why, instead of a controller that crash-loops or fails every inspection.
+func (st *linkedState) invalid(message string) {
+	st.missing = append(st.missing, missingLink{v1beta1.ReasonRegistryConfigInvalid,
+		message + " (the controller is not rolled out with it until it is fixed)"})
+}
+
+// lookupRegistryConfig reads and validates registriesConfConfigmapRef and
+// registryCertsConfigmapRef, with the same loaders the controller uses.
+func (st *linkedState) lookupRegistryConfig(ctx context.Context, reader client.Reader, spec *v1beta1.ClusterPodPlacementConfigSpec, namespace string, h hash.Hash) error {
+	st.registriesConfRef = resolveRef(spec.RegistriesConfConfigmapRef, namespace)
+	st.registryCertsRef = resolveRef(spec.RegistryCertsConfigmapRef, namespace)
+	get := func(key *types.NamespacedName, field string) (*corev1.ConfigMap, error) {
+		cm := &corev1.ConfigMap{}
+		switch err := reader.Get(ctx, *key, cm); {
+		case apierrors.IsNotFound(err):
+			st.missing = append(st.missing, missingLink{v1beta1.ReasonRegistryConfigNotFound, fmt.Sprintf(
+				"ConfigMap %s named by spec.%s does not exist: create it or remove spec.%s "+
+					"(the components are not rolled out until then)", key, field, field)})
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("reading ConfigMap %s (spec.%s): %w", key, field, err)
+		}
+		return cm, nil
+	}
+	if key := st.registriesConfRef; key != nil {
+		cm, err := get(key, "registriesConfConfigmapRef")
+		if err != nil || cm == nil {
+			return err
+		}
+		content, ok := cm.Data[RegistriesConfKey]
+		switch {
+		case !ok:
+			st.missing = append(st.missing, missingLink{v1beta1.ReasonRegistryConfigNotFound, fmt.Sprintf(
+				"ConfigMap %s named by spec.registriesConfConfigmapRef has no key %q: put the registries.conf content under that key",
+				key, RegistriesConfKey)})
+		default:
+			if err := inspect.ValidateRegistriesConf([]byte(content)); err != nil {
+				st.invalid(fmt.Sprintf("ConfigMap %s named by spec.registriesConfConfigmapRef, key %q: %v", key, RegistriesConfKey, err))
+			}
+			st.registriesConf = content
+			st.configured = append(st.configured, fmt.Sprintf("ConfigMap %s (registriesConfConfigmapRef)", key))
+			fmt.Fprintf(h, "registries-conf %s ", key)
+			h.Write([]byte(content))
+		}
+	}
+	if key := st.registryCertsRef; key != nil {
+		cm, err := get(key, "registryCertsConfigmapRef")
+		if err != nil || cm == nil {
+			return err
+		}
+		if len(cm.Data) == 0 {
+			st.missing = append(st.missing, missingLink{v1beta1.ReasonRegistryConfigNotFound, fmt.Sprintf(
+				"ConfigMap %s named by spec.registryCertsConfigmapRef has no data: add one key per registry "+
+					"(host, \"..\" for \":\", e.g. \"registry.example..5000\") with its PEM CA certificates", key)})
+			return nil
+		}
+		st.registryCerts = map[string]string{}
+		for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
+			if _, err := certsDirHost(k); err != nil {
+				st.invalid(fmt.Sprintf("ConfigMap %s named by spec.registryCertsConfigmapRef, key %q: %v", key, k, err))
+				continue
+			}
+			if _, err := inspect.ParseCertificates([]byte(cm.Data[k])); err != nil {
+				st.invalid(fmt.Sprintf("ConfigMap %s named by spec.registryCertsConfigmapRef, key %q: %v", key, k, err))
+				continue
+			}
+			st.registryCerts[k] = cm.Data[k]
+			fmt.Fprintf(h, "registry-cert %s %s ", key, k)
+			h.Write([]byte(cm.Data[k]))
+		}
+		st.configured = append(st.configured, fmt.Sprintf("ConfigMap %s (registryCertsConfigmapRef)", key))
+	}
+	return nil
+}
+
+// certsDirHost returns the certs.d directory name (host[:port]) of a registryCertsConfigmapRef
+// key: ConfigMap keys cannot hold ":", so ".." stands for it, as in OpenShift's
+// image.config additionalTrustedCA.
+func certsDirHost(key string) (string, error) {
+	hostPort := strings.Replace(key, "..", ":", 1)
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		host, port = hostPort, ""
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("port %q is not a number within [1, 65535]", port)
+		}
+	}
+	if net.ParseIP(host) == nil {
+		if errs := validation.IsDNS1123Subdomain(host); len(errs) > 0 {
+			return "", fmt.Errorf("want a registry host, \"..\" before a port (\"registry.example..5000\"): %s", strings.Join(errs, "; "))
+		}
+	}
+	return hostPort, nil
 }
 
 // refersTo reports whether the spec references the object kind/key, so that a change to it
@@ -112,7 +231,11 @@ func refersTo(spec *v1beta1.ClusterPodPlacementConfigSpec, namespace, kind strin
 	case "Secret":
 		ref = resolveRef(spec.GlobalPullSecretRef, namespace)
 	case "ConfigMap":
-		ref = resolveRef(spec.CABundleConfigmapRef, namespace)
+		for _, r := range []*v1beta1.NamespacedObjectReference{spec.CABundleConfigmapRef, spec.RegistriesConfConfigmapRef, spec.RegistryCertsConfigmapRef} {
+			if ref := resolveRef(r, namespace); ref != nil && *ref == key {
+				return true
+			}
+		}
 	}
 	return ref != nil && *ref == key
 }

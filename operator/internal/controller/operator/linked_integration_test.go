@@ -74,7 +74,7 @@ func TestLinkedObjects(t *testing.T) {
 	wantCondition(t, v1beta1.ConditionLinkedObjectsExist, metav1.ConditionFalse, v1beta1.ReasonCABundleNotFound)
 	bundle := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "registry-config", Name: "registry-ca"},
-		Data:       map[string]string{operator.CABundleKey: "-----BEGIN CERTIFICATE-----\nfirst\n-----END CERTIFICATE-----\n"},
+		Data:       map[string]string{operator.CABundleKey: testCertPEM(t, "first")},
 	}
 	if err := k8s.Create(ctx, bundle); err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestLinkedObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	secondHash := waitHashChange(t, firstHash)
-	bundle.Data[operator.CABundleKey] = "-----BEGIN CERTIFICATE-----\nsecond\n-----END CERTIFICATE-----\n"
+	bundle.Data[operator.CABundleKey] = testCertPEM(t, "second")
 	if err := k8s.Update(ctx, bundle); err != nil {
 		t.Fatal(err)
 	}

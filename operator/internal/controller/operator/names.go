@@ -32,6 +32,10 @@ const (
 	// ControllerName names the pod placement controller's Deployment, ServiceAccount,
 	// PodDisruptionBudget, Role, RoleBinding, ClusterRole and ClusterRoleBinding.
 	ControllerName = "archgate-controller"
+	// ControllerPullSecretRoleName names the Role and RoleBinding, in the global pull secret's
+	// namespace, that let the controller list and watch that one secret. The operator's own
+	// cluster-wide RBAC names it in resourceNames.
+	ControllerPullSecretRoleName = "archgate-controller-pull-secret"
 	// WebhookServingSecretName holds the webhook's serving certificate.
 	WebhookServingSecretName = "archgate-webhook-serving-cert"
 	// WebhookCertificateName is the cert-manager Certificate of the webhook (ProviderCertManager).
@@ -39,6 +43,10 @@ const (
 	// RegistryCABundleName is the operator's copy of the caBundleConfigmapRef ConfigMap, which
 	// may live in another namespace than the pods that mount it.
 	RegistryCABundleName = "archgate-registry-ca-bundle"
+	// RegistriesConfName and RegistryCertsName are the operator's copies of the
+	// registriesConfConfigmapRef and registryCertsConfigmapRef ConfigMaps, mounted by the controller.
+	RegistriesConfName = "archgate-registries-conf"
+	RegistryCertsName  = "archgate-registry-certs"
 	// DefaultMutatingWebhookConfigurationName names the MutatingWebhookConfiguration.
 	DefaultMutatingWebhookConfigurationName = "archgate-scheduling-gate"
 )
@@ -58,6 +66,8 @@ const (
 	AnnotationLinkedObjectsHash = v1beta1.GroupName + "/linked-objects-hash"
 	// CABundleKey is the ConfigMap key of the registry CA bundle.
 	CABundleKey = "ca-bundle.crt"
+	// RegistriesConfKey is the ConfigMap key of the registries.conf content.
+	RegistriesConfKey = "registries.conf"
 )
 
 // Ports and paths inside the components' pods.
@@ -71,6 +81,10 @@ const (
 	ServingCertDir = "/var/run/archgate/serving-cert"
 	// RegistryCADir is where the registry CA bundle is mounted in the controller.
 	RegistryCADir = "/etc/archgate/registry-ca"
+	// RegistriesConfDir holds the mounted registries.conf; CertsDir the per-registry
+	// certificates, <host[:port]>/ca.crt.
+	RegistriesConfDir = "/etc/archgate/registries"
+	CertsDir          = "/etc/archgate/certs.d"
 )
 
 // ManagedLabels returns the labels of every object the operator creates for a component.

@@ -34,6 +34,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
+	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // Replica counts of the components.
@@ -51,10 +52,19 @@ type operandParams struct {
 	image     string
 	// verbosity is the components' log verbosity.
 	verbosity v1beta1.LogVerbosityLevel
+	// inspection is spec.imageInspection with its defaults resolved (nil renders no flags).
+	inspection *v1beta1.ImageInspectionSettings
 	// pullSecret names the global pull secret, nil when none is configured.
 	pullSecret *types.NamespacedName
 	// caBundle is set when a registry CA bundle is configured (and copied to RegistryCABundleName).
 	caBundle bool
+	// registriesConf is set when a registries.conf is configured (copied to RegistriesConfName);
+	// registryCerts lists the keys of the per-registry certificates (copied to RegistryCertsName).
+	registriesConf bool
+	registryCerts  []string
+	// proxyEnv is the operator's HTTP_PROXY, HTTPS_PROXY and NO_PROXY (and lowercase) variables,
+	// passed on to the components.
+	proxyEnv []corev1.EnvVar
 	// linkedHash identifies the versions of the linked objects (see linkedState.hash).
 	linkedHash string
 	// provider issues the webhook's serving certificate.
@@ -83,6 +93,13 @@ type ComponentArgs struct {
 	GlobalPullSecret string
 	// RegistryCABundleFile is the path of the mounted registry CA bundle, or "".
 	RegistryCABundleFile string
+	// RegistriesConfFile is the path of the mounted registries.conf, or "".
+	RegistriesConfFile string
+	// CertsDir is the mounted certs.d directory, or "".
+	CertsDir string
+	// ImageInspection is the ClusterPodPlacementConfig's spec.imageInspection, resolved; nil
+	// leaves the controller's flags at the API's defaults.
+	ImageInspection *v1beta1.ImageInspectionSettings
 }
 
 // DefaultArgs is the command line of the archgate binary's `webhook` and `controller`
@@ -110,6 +127,15 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		if a.RegistryCABundleFile != "" {
 			args = append(args, "--ca-bundle="+a.RegistryCABundleFile)
 		}
+		if a.RegistriesConfFile != "" {
+			args = append(args, "--registries-conf="+a.RegistriesConfFile)
+		}
+		if a.CertsDir != "" {
+			args = append(args, "--certs-dir="+a.CertsDir)
+		}
+		if a.ImageInspection != nil {
+			args = append(args, settings.ImageInspectionArgs(*a.ImageInspection)...)
+		}
 	}
 	return args
 }
@@ -122,12 +148,19 @@ func (p operandParams) componentArgs() ComponentArgs {
 		WebhookPort:            WebhookPort,
 		MetricsBindAddress:     fmt.Sprintf(":%d", MetricsPort),
 		HealthProbeBindAddress: fmt.Sprintf(":%d", HealthPort),
+		ImageInspection:        p.inspection,
 	}
 	if p.pullSecret != nil {
 		a.GlobalPullSecret = p.pullSecret.String()
 	}
 	if p.caBundle {
 		a.RegistryCABundleFile = RegistryCADir + "/" + CABundleKey
+	}
+	if p.registriesConf {
+		a.RegistriesConfFile = RegistriesConfDir + "/" + RegistriesConfKey
+	}
+	if len(p.registryCerts) > 0 {
+		a.CertsDir = CertsDir
 	}
 	return a
 }
@@ -141,22 +174,53 @@ func serviceAccount(p operandParams, name string) *corev1.ServiceAccount {
 }
 
 // controllerClusterRole is everything the pod placement controller may do cluster-wide: read
-// and update the pods it gates, read pull secrets and its configurations, report anomalies as
-// Events. The webhook gets no role at all: it never talks to the apiserver.
+// and patch the pods it gates, get the pods' pull secrets by name, read its configurations,
+// report anomalies as Events. It may not list or watch Secrets anywhere (see
+// controllerPullSecretRole) and may not update pods (it writes one optimistic-locked patch).
+// The webhook gets no role at all: it never talks to the apiserver.
 func controllerClusterRole(p operandParams) *rbacv1.ClusterRole {
 	read := []string{"get", "list", "watch"}
 	return &rbacv1.ClusterRole{
 		ObjectMeta: objectMeta("", ControllerName, ControllerName),
 		Rules: []rbacv1.PolicyRule{
 			// The controller writes the gate removal and the affinity with an optimistic-locked patch.
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
-			// Pull secrets: the pods' imagePullSecrets anywhere, and the global one. The registry
-			// CA bundle reaches the controller as a mounted copy, so no ConfigMap access.
-			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: read},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}},
+			// The pods' imagePullSecrets, anywhere, read one by one. The registry CA bundle
+			// reaches the controller as a mounted copy, so no ConfigMap access.
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 			{APIGroups: []string{v1beta1.GroupName}, Resources: []string{"clusterpodplacementconfigs", "podplacementconfigs"}, Verbs: read},
 		},
+	}
+}
+
+// controllerPullSecretRole lets the controller list and watch the global pull secret, and
+// nothing else: it lives in the secret's namespace and names the secret (the controller's
+// cache selects it with a metadata.name field selector, which the apiserver authorizes as a
+// request for that name). Nil without a global pull secret.
+func controllerPullSecretRole(p operandParams) *rbacv1.Role {
+	if p.pullSecret == nil {
+		return nil
+	}
+	return &rbacv1.Role{
+		ObjectMeta: objectMeta(p.pullSecret.Namespace, ControllerPullSecretRoleName, ControllerName),
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{p.pullSecret.Name},
+			Verbs: []string{"get", "list", "watch"},
+		}},
+	}
+}
+
+// controllerPullSecretRoleBinding binds controllerPullSecretRole; nil without a global pull secret.
+func controllerPullSecretRoleBinding(p operandParams) *rbacv1.RoleBinding {
+	if p.pullSecret == nil {
+		return nil
+	}
+	return &rbacv1.RoleBinding{
+		ObjectMeta: objectMeta(p.pullSecret.Namespace, ControllerPullSecretRoleName, ControllerName),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ControllerPullSecretRoleName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerName}},
 	}
 }
 
@@ -200,11 +264,13 @@ func webhookService(p operandParams) *corev1.Service {
 	return s
 }
 
-// registryCABundle is the operator's copy of the caBundleConfigmapRef ConfigMap's bundle.
-func registryCABundle(p operandParams, bundle string) *corev1.ConfigMap {
+// linkedCopy is the operator's copy, next to the controller, of a ConfigMap the spec
+// references (CA bundle, registries.conf, per-registry certificates), which may live in
+// another namespace than the pods that mount it.
+func linkedCopy(p operandParams, name string, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
-		ObjectMeta: objectMeta(p.namespace, RegistryCABundleName, ControllerName),
-		Data:       map[string]string{CABundleKey: bundle},
+		ObjectMeta: objectMeta(p.namespace, name, ControllerName),
+		Data:       data,
 	}
 }
 
@@ -240,12 +306,27 @@ func controllerDeployment(p operandParams) *appsv1.Deployment {
 	if p.linkedHash != "" {
 		tmpl.Annotations[AnnotationLinkedObjectsHash] = p.linkedHash
 	}
-	if p.caBundle {
+	mount := func(volume, configMap, dir string, items []corev1.KeyToPath) {
 		c := &tmpl.Spec.Containers[0]
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "registry-ca", MountPath: RegistryCADir, ReadOnly: true})
-		tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, corev1.Volume{Name: "registry-ca", VolumeSource: corev1.VolumeSource{
-			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: RegistryCABundleName}},
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volume, MountPath: dir, ReadOnly: true})
+		tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}, Items: items},
 		}})
+	}
+	if p.caBundle {
+		mount("registry-ca", RegistryCABundleName, RegistryCADir, nil)
+	}
+	if p.registriesConf {
+		mount("registries-conf", RegistriesConfName, RegistriesConfDir, nil)
+	}
+	if len(p.registryCerts) > 0 {
+		// certs.d layout: <host[:port]>/ca.crt for every key ("registry.example..5000").
+		items := make([]corev1.KeyToPath, 0, len(p.registryCerts))
+		for _, k := range p.registryCerts {
+			host, _ := certsDirHost(k) // validated by lookupLinked
+			items = append(items, corev1.KeyToPath{Key: k, Path: host + "/ca.crt"})
+		}
+		mount("registry-certs", RegistryCertsName, CertsDir, items)
 	}
 	return d
 }
@@ -289,9 +370,9 @@ func deployment(p operandParams, name string, replicas int32, args []string) *ap
 						Name:  componentOf(name),
 						Image: p.image,
 						Args:  args,
-						Env: []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+						Env: append([]corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 							FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
-						}}},
+						}}}, p.proxyEnv...),
 						Ports: []corev1.ContainerPort{
 							{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
 							{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP},

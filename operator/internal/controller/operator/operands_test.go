@@ -17,11 +17,16 @@ limitations under the License.
 package operator
 
 import (
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
@@ -48,10 +53,29 @@ func TestDefaultArgs(t *testing.T) {
 				p.verbosity = v1beta1.LogVerbosityTraceAll
 				p.pullSecret = &types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}
 				p.caBundle = true
+				p.inspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8}
 			},
 			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
 				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
-				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey},
+				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey,
+				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8"},
+		},
+		"controller with a registries.conf and per-registry certificates": {
+			component: "controller",
+			p: func(p *operandParams) {
+				p.registriesConf = true
+				p.registryCerts = []string{"registry.example..5000"}
+			},
+			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+				"--health-probe-bind-address=:8081", "--leader-elect",
+				"--registries-conf=" + RegistriesConfDir + "/registries.conf", "--certs-dir=" + CertsDir},
+		},
+		"controller with the default settings": {
+			component: "controller",
+			p:         func(p *operandParams) { p.inspection = ptr.To(v1beta1.DefaultImageInspectionSettings()) },
+			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+				"--health-probe-bind-address=:8081", "--leader-elect",
+				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=5"},
 		},
 	}
 	for name, tc := range tests {
@@ -113,8 +137,8 @@ func TestControllerRoleIsLeastPrivilege(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"/pods":                {"get", "list", "watch", "update", "patch"},
-		"/secrets":             {"get", "list", "watch"},
+		"/pods":                {"get", "list", "watch", "patch"},
+		"/secrets":             {"get"},
 		"/events":              {"create", "patch"},
 		"events.k8s.io/events": {"create", "patch"},
 		"multiarch.openshift.io/clusterpodplacementconfigs": {"get", "list", "watch"},
@@ -125,6 +149,24 @@ func TestControllerRoleIsLeastPrivilege(t *testing.T) {
 	}
 	if r := controllerRole(params()).Rules; len(r) != 1 || r[0].Resources[0] != "leases" {
 		t.Errorf("controller Role %+v, want leases only", r)
+	}
+}
+
+func TestControllerPullSecretRole(t *testing.T) {
+	p := params()
+	p.pullSecret = nil
+	if controllerPullSecretRole(p) != nil || controllerPullSecretRoleBinding(p) != nil {
+		t.Error("pull-secret Role rendered without a global pull secret")
+	}
+	p.pullSecret = &types.NamespacedName{Namespace: "pull-ns", Name: "pull"}
+	role, binding := controllerPullSecretRole(p), controllerPullSecretRoleBinding(p)
+	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"pull"}, Verbs: []string{"get", "list", "watch"}}}
+	if diff := cmp.Diff(want, role.Rules); diff != "" {
+		t.Errorf("pull-secret Role rules (-want +got):\n%s", diff)
+	}
+	if role.Namespace != "pull-ns" || binding.Namespace != "pull-ns" || binding.RoleRef.Name != role.Name ||
+		binding.Subjects[0].Name != ControllerName || binding.Subjects[0].Namespace != p.namespace {
+		t.Errorf("pull-secret Role %s/%s bound by %+v", role.Namespace, role.Name, binding)
 	}
 }
 
@@ -139,5 +181,78 @@ func TestToApplyConfigurationDropsServerFields(t *testing.T) {
 	tmpl := u.Object["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)
 	if _, ok := tmpl["creationTimestamp"]; ok {
 		t.Error("null creationTimestamp sent in the apply configuration")
+	}
+}
+
+func TestControllerDeploymentMountsRegistryConfiguration(t *testing.T) {
+	p := params()
+	p.registriesConf = true
+	p.registryCerts = []string{"10.0.0.1..5000", "registry.example"}
+	p.proxyEnv = []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example:3128"}}
+	spec := controllerDeployment(p).Spec.Template.Spec
+	volumes := map[string]*corev1.ConfigMapVolumeSource{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = v.ConfigMap
+	}
+	if v := volumes["registries-conf"]; v == nil || v.Name != RegistriesConfName || v.Items != nil {
+		t.Errorf("registries-conf volume %+v, want all of ConfigMap %s", v, RegistriesConfName)
+	}
+	wantItems := []corev1.KeyToPath{{Key: "10.0.0.1..5000", Path: "10.0.0.1:5000/ca.crt"}, {Key: "registry.example", Path: "registry.example/ca.crt"}}
+	if v := volumes["registry-certs"]; v == nil || v.Name != RegistryCertsName || !cmp.Equal(v.Items, wantItems) {
+		t.Errorf("registry-certs volume %+v, want ConfigMap %s with items %v", v, RegistryCertsName, wantItems)
+	}
+	mounts := map[string]string{}
+	for _, m := range spec.Containers[0].VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	if mounts["registries-conf"] != RegistriesConfDir || mounts["registry-certs"] != CertsDir {
+		t.Errorf("mounts %v", mounts)
+	}
+	for _, d := range []*corev1.PodSpec{&spec, &webhookDeployment(p).Spec.Template.Spec} {
+		if !slices.Contains(d.Containers[0].Env, p.proxyEnv[0]) {
+			t.Errorf("container %s env %v lacks %v", d.Containers[0].Name, d.Containers[0].Env, p.proxyEnv[0])
+		}
+	}
+}
+
+func TestCertsDirHost(t *testing.T) {
+	tests := map[string]struct {
+		want, wantErr string
+	}{
+		"registry.example":       {want: "registry.example"},
+		"registry.example..5000": {want: "registry.example:5000"},
+		"10.0.0.1..443":          {want: "10.0.0.1:443"},
+		"localhost":              {want: "localhost"},
+		"registry.example..0":    {wantErr: `port "0" is not a number within [1, 65535]`},
+		"registry.example..http": {wantErr: `port "http" is not a number`},
+		"Registry_Example":       {wantErr: `want a registry host`},
+		"registry.example/team":  {wantErr: `want a registry host`},
+		"":                       {wantErr: `want a registry host`},
+	}
+	for key, tc := range tests {
+		t.Run(key, func(t *testing.T) {
+			got, err := certsDirHost(key)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("certsDirHost(%q) = %q, %v; want an error containing %q", key, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("certsDirHost(%q) = %q, %v; want %q", key, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestProxyEnv(t *testing.T) {
+	env := map[string]string{"HTTPS_PROXY": "http://proxy:3128", "no_proxy": ".svc", "HOME": "/root", "NO_PROXY": ""}
+	got := ProxyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	want := []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy:3128"}, {Name: "NO_PROXY", Value: ""}, {Name: "no_proxy", Value: ".svc"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ProxyEnv (-want +got):\n%s", diff)
+	}
+	if got := ProxyEnv(func(string) (string, bool) { return "", false }); got != nil {
+		t.Errorf("ProxyEnv without proxy variables = %v, want nil", got)
 	}
 }

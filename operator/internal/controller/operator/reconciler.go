@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -49,19 +51,28 @@ import (
 
 // The operator's permissions. The ClusterRole must hold everything it grants to the pod
 // placement controller (RBAC escalation check), which is why pods, secrets, configmaps and
-// events appear here although the operator itself only releases pods.
+// events appear here although the operator itself only releases pods. Cluster-scoped objects
+// (and the pull-secret Role, which lives in the secret's namespace) are written by
+// server-side apply, which the apiserver authorizes with the object's name, also when the
+// apply creates it: the write verbs, create included, name the objects the operator owns, so
+// it can change nothing else of the cluster, and a plain POST (no name) is refused.
 //
 // +kubebuilder:rbac:groups=multiarch.openshift.io,resources=clusterpodplacementconfigs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=multiarch.openshift.io,resources=clusterpodplacementconfigs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=multiarch.openshift.io,resources=clusterpodplacementconfigs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=multiarch.openshift.io,resources=podplacementconfigs,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,resourceNames=archgate-controller,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,resourceNames=archgate-controller-pull-secret,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=archgate-scheduling-gate,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=archgate-operator-validation,verbs=update;patch
 // +kubebuilder:rbac:groups=apps,namespace=archgate-system,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,namespace=archgate-system,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",namespace=archgate-system,resources=services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
@@ -108,6 +119,23 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Recorder emits Events for anomalies (fail-open unregistration, release failures); none when nil.
 	Recorder events.EventRecorder
+	// ProxyEnv is set on the components' containers: the operator's own HTTP_PROXY,
+	// HTTPS_PROXY and NO_PROXY (see ProxyEnv), so that the controller reaches registries the
+	// way the operator was told to reach the network.
+	ProxyEnv []corev1.EnvVar
+}
+
+// ProxyEnv returns the proxy variables that lookup (os.LookupEnv in the operator) defines, in
+// both spellings Go's net/http (golang.org/x/net/http/httpproxy) reads and in a fixed order, so
+// that the rendered Deployments do not change from one start to the next.
+func ProxyEnv(lookup func(string) (string, bool)) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"} {
+		if v, ok := lookup(name); ok {
+			env = append(env, corev1.EnvVar{Name: name, Value: v})
+		}
+	}
+	return env
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -209,16 +237,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&rbacv1.ClusterRoleBinding{}).
 		Owns(&admissionregistrationv1.MutatingWebhookConfiguration{}).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("Secret", WebhookServingSecretName))).
-		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("ConfigMap", RegistryCABundleName))).
+		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("ConfigMap", RegistryCABundleName, RegistriesConfName, RegistryCertsName))).
 		Complete(r)
 }
 
 // mapLinked enqueues the singleton when obj is one of the linked objects the spec references,
-// or the operator's own object of that kind named own.
-func (r *Reconciler) mapLinked(kind, own string) handler.MapFunc {
+// or one of the operator's own objects of that kind named own.
+func (r *Reconciler) mapLinked(kind string, own ...string) handler.MapFunc {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
 		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-		if key.Namespace == r.opts.Namespace && key.Name == own {
+		if key.Namespace == r.opts.Namespace && slices.Contains(own, key.Name) {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: v1beta1.SingletonName}}}
 		}
 		cppc := &v1beta1.ClusterPodPlacementConfig{}
@@ -304,8 +332,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		namespace: r.opts.Namespace,
 		image:     r.opts.Image,
 		verbosity: cppc.Spec.LogVerbosity,
-		provider:  r.opts.CertProvider,
-		args:      r.opts.Args,
+		// Resolved once, here; the API server has checked the bounds (CRD markers), and the
+		// controller checks them again rather than re-defaulting.
+		inspection: ptr.To(cppc.Spec.ImageInspection.Settings()),
+		proxyEnv:   r.opts.ProxyEnv,
+		provider:   r.opts.CertProvider,
+		args:       r.opts.Args,
 	}
 	for _, st := range r.steps() {
 		waiting, err := st.run(ctx, s)

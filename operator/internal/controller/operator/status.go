@@ -93,7 +93,7 @@ func (s deploymentState) describe() string {
 	return msg
 }
 
-// missingLink is a linked object that does not exist.
+// missingLink is a linked object that does not exist or cannot be used.
 type missingLink struct {
 	reason  string
 	message string

@@ -18,12 +18,16 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,6 +49,8 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 	s.linked = linked
 	s.params.pullSecret = linked.pullSecret
 	s.params.caBundle = linked.caBundleRef != nil
+	s.params.registriesConf = linked.registriesConfRef != nil
+	s.params.registryCerts = slices.Sorted(maps.Keys(linked.registryCerts))
 	s.params.linkedHash = linked.hash
 	if len(linked.missing) > 0 {
 		return linked.missing[0].message, nil
@@ -52,23 +58,53 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 	return "", nil
 }
 
-// applyIdentity applies the ServiceAccounts and the controller's RBAC. The webhook's
-// ServiceAccount is bound to nothing.
+// applyIdentity applies the ServiceAccounts and the controller's RBAC, and removes the
+// pull-secret Role of a previous globalPullSecretRef. The webhook's ServiceAccount is bound to
+// nothing.
 func (r *Reconciler) applyIdentity(ctx context.Context, s *scope) (string, error) {
 	p := s.params
-	for _, obj := range []client.Object{
+	objs := []client.Object{
 		serviceAccount(p, WebhookName),
 		serviceAccount(p, ControllerName),
 		controllerClusterRole(p),
 		controllerClusterRoleBinding(p),
 		controllerRole(p),
 		controllerRoleBinding(p),
-	} {
+	}
+	keep := ""
+	if p.pullSecret != nil {
+		keep = p.pullSecret.Namespace
+		objs = append(objs, controllerPullSecretRole(p), controllerPullSecretRoleBinding(p))
+	}
+	for _, obj := range objs {
 		if err := apply(ctx, r.client, r.scheme, s.cppc, obj); err != nil {
 			return "", err
 		}
 	}
-	return "", nil
+	return "", r.prunePullSecretRBAC(ctx, keep)
+}
+
+// prunePullSecretRBAC deletes the controller's pull-secret Roles and RoleBindings in every
+// namespace but keep ("" deletes them all).
+func (r *Reconciler) prunePullSecretRBAC(ctx context.Context, keep string) error {
+	var errs []error
+	for _, list := range []client.ObjectList{&rbacv1.RoleBindingList{}, &rbacv1.RoleList{}} {
+		if err := r.uncached.List(ctx, list, client.MatchingFields{"metadata.name": ControllerPullSecretRoleName},
+			client.MatchingLabels{LabelManagedBy: ManagedBy}); err != nil {
+			return fmt.Errorf("listing the controller's pull-secret RBAC: %w", err)
+		}
+		_ = meta.EachListItem(list, func(o runtime.Object) error {
+			obj := o.(client.Object)
+			if obj.GetNamespace() == keep {
+				return nil
+			}
+			if err := r.uncached.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("deleting %T %s: %w", obj, describeKey(obj), err))
+			}
+			return nil
+		})
+	}
+	return errors.Join(errs...)
 }
 
 // applyServing applies the webhook Service, makes sure its serving certificate exists (issued
@@ -135,18 +171,38 @@ func ownerFor(obj client.Object, s *scope) *v1beta1.ClusterPodPlacementConfig {
 	return s.cppc
 }
 
-// syncRegistryCABundle keeps the operator's copy of the CA bundle in step with the referenced
-// ConfigMap, and deletes it when the reference is removed.
+// syncRegistryCABundle keeps the operator's copies of the linked ConfigMaps (CA bundle,
+// registries.conf, per-registry certificates) in step with the referenced ones, and deletes a
+// copy when its reference is removed.
 func (r *Reconciler) syncRegistryCABundle(ctx context.Context, s *scope) error {
-	if s.linked.caBundleRef == nil {
-		cm := &corev1.ConfigMap{}
-		cm.Namespace, cm.Name = r.opts.Namespace, RegistryCABundleName
-		if err := r.uncached.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+	for _, c := range []struct {
+		name string
+		data map[string]string // nil: not configured
+	}{
+		{RegistryCABundleName, dataIf(s.linked.caBundleRef != nil, map[string]string{CABundleKey: s.linked.caBundle})},
+		{RegistriesConfName, dataIf(s.linked.registriesConfRef != nil, map[string]string{RegistriesConfKey: s.linked.registriesConf})},
+		{RegistryCertsName, dataIf(len(s.linked.registryCerts) > 0, s.linked.registryCerts)},
+	} {
+		if c.data == nil {
+			cm := &corev1.ConfigMap{}
+			cm.Namespace, cm.Name = r.opts.Namespace, c.name
+			if err := r.uncached.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+			}
+			continue
 		}
+		if err := apply(ctx, r.uncached, r.scheme, s.cppc, linkedCopy(s.params, c.name, c.data)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dataIf(ok bool, data map[string]string) map[string]string {
+	if !ok {
 		return nil
 	}
-	return apply(ctx, r.uncached, r.scheme, s.cppc, registryCABundle(s.params, s.linked.caBundle))
+	return data
 }
 
 // applyDeployments applies both Deployments and their disruption budgets and waits until both

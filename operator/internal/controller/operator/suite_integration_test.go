@@ -141,6 +141,11 @@ func run(m *testing.M) int {
 	return code
 }
 
+// testProxyEnv stands for the operator's own proxy variables (os.LookupEnv in production).
+func testProxyEnv() []corev1.EnvVar {
+	return []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example:3128"}, {Name: "NO_PROXY", Value: ".svc,10.0.0.0/8"}}
+}
+
 // operatorUser is the operator's ServiceAccount, as the apiserver knows it.
 const operatorUser = "system:serviceaccount:" + testNamespace + ":archgate-operator"
 
@@ -186,6 +191,7 @@ func startOperator(ctx context.Context) (<-chan struct{}, error) {
 			WebhookHost:    wio.LocalServingHost,
 			WebhookPort:    wio.LocalServingPort,
 			WebhookCertDir: wio.LocalServingCertDir,
+			ProxyEnv:       testProxyEnv(),
 		})
 	}()
 	select {

@@ -100,8 +100,7 @@ func NewMetrics() *Metrics {
 		placement.OutcomeNoCommonArch, placement.OutcomeInspectionFailed} {
 		m.podsProcessed.WithLabelValues(o.LabelValue())
 	}
-	for _, r := range []inspect.Reason{inspect.ReasonAuth, inspect.ReasonNotFound, inspect.ReasonTimeout, inspect.ReasonNetwork,
-		inspect.ReasonRateLimited, inspect.ReasonInvalidReference, inspect.ReasonOther} {
+	for _, r := range inspect.Reasons() {
 		m.inspectionErrors.WithLabelValues(string(r))
 	}
 	for _, r := range []string{resultSuccess, resultError} {

@@ -67,8 +67,6 @@ const (
 const (
 	DefaultWorkers             = 32
 	DefaultInspectWorkers      = 16
-	DefaultInspectTimeout      = 30 * time.Second
-	DefaultMaxRetries          = 5
 	DefaultRetryBaseDelay      = 200 * time.Millisecond
 	DefaultRetryMaxDelay       = 30 * time.Second
 	DefaultPullSecretCacheSize = 1024
@@ -95,10 +93,12 @@ type Options struct {
 	// InspectWorkers bounds the images of one pod inspected concurrently.
 	InspectWorkers int
 	// InspectTimeout bounds the inspection of one image; a pod's deadline is this times the
-	// number of rounds of InspectWorkers images it needs.
+	// number of rounds of InspectWorkers images it needs. The default is the API's
+	// (v1beta1.DefaultImageInspectionTimeout); the operator passes spec.imageInspection.timeout.
 	InspectTimeout time.Duration
-	// MaxRetries is the retry budget when no ClusterPodPlacementConfig exists; when one exists,
-	// its spec.imageInspection.maxRetries decides. Negative means no retry.
+	// MaxRetries is the retry budget, spec.imageInspection.maxRetries as the operator renders it
+	// into the controller's arguments (a change of the ClusterPodPlacementConfig rolls the
+	// controller); zero or negative means no retry.
 	MaxRetries int
 	// RetryBaseDelay and RetryMaxDelay shape the per-pod exponential backoff.
 	RetryBaseDelay, RetryMaxDelay time.Duration
@@ -119,7 +119,7 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	o.Workers = cmp.Or(max(o.Workers, 0), DefaultWorkers)
 	o.InspectWorkers = cmp.Or(max(o.InspectWorkers, 0), DefaultInspectWorkers)
-	o.InspectTimeout = cmp.Or(max(o.InspectTimeout, 0), DefaultInspectTimeout)
+	o.InspectTimeout = cmp.Or(max(o.InspectTimeout, 0), v1beta1.DefaultImageInspectionTimeout)
 	o.MaxRetries = max(o.MaxRetries, 0)
 	o.RetryBaseDelay = cmp.Or(max(o.RetryBaseDelay, 0), DefaultRetryBaseDelay)
 	o.RetryMaxDelay = cmp.Or(max(o.RetryMaxDelay, 0), DefaultRetryMaxDelay)
@@ -419,12 +419,14 @@ func (r *Reconciler) inspectImages(ctx context.Context, s *scope) error {
 }
 
 // terminal reports whether retrying the inspection cannot help: the reference cannot be parsed,
-// so no registry will ever answer for it (the kubelet cannot pull it either). Not-found is
+// so no registry will ever answer for it (the kubelet cannot pull it either), or registries.conf
+// blocks its registry (the pod is released at once, with the reason in its annotation and an
+// Event; a changed registries.conf rolls the controller). Not-found is
 // retried: registries answer 404 to hide private repositories from clients without
 // credentials, and the pull secret may be created after the pod; images may also be pushed
 // after the pod that uses them. The budget bounds the cost.
 func terminal(reason inspect.Reason) bool {
-	return reason == inspect.ReasonInvalidReference
+	return reason == inspect.ReasonInvalidReference || reason == inspect.ReasonBlocked
 }
 
 // judgeInspection intersects the results, or handles the failures: a retry with backoff while
@@ -461,11 +463,10 @@ func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 	return nil
 }
 
-// budget is the number of retries allowed: the ClusterPodPlacementConfig's when it exists.
-func (r *Reconciler) budget(s *scope) int {
-	if s.cluster != nil {
-		return s.cluster.Spec.ImageInspection.Settings().MaxRetries
-	}
+// budget is the number of retries allowed. It comes from the controller's settings only (the
+// operator resolves spec.imageInspection once and renders it into the arguments), so that
+// what the Deployment says is what the controller does.
+func (r *Reconciler) budget(*scope) int {
 	return r.opts.MaxRetries
 }
 

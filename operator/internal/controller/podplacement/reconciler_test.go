@@ -415,11 +415,13 @@ func TestReconcile(t *testing.T) {
 			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
 			wantCalls:   3, wantWrites: 1,
 		},
-		"the cluster config's budget wins over the option": {
+		"the option's budget decides, not the cluster config read at run time": {
+			// The operator renders spec.imageInspection.maxRetries into the option (and rolls the
+			// controller when it changes): the Deployment says what the controller does.
 			pod:         newPod("p", arm).build(),
-			objs:        []client.Object{cppc(ptr.To[int32](0))},
+			objs:        []client.Object{cppc(ptr.To[int32](5))},
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonAuth)}},
-			maxRetries:  5,
+			maxRetries:  0,
 			wantOutcome: placement.OutcomeInspectionFailed,
 			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "auth: " + arm},
 			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
@@ -430,6 +432,15 @@ func TestReconcile(t *testing.T) {
 			maxRetries:  5,
 			wantOutcome: placement.OutcomeInspectionFailed,
 			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "invalid-reference: UPPER/case:1"},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"a blocked registry is terminal: released at once, with the reason and an Event": {
+			pod:         newPod("p", "blocked.example/app:1").build(),
+			scripts:     map[string][]answer{"blocked.example/app:1": {fail(inspect.ReasonBlocked)}},
+			maxRetries:  5,
+			wantOutcome: placement.OutcomeInspectionFailed,
+			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "blocked: blocked.example/app:1"},
 			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
 			wantCalls:   1, wantWrites: 1,
 		},

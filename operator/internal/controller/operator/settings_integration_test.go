@@ -1,0 +1,100 @@
+//go:build integration
+
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operator_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/controller/operator"
+	"github.com/archgate/archgate/operator/pkg/settings"
+)
+
+// controllerSettings parses the controller Deployment's arguments as the archgate binary does.
+func controllerSettings(t *testing.T) (v1beta1.ImageInspectionSettings, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+	fs.ParseErrorsAllowlist.UnknownFlags = true
+	var got v1beta1.ImageInspectionSettings
+	settings.BindImageInspectionFlags(fs, &got)
+	args := getDeployment(t, operator.ControllerName).Spec.Template.Spec.Containers[0].Args
+	for _, flag := range []string{settings.FlagCacheSize, settings.FlagCacheTTL, settings.FlagInspectTimeout, settings.FlagMaxRetries} {
+		if argWithPrefix(args, "--"+flag+"=") == "" {
+			return got, fmt.Errorf("controller args %q lack --%s: the binary's default would decide", args, flag)
+		}
+	}
+	return got, fs.Parse(args[1:])
+}
+
+// TestImageInspectionSettingsReachTheController: spec.imageInspection is resolved once by the
+// operator and rendered into the controller's arguments; a change of the CR changes the
+// Deployment (and so rolls the controller), and the webhook is left alone.
+func TestImageInspectionSettingsReachTheController(t *testing.T) {
+	install(t, v1beta1.ClusterPodPlacementConfigSpec{})
+	got, err := controllerSettings(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(v1beta1.DefaultImageInspectionSettings(), got); diff != "" {
+		t.Errorf("controller settings without spec.imageInspection (-api defaults +deployment):\n%s", diff)
+	}
+	webhookGeneration := getDeployment(t, operator.WebhookName).Generation
+
+	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) {
+		c.Spec.ImageInspection = &v1beta1.ImageInspection{
+			CacheSize: ptr.To[int32](0), CacheTTL: &metav1.Duration{Duration: 90 * time.Second},
+			Timeout: &metav1.Duration{Duration: 45 * time.Second}, MaxRetries: ptr.To[int32](8),
+		}
+	})
+	want := v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8}
+	eventually(t, 30*time.Second, "the CR's imageInspection in the controller's arguments", func() error {
+		got, err := controllerSettings(t)
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			return fmt.Errorf("(-cr +deployment):\n%s", diff)
+		}
+		return nil
+	})
+	wantCondition(t, v1beta1.ConditionProgressing, metav1.ConditionTrue, v1beta1.ReasonRollingOut)
+	if g := getDeployment(t, operator.WebhookName).Generation; g != webhookGeneration {
+		t.Errorf("the webhook Deployment changed (generation %d, was %d) for a controller setting", g, webhookGeneration)
+	}
+
+	// Back to the defaults when the field goes away.
+	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) { c.Spec.ImageInspection = nil })
+	eventually(t, 30*time.Second, "the defaults back in the controller's arguments", func() error {
+		got, err := controllerSettings(t)
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff(v1beta1.DefaultImageInspectionSettings(), got); diff != "" {
+			return fmt.Errorf("(-defaults +deployment):\n%s", diff)
+		}
+		return nil
+	})
+}

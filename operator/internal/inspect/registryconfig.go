@@ -1,0 +1,80 @@
+package inspect
+
+import (
+	"bytes"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.podman.io/image/v5/pkg/sysregistriesv2"
+	"go.podman.io/image/v5/types"
+)
+
+// ValidateRegistriesConf checks content as a registries.conf (containers-registries.conf(5),
+// version 2) with podman's own loader, the one inspections use, so that a file the operator
+// accepts is a file the controller can load. The error says what podman refused.
+func ValidateRegistriesConf(content []byte) error {
+	dir, err := os.MkdirTemp("", "archgate-registries-conf-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	conf := filepath.Join(dir, "registries.conf")
+	dropIns := filepath.Join(dir, "registries.conf.d") // empty: only content is read
+	if err := os.Mkdir(dropIns, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(conf, content, 0o600); err != nil {
+		return err
+	}
+	// Podman caches parsed files per path for the process; this path is gone after the call.
+	defer sysregistriesv2.InvalidateCache()
+	_, err = sysregistriesv2.FindRegistry(&types.SystemContext{
+		SystemRegistriesConfPath: conf, SystemRegistriesConfDirPath: dropIns,
+	}, "registry.invalid/validation")
+	if err != nil {
+		return fmt.Errorf("invalid registries.conf: %w", unwrapPath(err, dir))
+	}
+	return nil
+}
+
+// unwrapPath removes the temporary directory from podman's messages, which name the file.
+func unwrapPath(err error, dir string) error {
+	return errors.New(string(bytes.ReplaceAll([]byte(err.Error()), []byte(dir+string(filepath.Separator)), nil)))
+}
+
+// ParseCertificates returns the certificates of a PEM bundle, refusing anything else: text
+// outside PEM blocks, blocks that are not CERTIFICATE, certificates x509 cannot parse, and a
+// bundle without any certificate. Errors number the block, so a user can find it.
+func ParseCertificates(data []byte) ([]*x509.Certificate, error) {
+	var certs []*x509.Certificate
+	rest := data
+	for i := 1; ; i++ {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("PEM block %d is a %q, want CERTIFICATE", i, block.Type)
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("PEM block %d: %w", i, err)
+		}
+		certs = append(certs, cert)
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		if len(certs) == 0 {
+			return nil, errors.New("not PEM: no -----BEGIN CERTIFICATE----- block found")
+		}
+		return nil, fmt.Errorf("text that is not PEM after certificate %d", len(certs))
+	}
+	if len(certs) == 0 {
+		return nil, errors.New("no certificate: the bundle is empty")
+	}
+	return certs, nil
+}

@@ -1,0 +1,136 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestValidateRegistriesConf(t *testing.T) {
+	tests := map[string]struct {
+		conf    string
+		wantErr string // substring; "" means valid
+	}{
+		"empty":   {conf: ""},
+		"mirrors": {conf: "[[registry]]\nlocation = \"docker.io\"\n\n[[registry.mirror]]\nlocation = \"mirror.example/docker\"\n"},
+		"blocked and insecure": {
+			conf: "[[registry]]\nlocation = \"evil.example\"\nblocked = true\n\n[[registry]]\nlocation = \"lab.example:5000\"\ninsecure = true\n",
+		},
+		"not TOML":               {conf: "[[registry]\nlocation = ", wantErr: "invalid registries.conf"},
+		"wrong type":             {conf: "[[registry]]\nlocation = 5\n", wantErr: "invalid registries.conf"},
+		"location with a scheme": {conf: "[[registry]]\nlocation = \"https://registry.example\"\n", wantErr: "invalid registries.conf"},
+		"the temporary path is not in the message": {
+			conf: "[[registry]\n", wantErr: "registries.conf",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := ValidateRegistriesConf([]byte(tc.conf))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("ValidateRegistriesConf: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("ValidateRegistriesConf error %v, want one containing %q", err, tc.wantErr)
+			case err != nil && strings.Contains(err.Error(), "archgate-registries-conf-"):
+				t.Errorf("error names the temporary file: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseCertificates(t *testing.T) {
+	reg := newTestRegistry(t)
+	ca := string(reg.caPEM())
+	tests := map[string]struct {
+		bundle    string
+		wantCerts int
+		wantErr   string
+	}{
+		"one certificate":           {bundle: ca, wantCerts: 1},
+		"two certificates":          {bundle: ca + "\n" + ca, wantCerts: 2},
+		"surrounding whitespace":    {bundle: "\n\n" + ca + "\n\n", wantCerts: 1},
+		"empty":                     {bundle: "", wantErr: "no certificate: the bundle is empty"},
+		"not PEM (DER as text)":     {bundle: "MIIB...not pem", wantErr: "not PEM: no -----BEGIN CERTIFICATE----- block found"},
+		"garbage after certificate": {bundle: ca + "garbage", wantErr: "text that is not PEM after certificate 1"},
+		"a private key": {
+			bundle:  "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+			wantErr: `PEM block 1 is a "PRIVATE KEY", want CERTIFICATE`,
+		},
+		"a broken certificate": {
+			bundle:  ca + "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+			wantErr: "PEM block 2: x509:",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			certs, err := ParseCertificates([]byte(tc.bundle))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || len(certs) != tc.wantCerts {
+				t.Fatalf("%d certificates, error %v; want %d", len(certs), err, tc.wantCerts)
+			}
+		})
+	}
+}
+
+// TestRegistryInspectorBlocked: a blocked registry fails at once as ReasonBlocked, without a
+// request; with a mirror, the mirror serves the image.
+func TestRegistryInspectorBlocked(t *testing.T) {
+	reg := newTestRegistry(t)
+	reg.pushImage("app:1", testImage(t, "linux", "arm64", "", nil, false))
+	cfg := newPodmanConfig(t, sprintfConf("[[registry]]\nlocation = \"%s\"\nblocked = true\n", reg.host))
+	cfg.trust(t, reg)
+	_, err := mustInspector(t, cfg.options()).Architectures(context.Background(), reg.host+"/app:1", nil)
+	var ie *Error
+	if !errors.As(err, &ie) || ie.Reason != ReasonBlocked || !strings.Contains(err.Error(), "is blocked in") {
+		t.Fatalf("error %v, want a %s inspection error", err, ReasonBlocked)
+	}
+	if n := reg.manifestGets.Load(); n != 0 {
+		t.Errorf("%d manifest requests to a blocked registry", n)
+	}
+
+	mirror := newTestRegistry(t)
+	mirror.pushImage("app:1", testImage(t, "linux", "s390x", "", nil, false))
+	cfg = newPodmanConfig(t, sprintfConf("[[registry]]\nlocation = \"%s\"\nblocked = true\n\n[[registry.mirror]]\nlocation = \"%s\"\n", reg.host, mirror.host))
+	cfg.trust(t, mirror)
+	ReloadRegistriesConf()
+	got, err := mustInspector(t, cfg.options()).Architectures(context.Background(), reg.host+"/app:1", nil)
+	if err != nil || len(got.Architectures) != 1 || got.Architectures[0] != "s390x" {
+		t.Fatalf("through the mirror: %v, %v; want s390x", got.Architectures, err)
+	}
+}
+
+// FuzzValidateRegistriesConf: arbitrary registries.conf content is accepted or refused with
+// an error, never a panic, and never with the temporary file's path in the message; what is
+// accepted is what podman loads for an inspection.
+func FuzzValidateRegistriesConf(f *testing.F) {
+	f.Add([]byte("[[registry]]\nlocation = \"docker.io\"\n\n[[registry.mirror]]\nlocation = \"mirror.example/docker\"\n"))
+	f.Add([]byte("unqualified-search-registries = [\"docker.io\"]\n[[registry]]\nprefix = \"*.example\"\nblocked = true\n"))
+	f.Add([]byte("[aliases]\n\"app\" = \"registry.example/team/app\"\n"))
+	f.Add([]byte("[[registry]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := ValidateRegistriesConf(data); err != nil && strings.Contains(err.Error(), "archgate-registries-conf-") {
+			t.Errorf("error names the temporary file: %v", err)
+		}
+	})
+}
+
+// FuzzParseCertificates: arbitrary CA bundle bytes give certificates or an error, never a
+// panic, and never certificates together with an error.
+func FuzzParseCertificates(f *testing.F) {
+	f.Add([]byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))
+	f.Add([]byte("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"))
+	f.Add([]byte("not pem"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		certs, err := ParseCertificates(data)
+		if (err == nil) == (len(certs) == 0) {
+			t.Errorf("%d certificates with error %v", len(certs), err)
+		}
+	})
+}

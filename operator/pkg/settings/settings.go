@@ -1,0 +1,59 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package settings carries the resolved settings of the components (v1beta1.ImageInspectionSettings)
+// to and from their command lines: the operator renders the controller Deployment's arguments
+// with ImageInspectionArgs, the archgate binary parses them with BindImageInspectionFlags, and
+// the simulator starts the controller from the same arguments. Defaults and bounds live in
+// api/v1beta1 only.
+package settings
+
+import (
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+// Flags of the controller's image inspection settings.
+const (
+	FlagCacheSize      = "cache-size"
+	FlagCacheTTL       = "cache-ttl"
+	FlagInspectTimeout = "inspect-timeout"
+	FlagMaxRetries     = "max-retries"
+)
+
+// ImageInspectionArgs returns the controller's command-line arguments for s, every setting
+// spelled out (the binary's defaults play no part in a deployed controller).
+func ImageInspectionArgs(s v1beta1.ImageInspectionSettings) []string {
+	return []string{
+		"--" + FlagCacheSize + "=" + strconv.Itoa(s.CacheSize),
+		"--" + FlagCacheTTL + "=" + s.CacheTTL.String(),
+		"--" + FlagInspectTimeout + "=" + s.Timeout.String(),
+		"--" + FlagMaxRetries + "=" + strconv.Itoa(s.MaxRetries),
+	}
+}
+
+// BindImageInspectionFlags defines the image inspection flags on fs, storing into s, with the
+// API's defaults (those of an unset spec.imageInspection).
+func BindImageInspectionFlags(fs *pflag.FlagSet, s *v1beta1.ImageInspectionSettings) {
+	d := v1beta1.DefaultImageInspectionSettings()
+	fs.IntVar(&s.CacheSize, FlagCacheSize, d.CacheSize, "Image inspection cache entries (spec.imageInspection.cacheSize); 0 disables the cache.")
+	fs.DurationVar(&s.CacheTTL, FlagCacheTTL, d.CacheTTL, "How long a result read through a tag is reused (spec.imageInspection.cacheTTL).")
+	fs.DurationVar(&s.Timeout, FlagInspectTimeout, d.Timeout, "Deadline to inspect one image (spec.imageInspection.timeout).")
+	fs.IntVar(&s.MaxRetries, FlagMaxRetries, d.MaxRetries, "Inspection retries before the gate is removed without changes (spec.imageInspection.maxRetries); 0 for none.")
+}
