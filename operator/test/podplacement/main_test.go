@@ -24,18 +24,22 @@ limitations under the License.
 package podplacement
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	uberzap "go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -83,6 +87,8 @@ type suite struct {
 
 	controllerOnce    sync.Once
 	controllerMetrics *prometheus.Registry
+	// logs receives every log line of the run, at every verbosity.
+	logs              lockedBuffer
 	controllerStarted bool
 	controllerErr     chan error
 }
@@ -95,7 +101,11 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s.ctx = ctx
-	s.log = zap.New(zap.WriteTo(os.Stderr), zap.Level(logLevel()))
+	// Everything the components log, at every verbosity, also goes to s.logs: at the end the
+	// run is searched for the credentials it used (none may appear).
+	logs := zapcore.NewCore(zapcore.NewJSONEncoder(uberzap.NewDevelopmentEncoderConfig()), zapcore.AddSync(&s.logs), zapcore.Level(-127))
+	s.log = zap.New(zap.WriteTo(os.Stderr), zap.Level(logLevel()),
+		zap.RawZapOpts(uberzap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, logs) })))
 	// controller-runtime's internal API reader always logs through the global logger.
 	logf.SetLogger(s.log)
 
@@ -174,6 +184,19 @@ func run(m *testing.M) int {
 
 	s.controllerErr = make(chan error, 1)
 	code := m.Run()
+	if leaks := credentialsInLogs(s.logs.String()); code == 0 && len(leaks) > 0 {
+		fmt.Fprintf(os.Stderr, "the components' logs contain credentials used by the tests: %q\n", leaks)
+		for _, line := range strings.Split(s.logs.String(), "\n") {
+			if len(credentialsInLogs(line)) > 0 {
+				fmt.Fprintln(os.Stderr, "  ", line)
+			}
+		}
+		code = 1
+	}
+	if code == 0 && s.controllerStarted && !strings.Contains(s.logs.String(), "Starting the pod placement controller") {
+		fmt.Fprintln(os.Stderr, "the log capture saw nothing of the controller: the credentials check proves nothing")
+		code = 1
+	}
 	cancel() // stops the controller, if a test started it
 	if s.controllerStarted {
 		if err := <-s.controllerErr; err != nil {
@@ -323,4 +346,38 @@ func startController(t *testing.T) {
 	if !s.controllerStarted {
 		t.Fatal("the controller failed to start")
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// credentialsInLogs returns the test credentials (passwords, and the base64 "auth" forms of the
+// users' credentials) that appear in logs.
+func credentialsInLogs(logs string) []string {
+	var found []string
+	for _, secret := range []string{
+		teamPassword, globalPassword,
+		base64.StdEncoding.EncodeToString([]byte(teamUser + ":" + teamPassword)),
+		base64.StdEncoding.EncodeToString([]byte(globalUser + ":" + globalPassword)),
+	} {
+		if strings.Contains(logs, secret) {
+			found = append(found, secret)
+		}
+	}
+	return found
 }
