@@ -24,7 +24,6 @@ limitations under the License.
 package podplacement
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -41,6 +40,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	uberzap "go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,8 +87,8 @@ type suite struct {
 
 	controllerOnce    sync.Once
 	controllerMetrics *prometheus.Registry
-	// logs receives every log line of the run, at every verbosity.
-	logs              lockedBuffer
+	// logs receives every log entry of the run, at every verbosity.
+	logs              *observer.ObservedLogs
 	controllerStarted bool
 	controllerErr     chan error
 }
@@ -103,7 +103,8 @@ func run(m *testing.M) int {
 	s.ctx = ctx
 	// Everything the components log, at every verbosity, also goes to s.logs: at the end the
 	// run is searched for the credentials it used (none may appear).
-	logs := zapcore.NewCore(zapcore.NewJSONEncoder(uberzap.NewDevelopmentEncoderConfig()), zapcore.AddSync(&s.logs), zapcore.Level(-127))
+	logs, observed := observer.New(zapcore.Level(-127))
+	s.logs = observed
 	s.log = zap.New(zap.WriteTo(os.Stderr), zap.Level(logLevel()),
 		zap.RawZapOpts(uberzap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, logs) })))
 	// controller-runtime's internal API reader always logs through the global logger.
@@ -184,16 +185,16 @@ func run(m *testing.M) int {
 
 	s.controllerErr = make(chan error, 1)
 	code := m.Run()
-	if leaks := credentialsInLogs(s.logs.String()); code == 0 && len(leaks) > 0 {
+	if leaks := credentialsInLogs(logText(s.logs)); code == 0 && len(leaks) > 0 {
 		fmt.Fprintf(os.Stderr, "the components' logs contain credentials used by the tests: %q\n", leaks)
-		for _, line := range strings.Split(s.logs.String(), "\n") {
+		for _, line := range strings.Split(logText(s.logs), "\n") {
 			if len(credentialsInLogs(line)) > 0 {
 				fmt.Fprintln(os.Stderr, "  ", line)
 			}
 		}
 		code = 1
 	}
-	if code == 0 && s.controllerStarted && !strings.Contains(s.logs.String(), "Starting the pod placement controller") {
+	if code == 0 && s.controllerStarted && !strings.Contains(logText(s.logs), "Starting the pod placement controller") {
 		fmt.Fprintln(os.Stderr, "the log capture saw nothing of the controller: the credentials check proves nothing")
 		code = 1
 	}
@@ -348,22 +349,13 @@ func startController(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+// logText renders every observed entry (message and fields) as text, one line each.
+func logText(logs *observer.ObservedLogs) string {
+	var b strings.Builder
+	for _, e := range logs.All() {
+		fmt.Fprintf(&b, "%s %s %v\n", e.LoggerName, e.Message, e.ContextMap())
+	}
+	return b.String()
 }
 
 // credentialsInLogs returns the test credentials (passwords, and the base64 "auth" forms of the
