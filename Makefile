@@ -94,6 +94,13 @@ scenario: control-plane archgate ## Run scenarios/$(NAME).yaml (default smoke), 
 	$(GO) build -o bin/simulator ./simulator/cmd/simulator
 	bin/simulator run --scenario scenarios/$(NAME).yaml --out reports $(SIMFLAGS)
 
+SCALE_POINTS := scale-1k scale-3k scale-10k scale-30k
+.PHONY: scale
+scale: control-plane archgate ## Run the scale family (1k, 3k, 10k, 30k pods) and write reports/scale/ (cost per pod and gate-hold against size; fails when the cost is not flat within ±20%).
+	$(GO) build -o bin/simulator ./simulator/cmd/simulator
+	@for s in $(SCALE_POINTS); do bin/simulator run --scenario scenarios/$$s.yaml --out reports --quiet $(SIMFLAGS) || exit 1; done
+	bin/simulator family --prefix scale --reports reports
+
 .PHONY: compare
 compare: control-plane ## Compare scenario NAME at git refs BASE and HEAD (default: the work tree); runs missing reports.
 	@test -n "$(BASE)" || { echo "usage: make compare NAME=<scenario> BASE=<git ref> [HEAD=<git ref>]"; exit 2; }

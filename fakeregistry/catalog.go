@@ -39,6 +39,8 @@ type CatalogSpec struct {
 	Repositories []RepositorySpec `json:"repositories,omitempty"`
 	// Generate adds generated repositories, one image each, after Repositories.
 	Generate []GenerateSpec `json:"generate,omitempty"`
+	// Layouts adds repositories served from OCI image layout directories, after Generate.
+	Layouts []LayoutSpec `json:"layouts,omitempty"`
 	// Negotiation is how manifests are served to clients that do not accept their media type;
 	// default NegotiateDefaultPlatform.
 	Negotiation Negotiation `json:"negotiation,omitempty"`
@@ -116,41 +118,46 @@ type Catalog struct {
 	negotiation Negotiation
 }
 
-// LoadCatalog reads, strictly decodes, validates and builds the catalog file at path.
-func LoadCatalog(path string) (*Catalog, error) {
+// LoadCatalog reads, strictly decodes, validates and builds the catalog file at path. Layouts are
+// served after the file's own (e.g. from the command line); their relative paths are taken as they
+// are, while the file's are relative to its directory.
+func LoadCatalog(path string, layouts ...LayoutSpec) (*Catalog, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading catalog: %w", err)
 	}
-	return ParseCatalog(path, data)
+	return parseCatalog(path, data, layouts)
 }
 
-// ParseCatalog strictly decodes, validates and builds a catalog from YAML; file names it in errors.
+// ParseCatalog strictly decodes, validates and builds a catalog from YAML; file names it in errors
+// and is the base of relative layout paths.
 func ParseCatalog(file string, data []byte) (*Catalog, error) {
+	return parseCatalog(file, data, nil)
+}
+
+// parseCatalog is ParseCatalog with layouts added after the file's.
+func parseCatalog(file string, data []byte, layouts []LayoutSpec) (*Catalog, error) {
 	var spec CatalogSpec
 	root, errs := decodeStrict(data, &spec)
 	if len(errs) > 0 {
 		return nil, withFile(file, errs)
 	}
-	repos, errs := spec.expand()
+	spec.Layouts = append(resolveLayoutPaths(file, spec.Layouts), layouts...)
+	repos, layoutContents, errs := spec.expand()
 	if len(errs) > 0 {
 		return nil, withFile(file, locateAll(root, errs))
 	}
-	return build(spec, repos)
+	return build(spec, repos, layoutContents)
 }
 
 // NewCatalog validates spec and builds its content; errors are FieldErrors with paths into spec.
+// Relative layout paths are relative to the working directory.
 func NewCatalog(spec CatalogSpec) (*Catalog, error) {
-	return newCatalog("", spec)
-}
-
-// newCatalog validates spec and builds its content; file names it in errors.
-func newCatalog(file string, spec CatalogSpec) (*Catalog, error) {
-	repos, errs := spec.expand()
+	repos, layoutContents, errs := spec.expand()
 	if len(errs) > 0 {
-		return nil, withFile(file, errs)
+		return nil, withFile("", errs)
 	}
-	return build(spec, repos)
+	return build(spec, repos, layoutContents)
 }
 
 // Negotiation returns how the catalog's manifests are served to clients that do not accept them.
@@ -252,8 +259,9 @@ type placedRepository struct {
 	repo RepositorySpec
 }
 
-// expand validates the spec, runs its generators and returns every repository, or the field errors.
-func (spec CatalogSpec) expand() ([]placedRepository, []*FieldError) {
+// expand validates the spec, runs its generators, reads its layouts and returns every repository and
+// layout, or the field errors.
+func (spec CatalogSpec) expand() ([]placedRepository, []*layoutContent, []*FieldError) {
 	var errs []*FieldError
 	if spec.Negotiation != "" && !slices.Contains(Negotiations(), spec.Negotiation) {
 		errs = append(errs, fieldErr("negotiation", spec.Negotiation,
@@ -275,16 +283,40 @@ func (spec CatalogSpec) expand() ([]placedRepository, []*FieldError) {
 			repos = append(repos, placedRepository{path: path, repo: r})
 		}
 	}
-	first := make(map[string]string, len(repos))
-	for _, p := range repos {
-		if prev, ok := first[p.repo.Name]; ok {
-			errs = append(errs, fieldErr(joinPath(p.path, "name"), p.repo.Name,
-				fmt.Sprintf("duplicate repository, first at %s", prev)))
-			continue
-		}
-		first[p.repo.Name] = p.path
+	errs = append(errs, uniqueRepositories(repos, spec.Layouts)...)
+	if len(errs) > 0 {
+		return nil, nil, errs
 	}
-	return repos, errs
+	layouts, errs := readLayouts(spec)
+	return repos, layouts, errs
+}
+
+// uniqueRepositories checks that catalog and layout repositories are valid and named once.
+func uniqueRepositories(repos []placedRepository, layouts []LayoutSpec) []*FieldError {
+	var errs []*FieldError
+	first := make(map[string]string, len(repos)+len(layouts))
+	// claim records that the entry at path names repository name through its field.
+	claim := func(path, field, name string) {
+		if prev, ok := first[name]; ok {
+			errs = append(errs, fieldErr(joinPath(path, field), name, fmt.Sprintf("duplicate repository, first at %s", prev)))
+			return
+		}
+		first[name] = path
+	}
+	for _, p := range repos {
+		claim(p.path, "name", p.repo.Name)
+	}
+	for i, l := range layouts {
+		path := indexPath("layouts", i)
+		if !repoNameRE.MatchString(l.Repository) {
+			errs = append(errs, fieldErr(joinPath(path, "repository"), l.Repository, "invalid repository name"))
+		}
+		if l.Path == "" {
+			errs = append(errs, fieldErr(joinPath(path, "path"), l.Path, "layout directory missing"))
+		}
+		claim(path, "repository", l.Repository)
+	}
+	return errs
 }
 
 // validateRepository checks one repository at path.

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -69,7 +70,7 @@ type builder struct {
 }
 
 // build validates nothing (repos are valid) and produces the catalog's content and indexes.
-func build(spec CatalogSpec, repos []placedRepository) (*Catalog, error) {
+func build(spec CatalogSpec, repos []placedRepository, layouts []*layoutContent) (*Catalog, error) {
 	b := &builder{
 		content:  &content{blobs: map[v1.Hash][]byte{}},
 		layers:   map[layerKey]layer{},
@@ -91,7 +92,23 @@ func build(spec CatalogSpec, repos []placedRepository) (*Catalog, error) {
 			c.images = append(c.images, im)
 		}
 	}
+	for _, l := range layouts {
+		b.addLayout(c, l)
+	}
 	return c, nil
+}
+
+// addLayout adds a layout's content, images and ground truth to the catalog being built.
+func (b *builder) addLayout(c *Catalog, l *layoutContent) {
+	maps.Copy(b.content.blobs, l.blobs)
+	maps.Copy(b.byDigest, l.byDigest)
+	b.content.manifests = append(b.content.manifests, l.manifests...)
+	for _, im := range l.images {
+		for _, t := range im.Tags {
+			c.byTag[im.Repository+":"+t] = len(c.images)
+		}
+		c.images = append(c.images, im)
+	}
 }
 
 // image builds one image and records its manifests.

@@ -107,21 +107,22 @@ func TestClassify(t *testing.T) {
 		method, path string
 		want         requestInfo
 	}{
-		"ping":                   {method: "GET", path: "/v2/", want: requestInfo{kind: KindPing, endpoint: endpointPing}},
-		"ping no slash":          {method: "GET", path: "/v2", want: requestInfo{kind: KindPing, endpoint: endpointPing}},
-		"token":                  {method: "GET", path: "/token", want: requestInfo{kind: KindToken, endpoint: endpointToken}},
-		"manifest get":           {method: "GET", path: "/v2/a/b/c/manifests/v1", want: requestInfo{kind: KindManifestGet, repository: "a/b/c", reference: "v1", endpoint: endpointManifests}},
-		"manifest head":          {method: "HEAD", path: "/v2/a/manifests/sha256:ab", want: requestInfo{kind: KindManifestHead, repository: "a", reference: "sha256:ab", endpoint: endpointManifests}},
-		"manifest put":           {method: "PUT", path: "/v2/a/manifests/v1", want: requestInfo{kind: KindOther, repository: "a", reference: "v1", endpoint: endpointManifests, write: true}},
-		"blob get":               {method: "GET", path: "/v2/team/x/blobs/sha256:ab", want: requestInfo{kind: KindBlobGet, repository: "team/x", reference: "sha256:ab", endpoint: endpointBlobs}},
-		"blob head":              {method: "HEAD", path: "/v2/x/blobs/sha256:ab", want: requestInfo{kind: KindBlobHead, repository: "x", reference: "sha256:ab", endpoint: endpointBlobs}},
-		"upload":                 {method: "POST", path: "/v2/team/x/blobs/uploads/", want: requestInfo{kind: KindOther, repository: "team/x", endpoint: endpointUploads, write: true}},
-		"upload session":         {method: "PATCH", path: "/v2/team/x/blobs/uploads/123", want: requestInfo{kind: KindOther, repository: "team/x", endpoint: endpointUploads, write: true}},
-		"tags":                   {method: "GET", path: "/v2/team/x/tags/list", want: requestInfo{kind: KindOther, repository: "team/x", endpoint: endpointTags}},
-		"referrers":              {method: "GET", path: "/v2/team/x/referrers/sha256:ab", want: requestInfo{kind: KindOther, repository: "team/x", reference: "sha256:ab", endpoint: endpointReferrers}},
-		"repository named blobs": {method: "GET", path: "/v2/a/blobs/tags/list", want: requestInfo{kind: KindOther, repository: "a/blobs", endpoint: endpointTags}},
-		"catalog":                {method: "GET", path: "/v2/_catalog", want: requestInfo{kind: KindOther, endpoint: endpointCatalog}},
-		"unknown":                {method: "GET", path: "/healthz", want: requestInfo{kind: KindOther}},
+		"ping":                     {method: "GET", path: "/v2/", want: requestInfo{kind: KindPing, endpoint: endpointPing}},
+		"ping no slash":            {method: "GET", path: "/v2", want: requestInfo{kind: KindPing, endpoint: endpointPing}},
+		"token":                    {method: "GET", path: "/token", want: requestInfo{kind: KindToken, endpoint: endpointToken}},
+		"manifest get":             {method: "GET", path: "/v2/a/b/c/manifests/v1", want: requestInfo{kind: KindManifestGet, repository: "a/b/c", reference: "v1", endpoint: endpointManifests}},
+		"manifest head":            {method: "HEAD", path: "/v2/a/manifests/sha256:ab", want: requestInfo{kind: KindManifestHead, repository: "a", reference: "sha256:ab", endpoint: endpointManifests}},
+		"manifest put":             {method: "PUT", path: "/v2/a/manifests/v1", want: requestInfo{kind: KindOther, repository: "a", reference: "v1", endpoint: endpointManifests, write: true}},
+		"blob get":                 {method: "GET", path: "/v2/team/x/blobs/sha256:ab", want: requestInfo{kind: KindBlobGet, repository: "team/x", reference: "sha256:ab", endpoint: endpointBlobs}},
+		"blob head":                {method: "HEAD", path: "/v2/x/blobs/sha256:ab", want: requestInfo{kind: KindBlobHead, repository: "x", reference: "sha256:ab", endpoint: endpointBlobs}},
+		"upload":                   {method: "POST", path: "/v2/team/x/blobs/uploads/", want: requestInfo{kind: KindOther, repository: "team/x", endpoint: endpointUploads, write: true}},
+		"upload session":           {method: "PATCH", path: "/v2/team/x/blobs/uploads/123", want: requestInfo{kind: KindOther, repository: "team/x", reference: "123", endpoint: endpointUploads, write: true}},
+		"upload status is a write": {method: "GET", path: "/v2/team/x/blobs/uploads/123", want: requestInfo{kind: KindOther, repository: "team/x", reference: "123", endpoint: endpointUploads, write: true}},
+		"tags":                     {method: "GET", path: "/v2/team/x/tags/list", want: requestInfo{kind: KindOther, repository: "team/x", endpoint: endpointTags}},
+		"referrers":                {method: "GET", path: "/v2/team/x/referrers/sha256:ab", want: requestInfo{kind: KindOther, repository: "team/x", reference: "sha256:ab", endpoint: endpointReferrers}},
+		"repository named blobs":   {method: "GET", path: "/v2/a/blobs/tags/list", want: requestInfo{kind: KindOther, repository: "a/blobs", endpoint: endpointTags}},
+		"catalog":                  {method: "GET", path: "/v2/_catalog", want: requestInfo{kind: KindOther, endpoint: endpointCatalog}},
+		"unknown":                  {method: "GET", path: "/healthz", want: requestInfo{kind: KindOther}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

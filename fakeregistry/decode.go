@@ -144,26 +144,49 @@ func LocateYAML(root *yaml.Node, path string, keyOnly bool) (line, col int) {
 	if root == nil {
 		return 0, 0
 	}
-	n := root
+	key, n, _ := walkYAML(root, path)
+	if keyOnly && key != nil {
+		return key.Line, key.Column
+	}
+	return n.Line, n.Column
+}
+
+// StringError is the error fakeregistry's decoder gives when the YAML value at path is a number or
+// boolean where a string is wanted: the value as written, its position and a hint to quote it. It
+// is for decoders that check a JSON form of the document, where 3.10 has already become 3.1; ok is
+// false when the value at path is missing or not such a scalar.
+func StringError(root *yaml.Node, path string) (e *FieldError, ok bool) {
+	if root == nil {
+		return nil, false
+	}
+	_, n, found := walkYAML(root, path)
+	for found && n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if !found || n.Kind != yaml.ScalarNode || n.ShortTag() == "!!str" || n.ShortTag() == "!!null" {
+		return nil, false
+	}
+	return notStringErr(n, path), true
+}
+
+// walkYAML follows path from root and returns the deepest node reached with its mapping key (nil
+// for list elements and the root), and whether the whole path was found.
+func walkYAML(root *yaml.Node, path string) (key, n *yaml.Node, found bool) {
+	n = root
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
 	}
-	line, col = n.Line, n.Column
 	for _, seg := range splitPath(path) {
 		for n.Kind == yaml.AliasNode && n.Alias != nil {
 			n = n.Alias
 		}
-		key, next := child(n, seg)
+		k, next := child(n, seg)
 		if next == nil {
-			return line, col
+			return key, n, false
 		}
-		n = next
-		line, col = n.Line, n.Column
-		if keyOnly && key != nil {
-			line, col = key.Line, key.Column
-		}
+		key, n = k, next
 	}
-	return line, col
+	return key, n, true
 }
 
 // child returns the key and value node of one path segment below n, nil when absent.
@@ -305,8 +328,7 @@ func checkScalar(n *yaml.Node, kind reflect.Kind, path string) []*FieldError {
 	switch kind {
 	case reflect.String:
 		if tag != "!!str" {
-			return []*FieldError{nodeErr(n, path, n.Value, fmt.Sprintf(
-				"wrong type, want a string: YAML reads %s as %s; quote it: %q", n.Value, yamlTypeName(tag), n.Value))}
+			return []*FieldError{notStringErr(n, path)}
 		}
 	case reflect.Bool:
 		ok = tag == "!!bool"
@@ -320,6 +342,12 @@ func checkScalar(n *yaml.Node, kind reflect.Kind, path string) []*FieldError {
 		return []*FieldError{nodeErr(n, path, n.Value, "wrong type, want "+scalarWant(kind))}
 	}
 	return nil
+}
+
+// notStringErr refuses a number or boolean scalar where a string is wanted, with a hint to quote it.
+func notStringErr(n *yaml.Node, path string) *FieldError {
+	return nodeErr(n, path, n.Value, fmt.Sprintf(
+		"wrong type, want a string: YAML reads %s as %s; quote it: %q", n.Value, yamlTypeName(n.ShortTag()), n.Value))
 }
 
 // scalarWant words the value a scalar kind needs.

@@ -2,10 +2,10 @@
 //
 // It serves a declarative Catalog (repositories of OCI indexes, Docker manifest lists, single OCI and
 // Docker schema2 manifests, with buildx attestation entries, non-linux entries and operator-bundle
-// style images without binaries) from its own store, as the distribution spec asks (content
-// negotiation by Accept, repository-scoped blobs with RFC 9110 ranges, paginated tags and catalog,
-// the OCI 1.1 referrers API, JSON errors; pushes with Options.Writable, uploads through
-// go-containerregistry's pkg/registry), behind three layers applied in this order: request counters,
+// style images without binaries, plus real images from OCI image layout directories) from its own
+// store, as the distribution spec asks (content negotiation by Accept, repository-scoped blobs with
+// RFC 9110 ranges, paginated tags and catalog, the OCI 1.1 referrers API, JSON errors; pushes with
+// Options.Writable, upload sessions tied to their repository), behind three layers applied in this order: request counters,
 // fault injection, authentication. Content is deterministic: the same
 // catalog (and generator seeds) always yields the same digests, and Catalog.TrueArchitectures gives
 // the ground truth of where each image can run.

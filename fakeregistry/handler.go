@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -22,19 +20,17 @@ const maxManifestSize = 4 << 20
 
 // api serves the distribution API from a store: manifests with content negotiation, repository-scoped
 // blobs with RFC 9110 ranges, ordered and paginated tags and catalog, referrers, and (when writable)
-// pushes. Blob upload sessions are go-containerregistry's.
+// pushes with upload sessions tied to their repository.
 type api struct {
 	store       *store
-	uploads     http.Handler
+	sessions    *uploadSessions
 	negotiation Negotiation
 	writable    bool
 }
 
-// newAPI returns the API over s; uploads go through go-containerregistry's registry into s.
+// newAPI returns the API over s.
 func newAPI(s *store, negotiation Negotiation, writable bool) *api {
-	uploads := registry.New(registry.Logger(log.New(io.Discard, "", 0)),
-		registry.WithBlobHandler(uploadBlobs{store: s}))
-	return &api{store: s, uploads: uploads, negotiation: negotiation, writable: writable}
+	return &api{store: s, sessions: newUploadSessions(), negotiation: negotiation, writable: writable}
 }
 
 // ServeHTTP routes by endpoint.
@@ -253,25 +249,6 @@ func (a *api) serveBlob(w http.ResponseWriter, r *http.Request, info requestInfo
 		r.Header.Del("Range")
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
-}
-
-// serveUpload checks what go-containerregistry's upload handler gets wrong or lacks (digest
-// syntax, cross-repository mounts) and hands the upload to it.
-func (a *api) serveUpload(w http.ResponseWriter, r *http.Request, info requestInfo) {
-	if !allowMethods(w, r, http.MethodPost, http.MethodPatch, http.MethodPut) {
-		return
-	}
-	q := r.URL.Query()
-	if d := q.Get("digest"); d != "" {
-		if _, err := v1.NewHash(d); err != nil {
-			writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, fmt.Sprintf("invalid digest %q", d))
-			return
-		}
-	}
-	if r.Method == http.MethodPost && q.Get("mount") != "" && a.mount(w, r, info) {
-		return
-	}
-	a.uploads.ServeHTTP(w, r)
 }
 
 // mount links a blob from another repository the caller may pull (201); when it cannot, the

@@ -40,7 +40,8 @@ type requestInfo struct {
 	kind RequestKind
 	// repository is the repository the request addresses, empty for ping, token and catalog.
 	repository string
-	// reference is the tag or digest of a manifest request, or the digest of a blob request.
+	// reference is the tag or digest of a manifest request, the digest of a blob request, or the
+	// session id of an upload request (empty when starting one).
 	reference string
 	// endpoint is the API the path addresses.
 	endpoint endpoint
@@ -66,7 +67,8 @@ const (
 // classify derives the request kind, endpoint, repository and reference from the method and path.
 func classify(r *http.Request) requestInfo {
 	info := classifyPath(r)
-	info.write = r.Method != http.MethodGet && r.Method != http.MethodHead
+	// Upload sessions belong to pushers, so even their status GET needs push rights.
+	info.write = r.Method != http.MethodGet && r.Method != http.MethodHead || info.endpoint == endpointUploads
 	return info
 }
 
@@ -118,7 +120,8 @@ func classifyPath(r *http.Request) requestInfo {
 	}
 	for i := n - 1; i >= 1; i-- {
 		if elems[i] == "blobs" && i+1 < n && elems[i+1] == "uploads" {
-			return requestInfo{kind: KindOther, repository: strings.Join(elems[:i], "/"), endpoint: endpointUploads}
+			return requestInfo{kind: KindOther, repository: strings.Join(elems[:i], "/"),
+				reference: strings.Join(elems[i+2:], "/"), endpoint: endpointUploads}
 		}
 	}
 	return requestInfo{kind: KindOther}

@@ -1,25 +1,20 @@
 package fakeregistry
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"sync"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // store holds the registry's blobs and manifests. go-containerregistry's registry keeps manifests in
 // a private map it serves without content negotiation, repository scoping, ordered catalogs or
-// reference checks, so manifests live here; its upload protocol (sessions, chunks, digest checks) is
-// kept and writes its blobs through store.Put.
+// reference checks, so they live here; uploads write their blobs through putBlob.
 type store struct {
 	mu    sync.RWMutex
 	blobs map[v1.Hash][]byte
@@ -265,46 +260,4 @@ func referrerDescriptor(m storedManifest) v1.Descriptor {
 // compareHash orders digests by their string form.
 func compareHash(a, b v1.Hash) int {
 	return compareStrings(a.String(), b.String())
-}
-
-// uploadBlobs adapts the store to go-containerregistry's blob handler interfaces, so its upload
-// protocol writes into the store. The repository comes from the request context, where withInfo put it.
-type uploadBlobs struct {
-	store *store
-}
-
-var (
-	_ registry.BlobHandler     = uploadBlobs{}
-	_ registry.BlobStatHandler = uploadBlobs{}
-	_ registry.BlobPutHandler  = uploadBlobs{}
-)
-
-// Get returns a blob of the request's repository.
-func (u uploadBlobs) Get(ctx context.Context, _ string, h v1.Hash) (io.ReadCloser, error) {
-	data, ok := u.store.blob(infoFrom(ctx).repository, h)
-	if !ok {
-		return nil, registry.ErrNotFound
-	}
-	return io.NopCloser(bytes.NewReader(data)), nil
-}
-
-// Stat returns the size of a blob of the request's repository.
-func (u uploadBlobs) Stat(ctx context.Context, _ string, h v1.Hash) (int64, error) {
-	data, ok := u.store.blob(infoFrom(ctx).repository, h)
-	if !ok {
-		return 0, registry.ErrNotFound
-	}
-	return int64(len(data)), nil
-}
-
-// Put stores an uploaded blob once go-containerregistry's verifying reader has read it completely;
-// a digest or size mismatch surfaces as the read error and stores nothing.
-func (u uploadBlobs) Put(ctx context.Context, _ string, h v1.Hash, rc io.ReadCloser) error {
-	defer rc.Close()
-	data, err := io.ReadAll(rc)
-	if err != nil {
-		return err
-	}
-	u.store.putBlob(infoFrom(ctx).repository, h, data)
-	return nil
 }

@@ -18,6 +18,7 @@ import (
 // serveFlags are the flags of the serve command; options turns them into fakeregistry.Options.
 type serveFlags struct {
 	catalog  string
+	layouts  []string
 	addr     string
 	tls      bool
 	hostname string
@@ -49,6 +50,7 @@ type serveFlags struct {
 // register adds the flags to fs.
 func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.catalog, "catalog", "", "catalog YAML file (empty: serve no images, e.g. for pushes)")
+	fs.StringArrayVar(&f.layouts, "layout", nil, "REPOSITORY=DIR: serve the OCI image layout in DIR under REPOSITORY (repeatable)")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:5000", "listen address")
 	fs.BoolVar(&f.tls, "tls", false, "serve HTTPS with a CA generated at start")
 	fs.StringVar(&f.hostname, "hostname", fakeregistry.DefaultTLSHostname, "extra DNS name in the serving certificate (with --tls)")
@@ -100,6 +102,38 @@ func (f *serveFlags) options() (fakeregistry.Options, error) {
 	return fakeregistry.Options{
 		Addr: f.addr, TLS: f.tls, TLSHostname: f.hostname, Auth: auth, Faults: faults, Seed: f.seed, Writable: f.writable,
 	}, nil
+}
+
+// loadCatalog builds the catalog from --catalog and --layout; nil when neither is set.
+func (f *serveFlags) loadCatalog() (*fakeregistry.Catalog, error) {
+	layouts, err := parseLayouts(f.layouts)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case f.catalog != "":
+		return fakeregistry.LoadCatalog(f.catalog, layouts...)
+	case len(layouts) > 0:
+		c, err := fakeregistry.NewCatalog(fakeregistry.CatalogSpec{Layouts: layouts})
+		if err != nil {
+			return nil, fmt.Errorf("--layout: %w", err)
+		}
+		return c, nil
+	}
+	return nil, nil
+}
+
+// parseLayouts reads REPOSITORY=DIR values of --layout.
+func parseLayouts(values []string) ([]fakeregistry.LayoutSpec, error) {
+	var out []fakeregistry.LayoutSpec
+	for _, v := range values {
+		repo, dir, ok := strings.Cut(v, "=")
+		if !ok || repo == "" || dir == "" {
+			return nil, fmt.Errorf("--layout %q: want REPOSITORY=DIR", v)
+		}
+		out = append(out, fakeregistry.LayoutSpec{Repository: repo, Path: dir})
+	}
+	return out, nil
 }
 
 // changed reports whether the user set a flag.

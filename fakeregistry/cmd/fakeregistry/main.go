@@ -45,7 +45,7 @@ func newRootCommand() *cobra.Command {
 func newServeCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--catalog FILE] [--writable] [--tls [--certs-dir DIR]] [--auth-mode MODE ...] [faults]",
+		Use:   "serve [--catalog FILE] [--layout REPOSITORY=DIR ...] [--writable] [--tls [--certs-dir DIR]] [--auth-mode MODE ...] [faults]",
 		Short: "Serve a catalog until interrupted",
 		Long: "Serve a catalog until interrupted. Request kinds for --latency and --fault-kinds: " + kindNames() +
 			". Repository patterns: path.Match globs plus ** (everything) and prefix/** (everything below prefix).",
@@ -65,10 +65,8 @@ func serve(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.catalog != "" {
-		if opts.Catalog, err = fakeregistry.LoadCatalog(f.catalog); err != nil {
-			return err
-		}
+	if opts.Catalog, err = f.loadCatalog(); err != nil {
+		return err
 	}
 	opts.Logger = slog.New(slog.DiscardHandler)
 	if f.verbose {
@@ -82,7 +80,7 @@ func serve(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	out := cmd.OutOrStdout()
 	images := reg.Catalog().Images()
 	if len(images) == 0 && !f.writable {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning: the catalog is empty and the registry is read-only: it serves nothing (pass --catalog FILE or --writable)")
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning: the catalog is empty and the registry is read-only: it serves nothing (pass --catalog FILE, --layout REPOSITORY=DIR or --writable)")
 	}
 	fmt.Fprintf(out, "serving %d images at %s (writable %t, auth %q)\n", len(images), reg.URL(), f.writable, opts.Auth.Mode)
 	if f.certsDir != "" {

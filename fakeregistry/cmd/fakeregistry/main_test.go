@@ -73,6 +73,19 @@ func TestServeStartsAndStops(t *testing.T) {
 	}
 }
 
+// parseServeFlags parses serve's flags from args, as cobra would.
+func parseServeFlags(t *testing.T, args []string) *serveFlags {
+	t.Helper()
+	var f serveFlags
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	f.changedFlags = fs.Changed
+	return &f
+}
+
 // TestServeFlags checks how flags become options, and the errors for contradictory ones.
 func TestServeFlags(t *testing.T) {
 	authFile := filepath.Join(t.TempDir(), "auth.yaml")
@@ -123,13 +136,7 @@ func TestServeFlags(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var f serveFlags
-			fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-			f.register(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			f.changedFlags = func(n string) bool { return fs.Changed(n) }
+			f := parseServeFlags(t, tc.args)
 			opts, err := f.options()
 			if tc.wantErr != "" || name == "bad auth mode" {
 				if err == nil && name == "bad auth mode" {

@@ -46,7 +46,7 @@ func run() int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newValidateCommand(), newCompareCommand(), newSchedulerCommand())
+	root.AddCommand(newRunCommand(), newValidateCommand(), newCompareCommand(), newSchedulerCommand(), newBurnCommand(), newFamilyCommand())
 	err := root.Execute()
 	if err == nil {
 		return exitOK

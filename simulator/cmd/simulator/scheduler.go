@@ -14,6 +14,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/archgate/archgate/operator/pkg/testenv"
+	"github.com/archgate/archgate/simulator/internal/procs"
 	"github.com/archgate/archgate/simulator/internal/scheduler"
 )
 
@@ -80,4 +81,23 @@ func schedulerMux() *http.ServeMux {
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	return mux
+}
+
+// newBurnCommand returns `simulator burn`: the scenarios' background load,
+// a busy loop at a share of one core (see procs.Burn).
+func newBurnCommand() *cobra.Command {
+	var share float64
+	cmd := &cobra.Command{
+		Use:    "burn --share 0.25",
+		Short:  "Keep a share of one CPU busy until stopped (started by run for scenario background load)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return procs.Burn(ctx, share)
+		},
+	}
+	cmd.Flags().Float64Var(&share, "share", 0.25, "share of one CPU to keep busy, in (0, 1]")
+	return cmd
 }

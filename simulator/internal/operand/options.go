@@ -59,14 +59,21 @@ func controllerArgs(o roles.ControllerOptions, global *types.NamespacedName) []s
 	if o.InsecureSkipTLSVerify {
 		args = append(args, "--insecure-skip-tls-verify")
 	}
-	for flag, n := range map[string]int{"--workers": o.Workers, "--inspect-workers": o.InspectWorkers} {
-		if n > 0 {
-			args = append(args, flag, strconv.Itoa(n))
+	// In a fixed order, so that the command line in the logs is stable.
+	for _, f := range []struct {
+		flag string
+		n    int
+	}{{"--workers", o.Workers}, {"--inspect-workers", o.InspectWorkers}} {
+		if f.n > 0 {
+			args = append(args, f.flag, strconv.Itoa(f.n))
 		}
 	}
-	for flag, d := range map[string]time.Duration{"--retry-base-delay": o.RetryBaseDelay, "--retry-max-delay": o.RetryMaxDelay} {
-		if d > 0 {
-			args = append(args, flag, d.String())
+	for _, f := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--retry-base-delay", o.RetryBaseDelay}, {"--retry-max-delay", o.RetryMaxDelay}} {
+		if f.d > 0 {
+			args = append(args, f.flag, f.d.String())
 		}
 	}
 	return args

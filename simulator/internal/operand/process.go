@@ -28,7 +28,8 @@ type Process struct {
 	Name string
 	// Command is the program and its arguments.
 	Command []string
-	// ReadyURL is polled (GET until 200) after each start.
+	// ReadyURL is polled (GET until 200) after each start; "" means ready
+	// once started.
 	ReadyURL string
 	// MetricsURL is scraped into Counters; "" for none.
 	MetricsURL string
@@ -106,6 +107,9 @@ func (p *Process) waitReady(ctx context.Context, done chan error) error {
 	}
 	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: time.Second}
+	if p.ReadyURL == "" {
+		return nil
+	}
 	var last error
 	for {
 		last = get(ctx, client, p.ReadyURL, io.Discard)

@@ -114,7 +114,11 @@ func (o *Operator) processes(cfg Config) error {
 			PprofURL:   base(pprof) + "/debug/pprof",
 			Counters:   o.Counters,
 			LogPath:    filepath.Join(cfg.LogDir, name+".log"),
-			OnStart:    func(pid int) { cfg.OnStart(name, pid) },
+			OnStart: func(pid int) {
+				if cfg.OnStart != nil {
+					cfg.OnStart(name, pid)
+				}
+			},
 		}, nil
 	}
 	webhook, err := newProcess(ComponentWebhook, webhookArgs(webhookOptions(cfg)))

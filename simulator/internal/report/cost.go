@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/archgate/archgate/simulator/internal/scenario"
 )
 
 // Component names of the cost accounting, besides the processes'
@@ -17,10 +19,13 @@ const (
 	// ComponentHarness is the simulator's own process when every measured
 	// component runs as a process: recorder, load generator, fake registry.
 	ComponentHarness = "harness"
+	// ComponentBackground is the scenario's deliberate background load: it
+	// is listed but not counted in a pass's total.
+	ComponentBackground = "background"
 )
 
 // componentOrder is the order components are listed in.
-var componentOrder = []string{"kube-apiserver", "etcd", ComponentScheduler, ComponentWebhook, ComponentController, ComponentHarness, "simulator"}
+var componentOrder = []string{"kube-apiserver", "etcd", ComponentScheduler, ComponentWebhook, ComponentController, ComponentHarness, "simulator", ComponentBackground}
 
 // CompareComponents orders component names: control plane, scheduler,
 // operator, harness; unknown names last, by name.
@@ -178,6 +183,9 @@ func (r *Report) writeCostText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "); apiserver %.2f writes, %.2f requests, %.1f watch events per pod\n",
 			p.Cost.APIWritesPerPod, p.Cost.APIRequestsPerPod, p.Cost.WatchEventsPerPod)
+		if len(p.Steps) > 0 {
+			fmt.Fprintf(w, "%-8s sustained %.0f pods/s (total p99 within the scenario's sustainLatency)\n", p.Name, p.SustainedRate)
+		}
 	}
 }
 
@@ -226,4 +234,24 @@ func (c *Cost) requestsPerPod(key string) float64 {
 		}
 	}
 	return 0
+}
+
+// writeStepsMarkdown writes each pass's arrival steps (arrival mode steps).
+func (r *Report) writeStepsMarkdown(w io.Writer) {
+	for _, p := range []*Pass{r.Main, r.Baseline} {
+		if p == nil || len(p.Steps) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "## Arrival steps, %s pass — sustained %.0f pods/s\n\n| rate | from | pods | unbound | total p50 | total p99 | sustained |\n|---|---|---|---|---|---|---|\n",
+			p.Name, p.SustainedRate)
+		for _, s := range p.Steps {
+			sustained := fmt.Sprint(s.Sustained)
+			if s.WarmUp {
+				sustained = "warm-up"
+			}
+			fmt.Fprintf(w, "| %.0f/s | %.0fs | %d | %d | %s | %s | %s |\n", s.Rate, s.StartSeconds, s.Pods, s.Unbound,
+				scenario.FormatValue(scenario.UnitDuration, s.TotalP50), scenario.FormatValue(scenario.UnitDuration, s.TotalP99), sustained)
+		}
+		fmt.Fprintln(w)
+	}
 }

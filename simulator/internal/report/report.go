@@ -148,6 +148,29 @@ type Pass struct {
 	DeadlineHit bool `json:"deadlineHit"`
 	// Cost is the pass's CPU, memory and apiserver requests per component.
 	Cost *Cost `json:"cost,omitempty"`
+	// Steps summarises each arrival step (arrival mode steps), and
+	// SustainedRate is the highest step rate held before the first step
+	// whose total p99 exceeded the scenario's sustainLatency.
+	Steps         []StepStats `json:"steps,omitempty"`
+	SustainedRate float64     `json:"sustainedRate,omitempty"`
+}
+
+// StepStats is one arrival step's outcome.
+type StepStats struct {
+	// Rate is the step's arrival rate; StartSeconds its start in the pass.
+	Rate         float64 `json:"rate"`
+	StartSeconds float64 `json:"startSeconds"`
+	// Pods were due in the step; Unbound of them never bound.
+	Pods    int `json:"pods"`
+	Unbound int `json:"unbound"`
+	// TotalP50 and TotalP99 are create-to-bound latencies in seconds
+	// (+Inf when more than the quantile's share never bound).
+	TotalP50 float64 `json:"totalP50"`
+	TotalP99 float64 `json:"totalP99"`
+	// Sustained is true for the steps up to the sustained rate; WarmUp
+	// steps count neither way.
+	Sustained bool `json:"sustained"`
+	WarmUp    bool `json:"warmUp,omitempty"`
 }
 
 // PerSecond counts what happened in each second of a pass.

@@ -35,6 +35,9 @@ func (r *Report) Values() map[string]float64 {
 		put(prefix+"unboundAtEnd", float64(p.UnboundAtEnd))
 		put(prefix+"recorderDrops", float64(p.Recorder.Drops))
 		put(prefix+"arrivalLag.max", p.ArrivalLagMaxSeconds)
+		if len(p.Steps) > 0 {
+			put(prefix+"sustainedRate", p.SustainedRate)
+		}
 		if c := p.Cost; c != nil {
 			put(prefix+"cost.cpuPer1kPods", c.CPUSecondsPer1kPods)
 			for _, comp := range c.Components {
@@ -56,6 +59,9 @@ func (r *Report) Values() map[string]float64 {
 	pass("baseline.", r.Baseline)
 	for k, x := range r.Ratios {
 		put("ratio."+k, x)
+	}
+	if r.Main != nil && r.Baseline != nil && r.Baseline.SustainedRate > 0 {
+		put("ratio.sustainedRate", r.Main.SustainedRate/r.Baseline.SustainedRate)
 	}
 	// The write-bound ceiling: if the apiserver's writes were all that
 	// limited the cluster, the operator's extra write per pod would bind

@@ -188,6 +188,7 @@ func (r *Report) WriteMarkdown(w io.Writer, f Files) {
 		fmt.Fprintln(w)
 	}
 	r.writeCostMarkdown(w)
+	r.writeStepsMarkdown(w)
 	fmt.Fprintf(w, "## Resources\n\n| process | CPU | peak RSS |\n|---|---|---|\n")
 	for _, p := range r.Resources.Processes {
 		fmt.Fprintf(w, "| %s | %.1fs | %s |\n", p.Name, p.CPUSeconds, FormatBytes(float64(p.PeakRSSBytes)))

@@ -182,3 +182,28 @@ func (r *run) profiledProcesses() []*operand.Process {
 	}
 	return out
 }
+
+// startBackground starts the scenario's background load, if any, as a
+// process of the simulator's own executable, for the whole run.
+func (r *run) startBackground(ctx context.Context) error {
+	b := r.s.Background
+	if b == nil {
+		return nil
+	}
+	if r.opts.SchedulerCommand == nil {
+		return fmt.Errorf("background: needs the simulator's executable (not available with --in-process)")
+	}
+	logs, err := r.logDir()
+	if err != nil {
+		return err
+	}
+	cmd := append(append([]string(nil), r.opts.SchedulerCommand...), "burn", "--share", strconv.FormatFloat(b.CPUShare, 'f', -1, 64))
+	p := &operand.Process{Name: report.ComponentBackground, Command: cmd, LogPath: filepath.Join(logs, "background.log"),
+		StopTimeout: 5 * time.Second,
+		OnStart:     func(pid int) { r.sampler.Watch(pid, report.ComponentBackground) }}
+	if err := p.Start(ctx); err != nil {
+		return fmt.Errorf("starting the background load: %w", err)
+	}
+	r.defer_(p.Stop)
+	return nil
+}

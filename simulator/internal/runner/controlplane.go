@@ -10,7 +10,9 @@ import (
 	"strings"
 	"syscall"
 
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -58,7 +60,13 @@ func (r *run) startControlPlane(ctx context.Context) error {
 		r.cfg = env.Config
 		r.rep.Environment.ControlPlane = "envtest"
 	}
-	client, err := kubernetes.NewForConfig(r.cfg)
+	// The harness creates and watches pods in protobuf, as the controllers
+	// that create pods in a cluster (ReplicaSet, Job) and kube-scheduler do:
+	// JSON would charge the apiserver an encoding no cluster pays.
+	harness := rest.CopyConfig(r.cfg)
+	harness.ContentType = k8sruntime.ContentTypeProtobuf
+	harness.AcceptContentTypes = k8sruntime.ContentTypeProtobuf + "," + k8sruntime.ContentTypeJSON
+	client, err := kubernetes.NewForConfig(harness)
 	if err != nil {
 		return err
 	}

@@ -101,7 +101,9 @@ func (r *run) cost(start, end costMark, samples []procs.Sample, pods int) *repor
 		c.Components = append(c.Components, report.ComponentCost{
 			Name: r.componentName(name), CPUSeconds: d, CPUSecondsPer1kPods: d * per1k, PeakRSSBytes: peak,
 		})
-		c.CPUSecondsPer1kPods += d * per1k
+		if name != report.ComponentBackground {
+			c.CPUSecondsPer1kPods += d * per1k
+		}
 	}
 	slices.SortFunc(c.Components, func(a, b report.ComponentCost) int { return report.CompareComponents(a.Name, b.Name) })
 	if start.api == nil || end.api == nil {

@@ -358,6 +358,17 @@ func (r *run) summarize(spec passSpec, c *creates, res recorder.Result, final []
 		}
 	}
 	p.Samples = s
+	if a := r.s.Workload.Arrival; a.Mode == scenario.ArrivalSteps {
+		due := workload.Arrivals(a, len(pods))
+		totals := make([]time.Duration, len(pods))
+		for i := range pods {
+			totals[i] = -1
+			if b := res.Pods[i].Bound; b >= 0 && c.sent[i] >= 0 {
+				totals[i] = b - c.sent[i]
+			}
+		}
+		p.Steps, p.SustainedRate = stepStats(a.Steps, due, totals, a.SustainLatency.D())
+	}
 	for _, fam := range []string{"gateHold", "schedule", "total", "create"} {
 		if xs := s.Seconds(fam); len(xs) > 0 {
 			p.Latency[fam] = stats.Summarize(xs)

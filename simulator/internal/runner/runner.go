@@ -159,6 +159,9 @@ func (r *run) execute(ctx context.Context) error {
 	if err := r.startControlPlane(ctx); err != nil {
 		return err
 	}
+	if err := r.startBackground(ctx); err != nil {
+		return err
+	}
 	r.logf("control plane ready in %.1fs (%s, Kubernetes %s)", time.Since(t).Seconds(), r.rep.Environment.ControlPlane, r.rep.Environment.KubernetesVersion)
 
 	t = time.Now()

@@ -5,6 +5,7 @@ package runner_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -64,4 +65,55 @@ func TestSmokeScenario(t *testing.T) {
 	m := rep.Main
 	t.Logf("smoke: %d pods, gate-hold p99 %.1fms, schedule p99 %.1fms, %.1f pods/s, cache hit rate %.3f",
 		m.Pods, m.Latency["gateHold"].P99*1e3, m.Latency["schedule"].P99*1e3, m.Throughput, rep.Operator.CacheHitRate)
+}
+
+// TestSmokeScenarioAsProcesses runs smoke the way make scenario does: the
+// webhook and controller as processes of the real archgate binary and the
+// scheduler as the simulator's own command, and checks the cost accounting
+// that only this mode can give: every component's CPU and memory, and the
+// apiserver's requests per pod.
+func TestSmokeScenarioAsProcesses(t *testing.T) {
+	loaded, err := scenario.Load(filepath.Join("..", "..", "..", "scenarios", "smoke.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	root := filepath.Join("..", "..", "..")
+	for name, pkg := range map[string]string{"archgate": "./operator/cmd/archgate", "simulator": "./simulator/cmd/simulator"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(bin, name), pkg)
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", name, err, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	rep, err := runner.Run(ctx, runner.Options{Scenario: loaded, Archgate: filepath.Join(bin, "archgate"),
+		SchedulerCommand: []string{filepath.Join(bin, "simulator")}})
+	if err != nil {
+		t.Fatalf("run failed: %v", err)
+	}
+	if !rep.Passed {
+		t.Errorf("smoke did not pass: errors %v, expectations %+v", rep.Errors, rep.Expectations)
+	}
+	c := rep.Main.Cost
+	if c == nil {
+		t.Fatal("main pass has no cost")
+	}
+	for _, name := range []string{"kube-apiserver", "etcd", "scheduler", "webhook", "controller", "harness"} {
+		comp, ok := c.Component(name)
+		if !ok || comp.CPUSeconds <= 0 || comp.PeakRSSBytes <= 0 {
+			t.Errorf("component %s: %+v (measured %v), want CPU and RSS", name, comp, ok)
+		}
+	}
+	// Create, gate removal, binding and the scheduler's Event: four writes
+	// per gated pod (pods pinned by nodeSelector are never gated, so a
+	// little under four).
+	if c.APIWritesPerPod < 3.5 || c.APIWritesPerPod > 4.5 {
+		t.Errorf("apiserver writes per pod = %.2f, want about 4", c.APIWritesPerPod)
+	}
+	for _, p := range procfs.Children(os.Getpid()) {
+		t.Errorf("%s (pid %d) still running after the run", p.Name, p.PID)
+	}
+	t.Logf("smoke as processes: %.1f CPU-s per 1k pods, %.2f writes per pod", c.CPUSecondsPer1kPods, c.APIWritesPerPod)
 }

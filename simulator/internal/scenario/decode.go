@@ -47,7 +47,7 @@ func decodeStrict(data []byte, out any) (*yaml.Node, []*FieldError) {
 		return &root, []*FieldError{{Value: formatValue(generic), Reason: "the document must be a mapping"}}
 	}
 	if errs := checkValue(generic, reflect.TypeOf(out), ""); len(errs) > 0 {
-		return &root, errs
+		return &root, withStringHints(&root, errs)
 	}
 	dec = json.NewDecoder(bytes.NewReader(j))
 	dec.DisallowUnknownFields()
@@ -56,6 +56,26 @@ func decodeStrict(data []byte, out any) (*yaml.Node, []*FieldError) {
 		return &root, []*FieldError{{Reason: err.Error()}}
 	}
 	return &root, nil
+}
+
+// withStringHints rewords the errors of numbers and booleans given for strings as fakeregistry
+// does, from the YAML source: the JSON the checks ran on has lost how the value was written
+// (a tag 3.10 arrives as 3.1), so only the node can say "quote it: \"3.10\"".
+func withStringHints(root *yaml.Node, errs []*FieldError) []*FieldError {
+	for i, e := range errs {
+		if e.Reason != wrongTypeReason("a string") {
+			continue
+		}
+		if hint, ok := fakeregistry.StringError(root, e.Path); ok {
+			errs[i] = hint
+		}
+	}
+	return errs
+}
+
+// wrongTypeReason is the reason checkValue gives for a value of the wrong type.
+func wrongTypeReason(want string) string {
+	return "wrong type, want " + want
 }
 
 var lineRE = regexp.MustCompile(`line (\d+)`)
@@ -102,7 +122,7 @@ func checkValue(v any, t reflect.Type, path string) []*FieldError {
 		return nil
 	}
 	wrong := func(want string) []*FieldError {
-		return []*FieldError{{Path: path, Value: formatValue(v), Reason: "wrong type, want " + want}}
+		return []*FieldError{{Path: path, Value: formatValue(v), Reason: wrongTypeReason(want)}}
 	}
 	switch t.Kind() {
 	case reflect.Struct:

@@ -106,6 +106,7 @@ func buildMetrics() []MetricInfo {
 			MetricInfo{Name: prefix + "arrivalLag.max", Unit: UnitDuration, Needs: needs, Help: "worst delay of a create behind its scheduled arrival time"},
 		)
 		out = append(out,
+			MetricInfo{Name: prefix + "sustainedRate", Unit: UnitRate, Needs: needs, Higher: true, Help: "highest arrival step rate whose total p99 held sustainLatency (arrival mode steps)"},
 			MetricInfo{Name: prefix + "cost.cpuPer1kPods", Unit: UnitDuration, Needs: needs, Help: "CPU seconds of every component per 1,000 pods over the pass"},
 			MetricInfo{Name: prefix + "cost.apiWritesPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver write requests (POST, PUT, PATCH, DELETE) per pod over the pass"},
 			MetricInfo{Name: prefix + "cost.apiRequestsPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver requests per pod over the pass"},
@@ -135,6 +136,7 @@ func buildMetrics() []MetricInfo {
 			Help: "main pass " + m + " divided by the baseline's"})
 	}
 	out = append(out,
+		MetricInfo{Name: "ratio.sustainedRate", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "main pass sustainedRate divided by the baseline's"},
 		MetricInfo{Name: "ceiling.throughput", Unit: UnitFactor, Needs: NeedsBaseline, Help: "write-bound ceiling of ratio.throughput: W/(W+1), W the baseline's apiserver writes per pod"},
 		MetricInfo{Name: "ratio.throughputOfCeiling", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "ratio.throughput divided by ceiling.throughput"},
 		MetricInfo{Name: "cacheHitRate", Unit: UnitRatio, Needs: NeedsOperator, Higher: true, Help: "inspection cache hits / lookups (operator metrics)"},

@@ -92,6 +92,17 @@ func TestParseErrors(t *testing.T) {
 			old: "  pods: 10", new: "  pods: many",
 			want: []FieldError{{Line: 17, Path: "workload.pods", Value: `"many"`, Reason: "wrong type, want an integer"}},
 		},
+		"number for a tag in the catalog": {
+			old: "tags: [v1]", new: "tags: [v1, 1.10, true]",
+			want: []FieldError{
+				{Line: 11, Path: "registry.catalog.repositories[0].images[0].tags[1]", Value: "1.10", Reason: `wrong type, want a string: YAML reads 1.10 as a float; quote it: "1.10"`},
+				{Line: 11, Path: "registry.catalog.repositories[0].images[0].tags[2]", Value: "true", Reason: `wrong type, want a string: YAML reads true as a boolean; quote it: "true"`},
+			},
+		},
+		"number for a string outside the catalog": {
+			old: "  arrival: {mode: rate, rate: 5}", new: "  arrival: {mode: 7, rate: 5}",
+			want: []FieldError{{Line: 18, Path: "workload.arrival.mode", Value: "7", Reason: `wrong type, want a string: YAML reads 7 as an integer; quote it: "7"`}},
+		},
 		"bad duration": {
 			old: "seed: 1\n", new: "seed: 1\ndeadline: 10 minutes\n",
 			want: []FieldError{{Line: 3, Path: "deadline", Value: `"10 minutes"`, Reason: "want a duration such as 200ms or 1m30s"}},

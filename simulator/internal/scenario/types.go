@@ -28,6 +28,9 @@ type Scenario struct {
 	Deadline Duration `json:"deadline,omitempty"`
 	// Scheduler tunes the embedded kube-scheduler.
 	Scheduler SchedulerSpec `json:"scheduler,omitempty"`
+	// Background is a deterministic load that shares the machine with the
+	// run, so the report shows how each pass degrades on a shared machine.
+	Background *BackgroundSpec `json:"background,omitempty"`
 	// Nodes are the node pools of the simulated cluster.
 	Nodes []NodePoolSpec `json:"nodes"`
 	// Registry is the fake registry the pods' images live in.
@@ -269,6 +272,18 @@ type ArrivalSpec struct {
 	Steps []StepSpec `json:"steps,omitempty"`
 	// Concurrency bounds the create requests in flight; default 32.
 	Concurrency int `json:"concurrency,omitempty"`
+	// SustainLatency is the total-latency p99 a step must keep to count as
+	// sustained (mode steps); default 1s. The report's sustainedRate is the
+	// highest step rate reached before the first step that misses it.
+	SustainLatency *Duration `json:"sustainLatency,omitempty"`
+}
+
+// BackgroundSpec is a busy loop run beside the scenario for its whole run.
+type BackgroundSpec struct {
+	// CPUShare is the share of one core the loop keeps busy, in (0, 1]: it
+	// spins for that share of every 10 ms period and sleeps the rest,
+	// pinned to the first CPU.
+	CPUShare float64 `json:"cpuShare"`
 }
 
 // StepSpec is one step of a steps arrival.
@@ -277,6 +292,9 @@ type StepSpec struct {
 	Rate float64 `json:"rate"`
 	// Duration of the step.
 	Duration Duration `json:"duration"`
+	// WarmUp marks a step that only warms caches and connections: it is
+	// reported but does not count for or against the sustained rate.
+	WarmUp bool `json:"warmUp,omitempty"`
 }
 
 // Event is one disturbance of the timeline: exactly one action is set.

@@ -43,6 +43,9 @@ func validate(s *Scenario) []*FieldError {
 	if p := s.Scheduler.PercentageOfNodesToScore; p < 0 || p > 100 {
 		e.add("scheduler.percentageOfNodesToScore", p, "must be within [0, 100] (0 keeps the scheduler's adaptive default)")
 	}
+	if b := s.Background; b != nil && (b.CPUShare <= 0 || b.CPUShare > 1) {
+		e.add("background.cpuShare", b.CPUShare, "must be within (0, 1]: a share of one core")
+	}
 	validateNodes(&e, s)
 	validateRegistry(&e, s)
 	validateOperator(&e, s)
@@ -362,6 +365,14 @@ func validateWorkload(e *errs, s *Scenario) {
 	if a.Mode != ArrivalSteps && len(a.Steps) > 0 {
 		e.add("workload.arrival.steps", a.Steps, "only applies to mode steps")
 	}
+	switch {
+	case a.Mode != ArrivalSteps && a.SustainLatency != nil:
+		e.add("workload.arrival.sustainLatency", *a.SustainLatency, "only applies to mode steps")
+	case a.Mode == ArrivalSteps && a.SustainLatency == nil:
+		a.SustainLatency = ptrTo(Duration(DefaultSustainLatency))
+	case a.SustainLatency != nil && *a.SustainLatency <= 0:
+		e.add("workload.arrival.sustainLatency", *a.SustainLatency, "must be greater than zero")
+	}
 	for i, st := range a.Steps {
 		p := index("workload.arrival.steps", i)
 		if st.Rate <= 0 {
@@ -377,6 +388,13 @@ func validateWorkload(e *errs, s *Scenario) {
 		e.add("workload.arrival.concurrency", a.Concurrency, "must be within [1, 1000]")
 	}
 }
+
+// DefaultSustainLatency is the total-latency p99 a step must keep by
+// default: a second, well inside clusterloader2's 5 s pod-startup SLO, so a
+// sustained rate leaves room for the kubelet's part of start-up.
+const DefaultSustainLatency = time.Second
+
+func ptrTo[T any](v T) *T { return &v }
 
 func share(e *errs, path string, v float64) {
 	if v < 0 || v > 1 {

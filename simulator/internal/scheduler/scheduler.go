@@ -53,6 +53,11 @@ func Start(ctx context.Context, restConfig *rest.Config, opts Options) (*Schedul
 	if err != nil {
 		return nil, err
 	}
+	// As kube-scheduler's createKubeConfig does: the component config's
+	// content types (protobuf by default); rate limits stay the caller's.
+	restConfig = rest.CopyConfig(restConfig)
+	restConfig.ContentType = cfg.ClientConnection.ContentType
+	restConfig.AcceptContentTypes = cfg.ClientConnection.AcceptContentTypes
 	client, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating scheduler client: %w", err)

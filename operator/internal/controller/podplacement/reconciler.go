@@ -136,11 +136,15 @@ func (o Options) withDefaults() Options {
 }
 
 // CacheOptions returns the manager cache configuration the controller needs: pods only with the
-// gated label, the global pull secret only (by namespace and name), managed fields stripped.
+// gated label and only the fields placement uses (placementView), the global pull secret only
+// (by namespace and name), managed fields stripped.
 // Placement configurations are cached whole (there are few).
 func CacheOptions(globalPullSecret *types.NamespacedName) cache.Options {
 	byObject := map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated})},
+		&corev1.Pod{}: {
+			Label:     labels.SelectorFromSet(labels.Set{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}),
+			Transform: transformPod,
+		},
 	}
 	if globalPullSecret != nil {
 		byObject[&corev1.Secret{}] = cache.ByObject{
