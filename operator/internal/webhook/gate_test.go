@@ -346,7 +346,11 @@ func FuzzSchedulingGateHandle(f *testing.F) {
 		if !resp.Allowed {
 			t.Fatalf("denied: %+v", resp.Result)
 		}
-		if len(resp.Patches) > 0 {
+		// The apiserver always sends a serialized Pod, with "metadata" and "spec" objects; the
+		// patch is only required to apply to such objects.
+		var top map[string]json.RawMessage
+		wellFormed := json.Unmarshal(data, &top) == nil && isJSONObject(top["metadata"]) && isJSONObject(top["spec"])
+		if len(resp.Patches) > 0 && wellFormed {
 			if err := resp.Complete(req); err != nil {
 				t.Fatal(err)
 			}
@@ -376,4 +380,9 @@ func FuzzSchedulingGateHandle(f *testing.F) {
 			t.Errorf("HTTP status %d", rec.Code)
 		}
 	})
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
 }

@@ -25,18 +25,22 @@ package podplacement
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	uberzap "go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,6 +87,8 @@ type suite struct {
 
 	controllerOnce    sync.Once
 	controllerMetrics *prometheus.Registry
+	// logs receives every log entry of the run, at every verbosity.
+	logs              *observer.ObservedLogs
 	controllerStarted bool
 	controllerErr     chan error
 }
@@ -95,7 +101,12 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s.ctx = ctx
-	s.log = zap.New(zap.WriteTo(os.Stderr), zap.Level(logLevel()))
+	// Everything the components log, at every verbosity, also goes to s.logs: at the end the
+	// run is searched for the credentials it used (none may appear).
+	logs, observed := observer.New(zapcore.Level(-127))
+	s.logs = observed
+	s.log = zap.New(zap.WriteTo(os.Stderr), zap.Level(logLevel()),
+		zap.RawZapOpts(uberzap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, logs) })))
 	// controller-runtime's internal API reader always logs through the global logger.
 	logf.SetLogger(s.log)
 
@@ -174,6 +185,19 @@ func run(m *testing.M) int {
 
 	s.controllerErr = make(chan error, 1)
 	code := m.Run()
+	if leaks := credentialsInLogs(logText(s.logs)); code == 0 && len(leaks) > 0 {
+		fmt.Fprintf(os.Stderr, "the components' logs contain credentials used by the tests: %q\n", leaks)
+		for _, line := range strings.Split(logText(s.logs), "\n") {
+			if len(credentialsInLogs(line)) > 0 {
+				fmt.Fprintln(os.Stderr, "  ", line)
+			}
+		}
+		code = 1
+	}
+	if code == 0 && s.controllerStarted && !strings.Contains(logText(s.logs), "Starting the pod placement controller") {
+		fmt.Fprintln(os.Stderr, "the log capture saw nothing of the controller: the credentials check proves nothing")
+		code = 1
+	}
 	cancel() // stops the controller, if a test started it
 	if s.controllerStarted {
 		if err := <-s.controllerErr; err != nil {
@@ -323,4 +347,29 @@ func startController(t *testing.T) {
 	if !s.controllerStarted {
 		t.Fatal("the controller failed to start")
 	}
+}
+
+// logText renders every observed entry (message and fields) as text, one line each.
+func logText(logs *observer.ObservedLogs) string {
+	var b strings.Builder
+	for _, e := range logs.All() {
+		fmt.Fprintf(&b, "%s %s %v\n", e.LoggerName, e.Message, e.ContextMap())
+	}
+	return b.String()
+}
+
+// credentialsInLogs returns the test credentials (passwords, and the base64 "auth" forms of the
+// users' credentials) that appear in logs.
+func credentialsInLogs(logs string) []string {
+	var found []string
+	for _, secret := range []string{
+		teamPassword, globalPassword,
+		base64.StdEncoding.EncodeToString([]byte(teamUser + ":" + teamPassword)),
+		base64.StdEncoding.EncodeToString([]byte(globalUser + ":" + globalPassword)),
+	} {
+		if strings.Contains(logs, secret) {
+			found = append(found, secret)
+		}
+	}
+	return found
 }

@@ -98,7 +98,7 @@ func TestOverlaysRender(t *testing.T) {
 				}
 			}
 			for _, want := range []string{"Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-				"Role", "RoleBinding", "Deployment", "Service", "ValidatingWebhookConfiguration"} {
+				"Role", "RoleBinding", "Deployment", "Service", "ValidatingWebhookConfiguration", "PodDisruptionBudget"} {
 				if !slices.Contains(kinds, want) {
 					t.Errorf("no %s rendered", want)
 				}
@@ -112,6 +112,14 @@ func TestOverlaysRender(t *testing.T) {
 				t.Fatal(err)
 			}
 			assertRestricted(t, d.Spec.Template.Spec)
+			// It serves failurePolicy: Fail webhooks: more than one replica, each draining.
+			if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
+				t.Errorf("operator replicas %v, want at least 2", d.Spec.Replicas)
+			}
+			assertDrains(t, d.Spec.Template.Spec)
+			if pdb := find(objs, "PodDisruptionBudget", "archgate-operator"); pdb == nil {
+				t.Error("no PodDisruptionBudget for the operator")
+			}
 			c := d.Spec.Template.Spec.Containers[0]
 			if !slices.Contains(c.Args, "--cert-provider="+wantProvider[overlay]) {
 				t.Errorf("operator args %q, want --cert-provider=%s", c.Args, wantProvider[overlay])
@@ -120,6 +128,24 @@ func TestOverlaysRender(t *testing.T) {
 				t.Error("the operator cannot find its own image: no POD_NAME from the downward API")
 			}
 		})
+	}
+}
+
+// assertDrains checks that a webhook server's pod keeps serving after it is told to stop for
+// longer than endpoint removal takes to propagate, and is given the time to finish.
+func assertDrains(t *testing.T, spec corev1.PodSpec) {
+	t.Helper()
+	c := spec.Containers[0]
+	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil || c.Lifecycle.PreStop.Sleep.Seconds < 5 {
+		t.Errorf("container %s lifecycle %+v: want a preStop sleep of at least 5s", c.Name, c.Lifecycle)
+		return
+	}
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if spec.TerminationGracePeriodSeconds != nil {
+		grace = *spec.TerminationGracePeriodSeconds
+	}
+	if grace < c.Lifecycle.PreStop.Sleep.Seconds+10 {
+		t.Errorf("termination grace %ds does not outlast the preStop sleep (%ds) by 10s", grace, c.Lifecycle.PreStop.Sleep.Seconds)
 	}
 }
 

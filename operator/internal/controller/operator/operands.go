@@ -43,6 +43,12 @@ const (
 	WebhookReplicas = 3
 	// ControllerReplicas gives the leader-elected controller a warm standby.
 	ControllerReplicas = 2
+	// WebhookDrainSeconds is the webhook's preStop delay: a terminating replica keeps serving
+	// while the apiserver and the Service proxies drop its endpoint (seconds, usually ~1-2 s),
+	// so that no admission call of a rolling update is lost and no pod is admitted ungated.
+	WebhookDrainSeconds = 10
+	// WebhookTerminationGraceSeconds outlasts the drain by the server's own graceful shutdown.
+	WebhookTerminationGraceSeconds = WebhookDrainSeconds + 20
 )
 
 // operandParams is what the component builders need from the ClusterPodPlacementConfig and the
@@ -294,6 +300,8 @@ func webhookDeployment(p operandParams) *appsv1.Deployment {
 	c := &spec.Containers[0]
 	c.Ports = append([]corev1.ContainerPort{{Name: "webhook", ContainerPort: WebhookPort, Protocol: corev1.ProtocolTCP}}, c.Ports...)
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "serving-cert", MountPath: ServingCertDir, ReadOnly: true})
+	c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: WebhookDrainSeconds}}}
+	spec.TerminationGracePeriodSeconds = ptr.To[int64](WebhookTerminationGraceSeconds)
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "serving-cert", VolumeSource: corev1.VolumeSource{
 		Secret: &corev1.SecretVolumeSource{SecretName: WebhookServingSecretName},
 	}})

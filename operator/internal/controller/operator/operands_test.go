@@ -256,3 +256,19 @@ func TestProxyEnv(t *testing.T) {
 		t.Errorf("ProxyEnv without proxy variables = %v, want nil", got)
 	}
 }
+
+// TestWebhookDrains: a terminating webhook replica keeps serving through endpoint propagation
+// (preStop sleep), and the grace period outlasts the sleep plus the server's shutdown.
+func TestWebhookDrains(t *testing.T) {
+	spec := webhookDeployment(params()).Spec.Template.Spec
+	lc := spec.Containers[0].Lifecycle
+	if lc == nil || lc.PreStop == nil || lc.PreStop.Sleep == nil || lc.PreStop.Sleep.Seconds != WebhookDrainSeconds {
+		t.Fatalf("webhook lifecycle %+v, want a preStop sleep of %ds", lc, WebhookDrainSeconds)
+	}
+	if g := spec.TerminationGracePeriodSeconds; g == nil || *g < WebhookDrainSeconds+10 {
+		t.Errorf("termination grace %v does not outlast the %ds drain by 10s", g, WebhookDrainSeconds)
+	}
+	if c := controllerDeployment(params()).Spec.Template.Spec.Containers[0]; c.Lifecycle != nil {
+		t.Errorf("the controller, which serves no admission call, got a preStop delay: %+v", c.Lifecycle)
+	}
+}

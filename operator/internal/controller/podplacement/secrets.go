@@ -106,7 +106,7 @@ func (g *globalPullSecret) Reconcile(ctx context.Context, req reconcile.Request)
 // credentials: pods are inspected with their own pull secrets only.
 func (g *globalPullSecret) read(ctx context.Context) (*credentials.Config, error) {
 	secret := &corev1.Secret{}
-	if err := g.reader.Get(ctx, g.key, secret); err != nil {
+	if err := g.reader.Get(quietContext(ctx), g.key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			logf.FromContext(ctx).V(1).Info("Global pull secret not found, inspecting without it", "secret", g.key.String())
 			return nil, nil
@@ -156,7 +156,7 @@ func (p *podSecrets) Configs(ctx context.Context, pod *corev1.Pod, log logr.Logg
 			continue
 		}
 		secret := &corev1.Secret{}
-		if err := p.reader.Get(ctx, key, secret); err != nil {
+		if err := p.reader.Get(quietContext(ctx), key, secret); err != nil {
 			if apierrors.IsNotFound(err) {
 				log.V(1).Info("Image pull secret not found, skipping it", "secret", key.String())
 				continue
@@ -180,4 +180,11 @@ func (p *podSecrets) Forget(pod *corev1.Pod) {
 	for _, ref := range pod.Spec.ImagePullSecrets {
 		p.cache.Remove(types.NamespacedName{Namespace: pod.Namespace, Name: ref.Name})
 	}
+}
+
+// quietContext is ctx without its logger, for reading Secrets: client-go's REST client logs
+// response bodies (the secret's data) through the context's logger at V(8), and no log
+// verbosity may ever write credentials. The error is returned and logged by the caller.
+func quietContext(ctx context.Context) context.Context {
+	return logr.NewContext(ctx, logr.Discard())
 }
