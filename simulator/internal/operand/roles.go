@@ -92,7 +92,7 @@ func (o *Operator) inProcess(cfg Config) {
 // controller`, with the same settings as inProcess, as flags.
 func (o *Operator) processes(cfg Config) error {
 	newProcess := func(name string, args []string) (*Process, error) {
-		ports, err := freePorts(3)
+		ports, err := FreePorts("127.0.0.1", 3)
 		if err != nil {
 			return nil, err
 		}
@@ -148,8 +148,9 @@ func burstOrDefault(b int) int {
 	return roles.DefaultBurst
 }
 
-// freePorts asks the kernel for n free TCP ports on 127.0.0.1.
-func freePorts(n int) ([]int, error) {
+// FreePorts asks the kernel for n free TCP ports on host, held open
+// together so that they differ.
+func FreePorts(host string, n int) ([]int, error) {
 	var out []int
 	var lns []net.Listener
 	defer func() {
@@ -158,7 +159,7 @@ func freePorts(n int) ([]int, error) {
 		}
 	}()
 	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			return nil, err
 		}

@@ -24,8 +24,9 @@ const (
 	ComponentBackground = "background"
 )
 
-// componentOrder is the order components are listed in.
-var componentOrder = []string{"kube-apiserver", "etcd", ComponentScheduler, ComponentWebhook, ComponentController, ComponentHarness, "simulator", ComponentBackground}
+// componentOrder is the order components are listed in: the components
+// expectations may name (scenario.CostComponents), then the background load.
+var componentOrder = append(slices.Clone(scenario.CostComponents), ComponentBackground)
 
 // CompareComponents orders component names: control plane, scheduler,
 // operator, harness; unknown names last, by name.

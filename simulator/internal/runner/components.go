@@ -88,12 +88,11 @@ func (r *run) schedulerProcess(opts scheduler.Options) (*operand.Process, error)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := operand.FreePorts("127.0.0.1", 1)
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	cmd := append(append([]string(nil), r.opts.SchedulerCommand...), "scheduler", "--kubeconfig", kc, "--bind-address", addr,
 		"--percentage-of-nodes-to-score", strconv.Itoa(int(opts.PercentageOfNodesToScore)))
 	if opts.DisableEvents {

@@ -142,9 +142,11 @@ func (r *run) startOperator(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if cfg.WebhookPort, err = freePort(cfg.WebhookHost); err != nil {
+	ports, err := operand.FreePorts(cfg.WebhookHost, 1)
+	if err != nil {
 		return err
 	}
+	cfg.WebhookPort = ports[0]
 	if r.opts.Archgate != "" {
 		cfg.Binary = r.opts.Archgate
 		if cfg.Kubeconfig, err = r.kubeconfig(); err != nil {
@@ -393,16 +395,6 @@ func latency(l scenario.LatencySpec) fakeregistry.Latency {
 	default:
 		return fakeregistry.LogNormalLatency(l.P50.D(), l.P99.D())
 	}
-}
-
-// freePort asks the kernel for a free TCP port on host.
-func freePort(host string) (int, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 func randomHex(n int) string {
