@@ -54,7 +54,6 @@ type Registry struct {
 	serveDone chan struct{}
 	closeOnce sync.Once
 	closeErr  error
-	stopWatch func() bool
 	// mu guards closing; inflight counts requests admitted before closing.
 	mu       sync.Mutex
 	closing  bool
@@ -120,7 +119,15 @@ func Start(ctx context.Context, opts Options) (*Registry, error) {
 		r.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{r.tls.server}, MinVersion: tls.VersionTLS12}
 	}
 	go r.serve()
-	r.stopWatch = context.AfterFunc(ctx, func() { _ = r.Close() })
+	// A goroutine rather than context.AfterFunc: with ctx already cancelled AfterFunc would run
+	// Close before Start has stored what Close reads.
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = r.Close()
+		case <-r.done:
+		}
+	}()
 	r.log.Info("fake registry started", "host", r.Host(), "tls", r.tls != nil, "authMode", string(opts.Auth.Mode),
 		"images", len(opts.Catalog.images))
 	return r, nil
@@ -144,7 +151,6 @@ func (r *Registry) serve() {
 // connection and waits for running handlers to return. It is safe to call more than once.
 func (r *Registry) Close() error {
 	r.closeOnce.Do(func() {
-		r.stopWatch()
 		r.mu.Lock()
 		r.closing = true
 		r.mu.Unlock()
