@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"golang.org/x/sync/singleflight"
+	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/credentials"
@@ -276,4 +277,47 @@ func joinIdentities(ids []credentials.Identity) string {
 		b.WriteString(string(id))
 	}
 	return b.String()
+}
+
+// PublicResult is a cached result that was read without credentials: the registry serves the
+// image to anyone, so any pod may be placed with it. The pod placement controller publishes these
+// for the webhook (see package knownimages).
+type PublicResult struct {
+	// Ref is the canonical reference (CanonicalReference).
+	Ref string `json:"ref"`
+	// Architectures and AnyArchitecture are those of Result.
+	Architectures   []string `json:"architectures,omitempty"`
+	AnyArchitecture bool     `json:"anyArchitecture,omitempty"`
+	// Expires is when the entry stops being served; nil for a digest kept until evicted.
+	Expires *time.Time `json:"expires,omitempty"`
+}
+
+// PublicResults returns the live entries read anonymously, least recently used first, without
+// changing their recency. Only anonymous results may leave the cache: a result read with a
+// credential must never reach a pod that does not hold it.
+func (c *CachingInspector) PublicResults() []PublicResult {
+	now := time.Now()
+	var out []PublicResult
+	for _, lru := range []*expirable.LRU[cacheKey, *cacheEntry]{c.digests, c.tags} {
+		for _, k := range lru.Keys() {
+			if k.id != credentials.Anonymous {
+				continue
+			}
+			e, ok := lru.Peek(k)
+			if !ok || (!e.expires.IsZero() && !now.Before(e.expires)) {
+				continue
+			}
+			p := PublicResult{Ref: k.ref, Architectures: slices.Clone(e.result.Architectures), AnyArchitecture: e.result.AnyArchitecture}
+			if !e.expires.IsZero() {
+				p.Expires = ptr.To(e.expires.UTC().Truncate(time.Second))
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Result returns the result the entry stands for, read anonymously.
+func (p PublicResult) Result() Result {
+	return Result{Architectures: slices.Clone(p.Architectures), AnyArchitecture: p.AnyArchitecture, Identity: credentials.Anonymous}
 }

@@ -592,3 +592,33 @@ func BenchmarkCachedArchitectures(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
 }
+
+func TestPublicResultsHoldOnlyAnonymousLiveEntries(t *testing.T) {
+	alice := cred("alice")
+	fake := newFakeRegistry()
+	fake.add("registry.example/public:1", fakeImage{readers: []credentials.Identity{credentials.Anonymous}, archs: []string{"arm64"}, digest: digestA})
+	fake.add("registry.example/private:1", fakeImage{readers: []credentials.Identity{alice.Identity()}, archs: []string{"amd64"}})
+	c := NewCachingInspector(fake, CacheOptions{TTL: time.Hour})
+	ctx := context.Background()
+	if _, err := c.Architectures(ctx, "registry.example/public:1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Architectures(ctx, "registry.example/private:1", credentials.Candidates{alice}); err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	for _, p := range c.PublicResults() {
+		refs = append(refs, p.Ref)
+		if p.Ref == "registry.example/public:1" && (p.Expires == nil || !p.Expires.After(time.Now())) {
+			t.Errorf("tag entry expires at %v, want a time in the future", p.Expires)
+		}
+	}
+	want := []string{"registry.example/public@" + digestA, "registry.example/public:1"}
+	if diff := cmp.Diff(want, refs); diff != "" {
+		t.Errorf("public results (-want +got):\n%s", diff)
+	}
+	c.Purge()
+	if got := c.PublicResults(); len(got) != 0 {
+		t.Errorf("public results after Purge = %v, want none", got)
+	}
+}

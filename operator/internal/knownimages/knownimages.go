@@ -1,0 +1,118 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package knownimages carries the architectures of images the pod placement controller has
+// inspected anonymously to the webhook, so that the webhook can place a pod at admission when it
+// knows every one of its images: the pod then never carries the scheduling gate and costs the
+// apiserver no gate-removal write (docs/performance.md).
+//
+// The controller's leader publishes its cache's public results (inspect.PublicResult) in one
+// ConfigMap of the operator's namespace (Publisher); the webhook replicas watch it (Store). Only
+// anonymous results are published: a result read with a pod's credentials must never serve a pod
+// without them. Entries keep the controller's expiry, so a re-pushed tag is served no longer by
+// the webhook than by the controller.
+package knownimages
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/archgate/archgate/operator/internal/inspect"
+)
+
+// Well-known names of the published ConfigMap.
+const (
+	// DefaultConfigMapName is the ConfigMap the operator renders into both components' arguments.
+	DefaultConfigMapName = "archgate-known-images"
+	// DataKey is the ConfigMap key that holds the JSON document.
+	DataKey = "images.json"
+	// MaxDataBytes keeps the document well under the 1 MiB object limit of etcd; the least
+	// recently used entries are left out past it (the webhook then gates their pods, as before).
+	MaxDataBytes = 768 << 10
+)
+
+// document is the JSON form of the published entries.
+type document struct {
+	// Entries are the public results, least recently used first.
+	Entries []inspect.PublicResult `json:"entries"`
+}
+
+// Encode returns the document for entries (least recently used first), dropping the oldest
+// entries until it fits in maxBytes, and the number of entries kept.
+func Encode(entries []inspect.PublicResult, maxBytes int) ([]byte, int, error) {
+	from := 0
+	for {
+		b, err := json.Marshal(document{Entries: entries[from:]})
+		if err != nil {
+			return nil, 0, fmt.Errorf("encoding %d known images: %w", len(entries)-from, err)
+		}
+		if len(b) <= maxBytes || from == len(entries) {
+			return b, len(entries) - from, nil
+		}
+		// Drop the share of entries by which the document is too large, at least one.
+		over := float64(len(b)-maxBytes) / float64(len(b))
+		from = min(len(entries), from+max(1, int(over*float64(len(entries)-from)+0.5)))
+	}
+}
+
+// Index answers which architectures a known image supports. The zero value knows nothing; an
+// Index is immutable once built.
+type Index struct {
+	entries map[string]inspect.PublicResult
+}
+
+// Parse builds an Index from a published document. An error names the key and the problem.
+func Parse(data string) (*Index, error) {
+	var doc document
+	if err := json.Unmarshal([]byte(data), &doc); err != nil {
+		return nil, fmt.Errorf("parsing key %s: %w", DataKey, err)
+	}
+	ix := &Index{entries: make(map[string]inspect.PublicResult, len(doc.Entries))}
+	for i, e := range doc.Entries {
+		ref, _, err := inspect.CanonicalReference(e.Ref)
+		if err != nil || ref != e.Ref {
+			return nil, fmt.Errorf("parsing key %s: entries[%d].ref %q is not a canonical image reference", DataKey, i, e.Ref)
+		}
+		ix.entries[ref] = e
+	}
+	return ix, nil
+}
+
+// Len returns the number of entries, expired ones included.
+func (ix *Index) Len() int {
+	if ix == nil {
+		return 0
+	}
+	return len(ix.entries)
+}
+
+// Lookup returns the result for image (any reference form) when it is known and not expired at
+// now. The Result's Identity is credentials.Anonymous.
+func (ix *Index) Lookup(image string, now time.Time) (inspect.Result, bool) {
+	if ix == nil {
+		return inspect.Result{}, false
+	}
+	ref, _, err := inspect.CanonicalReference(image)
+	if err != nil {
+		return inspect.Result{}, false
+	}
+	e, ok := ix.entries[ref]
+	if !ok || (e.Expires != nil && !now.Before(*e.Expires)) {
+		return inspect.Result{}, false
+	}
+	return e.Result(), true
+}

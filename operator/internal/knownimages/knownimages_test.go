@@ -1,0 +1,222 @@
+package knownimages
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/archgate/archgate/operator/internal/credentials"
+	"github.com/archgate/archgate/operator/internal/inspect"
+)
+
+func entry(ref string, archs ...string) inspect.PublicResult {
+	return inspect.PublicResult{Ref: ref, Architectures: archs}
+}
+
+func entries(n int) []inspect.PublicResult {
+	out := make([]inspect.PublicResult, n)
+	for i := range out {
+		out[i] = entry(fmt.Sprintf("registry.example/app/svc-%04d:v1", i), "amd64", "arm64")
+	}
+	return out
+}
+
+func TestEncodeKeepsTheNewestEntriesWithinTheLimit(t *testing.T) {
+	tests := map[string]struct {
+		n, maxBytes int
+		wantAll     bool
+	}{
+		"everything fits":       {n: 50, maxBytes: MaxDataBytes, wantAll: true},
+		"nothing to publish":    {n: 0, maxBytes: 100, wantAll: true},
+		"half fits":             {n: 200, maxBytes: 8 << 10},
+		"not even one entry":    {n: 3, maxBytes: 10},
+		"limit of one document": {n: 20_000, maxBytes: MaxDataBytes},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			in := entries(tc.n)
+			data, kept, err := Encode(in, tc.maxBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc document
+			if err := json.Unmarshal(data, &doc); err != nil {
+				t.Fatalf("document does not parse: %v", err)
+			}
+			if len(doc.Entries) != kept {
+				t.Fatalf("kept = %d, document has %d entries", kept, len(doc.Entries))
+			}
+			if tc.wantAll && kept != tc.n {
+				t.Fatalf("kept %d of %d entries, want all", kept, tc.n)
+			}
+			if !tc.wantAll && (kept >= tc.n || (kept > 0 && len(data) > tc.maxBytes)) {
+				t.Fatalf("kept %d of %d entries in %d bytes, limit %d", kept, tc.n, len(data), tc.maxBytes)
+			}
+			if kept > 0 && doc.Entries[kept-1].Ref != in[len(in)-1].Ref {
+				t.Errorf("last entry = %s, want the most recently used %s", doc.Entries[kept-1].Ref, in[len(in)-1].Ref)
+			}
+		})
+	}
+}
+
+func TestParseRejectsInvalidDocuments(t *testing.T) {
+	tests := map[string]struct {
+		data    string
+		wantErr string
+	}{
+		"not JSON":          {data: "{", wantErr: "parsing key images.json"},
+		"short reference":   {data: `{"entries":[{"ref":"nginx"}]}`, wantErr: `entries[0].ref "nginx" is not a canonical`},
+		"invalid reference": {data: `{"entries":[{"ref":"Bad:Ref:"}]}`, wantErr: `entries[0].ref "Bad:Ref:"`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(tc.data)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Parse error = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestIndexLookup(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	doc, _, err := Encode([]inspect.PublicResult{
+		{Ref: "docker.io/library/nginx:latest", Architectures: []string{"amd64", "arm64"}, Expires: ptr.To(now.Add(time.Minute))},
+		{Ref: "registry.example/old:v1", Architectures: []string{"amd64"}, Expires: ptr.To(now)},
+		{Ref: "registry.example/bundle@sha256:" + strings.Repeat("a", 64), AnyArchitecture: true},
+	}, MaxDataBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Parse(string(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		image   string
+		want    []string
+		wantAny bool
+		wantOK  bool
+	}{
+		"short name of a known image": {image: "nginx", want: []string{"amd64", "arm64"}, wantOK: true},
+		"canonical name":              {image: "docker.io/library/nginx:latest", want: []string{"amd64", "arm64"}, wantOK: true},
+		"expired at now":              {image: "registry.example/old:v1"},
+		"digest kept until evicted":   {image: "registry.example/bundle@sha256:" + strings.Repeat("a", 64), wantAny: true, wantOK: true},
+		"unknown tag":                 {image: "nginx:1.27"},
+		"invalid reference":           {image: "Bad:Ref:"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, ok := ix.Lookup(tc.image, now)
+			if ok != tc.wantOK {
+				t.Fatalf("Lookup(%q) ok = %v, want %v", tc.image, ok, tc.wantOK)
+			}
+			if !ok {
+				return
+			}
+			if strings.Join(got.Architectures, ",") != strings.Join(tc.want, ",") || got.AnyArchitecture != tc.wantAny {
+				t.Errorf("Lookup(%q) = %v any=%v, want %v any=%v", tc.image, got.Architectures, got.AnyArchitecture, tc.want, tc.wantAny)
+			}
+			if got.Identity != credentials.Anonymous {
+				t.Errorf("Identity = %q, want anonymous", got.Identity)
+			}
+		})
+	}
+	var empty *Index
+	if _, ok := empty.Lookup("nginx", now); ok {
+		t.Error("a nil index knows an image")
+	}
+}
+
+func TestStoreForgetsEverythingOnAnInvalidDocument(t *testing.T) {
+	s := NewStore(types.NamespacedName{Namespace: "ns", Name: DefaultConfigMapName}, logr.Discard())
+	valid, _, _ := Encode([]inspect.PublicResult{entry("docker.io/library/nginx:latest", "amd64")}, MaxDataBytes)
+	s.Set(&corev1.ConfigMap{Data: map[string]string{DataKey: string(valid)}})
+	if _, ok := s.Lookup("nginx", time.Now()); !ok {
+		t.Fatal("the store does not know a published image")
+	}
+	s.Set(&corev1.ConfigMap{Data: map[string]string{DataKey: "{"}})
+	if _, ok := s.Lookup("nginx", time.Now()); ok || s.Len() != 0 {
+		t.Fatal("the store still serves entries after an invalid document")
+	}
+}
+
+type staticSource []inspect.PublicResult
+
+func (s *staticSource) PublicResults() []inspect.PublicResult {
+	return append([]inspect.PublicResult(nil), *s...)
+}
+
+func TestPublisherWritesOnlyChangesAndOnlyAnonymousRegistries(t *testing.T) {
+	key := types.NamespacedName{Namespace: "archgate", Name: DefaultConfigMapName}
+	applies := 0
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			applies++
+			return c.Apply(ctx, obj, opts...)
+		},
+	}).Build()
+	global := credentials.NewKeyring(mustConfig(t, `{"auths":{"private.example":{"auth":"dTpw"}}}`))
+	src := &staticSource{entry("docker.io/library/nginx:latest", "amd64"), entry("private.example/team/app:v1", "arm64")}
+	p := NewPublisher(PublisherOptions{
+		Client: c, Key: key, Source: src, Log: logr.Discard(),
+		GlobalKeyring: func(context.Context) (*credentials.Keyring, error) { return global, nil },
+	})
+	ctx := t.Context()
+	for range 2 {
+		if err := p.Publish(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if applies != 1 {
+		t.Fatalf("%d writes for one unchanged content, want 1", applies)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, key, cm); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Parse(cm.Data[DataKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ix.Lookup("nginx", time.Now()); !ok {
+		t.Error("the public image of an anonymous registry is not published")
+	}
+	if _, ok := ix.Lookup("private.example/team/app:v1", time.Now()); ok {
+		t.Error("an image of a registry the global pull secret covers is published")
+	}
+	*src = append(*src, entry("docker.io/library/busybox:latest", "s390x"))
+	if err := p.Publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if applies != 2 {
+		t.Fatalf("%d writes after a change, want 2", applies)
+	}
+}
+
+func mustConfig(t *testing.T, dockerConfigJSON string) *credentials.Config {
+	t.Helper()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "archgate", Name: "global"},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(dockerConfigJSON)},
+	}
+	cfg, err := credentials.ParseSecret(secret, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cfg
+}

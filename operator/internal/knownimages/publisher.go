@@ -1,0 +1,183 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package knownimages
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/archgate/archgate/operator/internal/credentials"
+	"github.com/archgate/archgate/operator/internal/inspect"
+)
+
+// DefaultPublishInterval is how often the publisher compares the cache with what it last wrote.
+// A write happens only when the public results changed, so a warm cluster writes nothing; a new
+// image reaches the webhook within about this long, and its pods are gated until then.
+const DefaultPublishInterval = time.Second
+
+// FieldManager is the server-side apply field manager of the publisher's writes.
+const FieldManager = "archgate-known-images"
+
+// Source gives the results to publish, least recently used first (inspect.CachingInspector).
+type Source interface {
+	PublicResults() []inspect.PublicResult
+}
+
+// PublisherOptions configure a Publisher.
+type PublisherOptions struct {
+	// Client writes the ConfigMap (server-side apply: one request whether it exists or not).
+	Client client.Client
+	// Key names the ConfigMap.
+	Key types.NamespacedName
+	// Source is the controller's cache.
+	Source Source
+	// GlobalKeyring returns the global pull secret's keyring; nil without a global pull secret.
+	// Entries of registries it has credentials for are not published: the controller inspects
+	// those with the credential even for a pod without imagePullSecrets, so an anonymous result
+	// is not what it would use.
+	GlobalKeyring func(context.Context) (*credentials.Keyring, error)
+	// Interval is DefaultPublishInterval when zero; MaxBytes is MaxDataBytes when zero.
+	Interval time.Duration
+	MaxBytes int
+	// Labels are set on the ConfigMap (the operator's managed-by labels).
+	Labels map[string]string
+	Log    logr.Logger
+	// Metrics receives the publisher's metrics; fresh, unregistered ones when nil.
+	Metrics *PublisherMetrics
+}
+
+// Publisher writes the controller's public results into the ConfigMap the webhook watches. It
+// runs on the leader only: the standby's cache is cold.
+type Publisher struct {
+	opts PublisherOptions
+	last []byte
+}
+
+var _ manager.LeaderElectionRunnable = (*Publisher)(nil)
+
+// NewPublisher returns a publisher; add it to the controller's manager.
+func NewPublisher(opts PublisherOptions) *Publisher {
+	opts.Interval = cmp.Or(opts.Interval, DefaultPublishInterval)
+	opts.MaxBytes = cmp.Or(opts.MaxBytes, MaxDataBytes)
+	if opts.Metrics == nil {
+		opts.Metrics = NewPublisherMetrics()
+	}
+	return &Publisher{opts: opts}
+}
+
+// NeedLeaderElection is true: one writer, the replica whose cache is warm.
+func (p *Publisher) NeedLeaderElection() bool { return true }
+
+// Start publishes every Interval until ctx ends. A failed write is logged and tried again at the
+// next tick; it never stops the controller (the webhook then gates pods, as without publishing).
+func (p *Publisher) Start(ctx context.Context) error {
+	t := time.NewTicker(p.opts.Interval)
+	defer t.Stop()
+	for {
+		if err := p.Publish(ctx); err != nil && ctx.Err() == nil {
+			p.opts.Log.Error(err, "Failed to publish the known images, retrying", "configMap", p.opts.Key)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Publish writes the current public results when they differ from the last ones written.
+func (p *Publisher) Publish(ctx context.Context) error {
+	entries, err := p.publishable(ctx)
+	if err != nil {
+		return err
+	}
+	data, kept, err := Encode(entries, p.opts.MaxBytes)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(data, p.last) {
+		return nil
+	}
+	cm := corev1ac.ConfigMap(p.opts.Key.Name, p.opts.Key.Namespace).
+		WithLabels(p.opts.Labels).
+		WithData(map[string]string{DataKey: string(data)})
+	if err := p.opts.Client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		p.opts.Metrics.writes.WithLabelValues("error").Inc()
+		return fmt.Errorf("applying ConfigMap %s: %w", p.opts.Key, err)
+	}
+	p.opts.Metrics.writes.WithLabelValues("success").Inc()
+	p.opts.Metrics.entries.Set(float64(kept))
+	p.last = data
+	return nil
+}
+
+// publishable returns the public results a pod without imagePullSecrets would be placed with.
+func (p *Publisher) publishable(ctx context.Context) ([]inspect.PublicResult, error) {
+	entries := p.opts.Source.PublicResults()
+	if p.opts.GlobalKeyring == nil {
+		return entries, nil
+	}
+	keyring, err := p.opts.GlobalKeyring(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the global pull secret: %w", err)
+	}
+	return slices.DeleteFunc(entries, func(e inspect.PublicResult) bool {
+		creds, err := keyring.Lookup(e.Ref)
+		return err != nil || len(creds) > 0
+	}), nil
+}
+
+// PublisherMetrics are the publisher's Prometheus collectors.
+type PublisherMetrics struct {
+	writes  *prometheus.CounterVec
+	entries prometheus.Gauge
+}
+
+// NewPublisherMetrics returns unregistered metrics.
+func NewPublisherMetrics() *PublisherMetrics {
+	return &PublisherMetrics{
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "archgate_placement_known_images_writes_total",
+			Help: "Writes of the known-images ConfigMap the webhook places pods from, by result (success, error).",
+		}, []string{"result"}),
+		entries: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "archgate_placement_known_images",
+			Help: "Images in the known-images ConfigMap at its last write.",
+		}),
+	}
+}
+
+// Register registers the collectors with reg.
+func (m *PublisherMetrics) Register(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.writes, m.entries} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
