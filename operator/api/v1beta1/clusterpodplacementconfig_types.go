@@ -99,10 +99,37 @@ type ClusterPodPlacementConfigSpec struct {
 	// +optional
 	RegistryCertsConfigmapRef *NamespacedObjectReference `json:"registryCertsConfigmapRef,omitempty"`
 
+	// admissionPlacement lets the webhook place a pod at admission, without the scheduling gate,
+	// when the controller has recently inspected every one of the pod's images without
+	// credentials and the pod has no imagePullSecrets: the pod gets the node affinity, labels and
+	// annotations the controller would write, and costs the cluster no gate-removal write. The
+	// controller publishes those images in the ConfigMap archgate-known-images of the operator's
+	// namespace. Every other pod is gated as before. Disable it when another mutating webhook
+	// changes pod images after archgate's.
+	// +optional
+	// +kubebuilder:default=Enabled
+	AdmissionPlacement AdmissionPlacementPolicy `json:"admissionPlacement,omitempty"`
+
 	// imageInspection tunes how the pod placement controller inspects images.
 	// +optional
 	// +kubebuilder:default={}
 	ImageInspection *ImageInspection `json:"imageInspection,omitempty"`
+}
+
+// AdmissionPlacementPolicy says whether the webhook places pods at admission.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type AdmissionPlacementPolicy string
+
+// Values of AdmissionPlacementPolicy.
+const (
+	AdmissionPlacementEnabled  AdmissionPlacementPolicy = "Enabled"
+	AdmissionPlacementDisabled AdmissionPlacementPolicy = "Disabled"
+)
+
+// AdmissionPlacementEnabled reports whether admission placement is on; unset means the default,
+// Enabled.
+func (s *ClusterPodPlacementConfigSpec) AdmissionPlacementEnabled() bool {
+	return s.AdmissionPlacement != AdmissionPlacementDisabled
 }
 
 // NamespacedObjectReference names an object in a namespace.

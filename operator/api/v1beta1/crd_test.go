@@ -284,7 +284,8 @@ func TestClusterPodPlacementConfigDefaults(t *testing.T) {
 		t.Fatalf("unexpected errors: %v", errs)
 	}
 	wantSpec := map[string]any{
-		"logVerbosity": "Normal",
+		"logVerbosity":       "Normal",
+		"admissionPlacement": string(v1beta1.AdmissionPlacementEnabled),
 		"imageInspection": map[string]any{
 			"cacheSize":  int64(v1beta1.DefaultImageCacheSize),
 			"cacheTTL":   "10m",

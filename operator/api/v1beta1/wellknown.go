@@ -40,6 +40,9 @@ const (
 	LabelValueGated = "gated"
 	// LabelValueRemoved is the value of LabelSchedulingGate after the controller removed the gate.
 	LabelValueRemoved = "removed"
+	// LabelValueAdmission is the value of LabelSchedulingGate on a pod the webhook placed at
+	// admission: every image was known, so the pod never carried the gate.
+	LabelValueAdmission = "admission"
 
 	// LabelPlacement records what the pod placement controller did to a pod; its values are the
 	// PlacementXxx constants.

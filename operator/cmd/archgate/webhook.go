@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // newWebhookCmd returns `archgate webhook`: the scheduling-gate mutating admission webhook.
@@ -46,5 +47,7 @@ func newWebhookCmd(g *globalFlags) *cobra.Command {
 	fs.IntVar(&opts.Port, "port", roles.DefaultWebhookPort, "TLS port of the webhook.")
 	fs.StringVar(&opts.CertDir, "cert-dir", roles.DefaultWebhookCertDir, "Directory with the serving certificate ("+roles.TLSCertName+", "+roles.TLSKeyName+").")
 	fs.StringVar(&opts.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the operator, whose pods are never gated (default $POD_NAMESPACE).")
+	fs.StringVar(&opts.KnownImagesConfigMap, settings.FlagKnownImagesConfigMap, "",
+		"ConfigMap of --operator-namespace with the images the controller inspected anonymously: a pod whose images are all in it is placed at admission, without the gate; empty gates every pod.")
 	return cmd
 }

@@ -16,7 +16,9 @@ limitations under the License.
 
 // Package webhook holds the scheduling-gate mutating admission webhook: on pod CREATE it adds the
 // multiarch.openshift.io/scheduling-gate scheduling gate and the gated label, as a minimal JSON
-// patch. It is stateless and never talks to a registry or the apiserver.
+// patch — or, with admission placement on, places a pod whose images the controller has already
+// inspected anonymously (place.go). It never talks to a registry; with admission placement it
+// reads the published images and the placement configurations from its informers.
 package webhook
 
 import (
@@ -30,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -83,11 +86,24 @@ type Options struct {
 	OperatorNamespace string
 	// Metrics records the handler's metrics. Nil means a fresh, unregistered set.
 	Metrics *Metrics
+	// Known turns admission placement on (place.go): the images the controller published. Nil
+	// gates every pod.
+	Known KnownImages
+	// Configs reads the placement configurations (a cached client); required with Known.
+	Configs client.Reader
+	// Now is the clock that expires published images; time.Now when nil.
+	Now func() time.Time
 }
 
 func (o Options) withDefaults() Options {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Configs == nil {
+		o.Known = nil
 	}
 	return o
 }
@@ -119,14 +135,18 @@ func NewSchedulingGate(scheme *runtime.Scheme, opts Options) *SchedulingGate {
 
 // decision is what the handler decided about one request, for metrics and logs.
 type decision struct {
-	skip SkipReason // set when the pod was let through unchanged
-	err  error      // set when the pod could not be evaluated (skip is SkipUndecodable)
+	skip   SkipReason        // set when the pod was let through unchanged
+	err    error             // set when the pod could not be evaluated (skip is SkipUndecodable)
+	placed placement.Outcome // set when the pod was placed at admission instead of gated
+	// placeErr is set when admission placement failed to read its configurations; the pod was
+	// gated.
+	placeErr error
 }
 
 // Handle gates a new pod, or lets it through unchanged; it never denies a request.
 func (h *SchedulingGate) Handle(ctx context.Context, req admission.Request) admission.Response {
 	start := time.Now()
-	resp, d := h.handle(req)
+	resp, d := h.handle(ctx, req)
 	h.opts.Metrics.observe(d, time.Since(start))
 
 	log := logf.FromContext(ctx)
@@ -136,13 +156,18 @@ func (h *SchedulingGate) Handle(ctx context.Context, req admission.Request) admi
 			"namespace", req.Namespace, "name", req.Name, "uid", req.UID, "reason", d.skip)
 	case d.skip != "":
 		log.V(3).Info("Pod not gated", "namespace", req.Namespace, "name", req.Name, "reason", d.skip)
+	case d.placed != "":
+		log.V(3).Info("Pod placed at admission", "namespace", req.Namespace, "name", req.Name, "outcome", d.placed)
 	default:
+		if d.placeErr != nil {
+			log.Error(d.placeErr, "Failed to place the pod at admission, gating it", "namespace", req.Namespace, "name", req.Name)
+		}
 		log.V(3).Info("Pod gated", "namespace", req.Namespace, "name", req.Name)
 	}
 	return resp
 }
 
-func (h *SchedulingGate) handle(req admission.Request) (admission.Response, decision) {
+func (h *SchedulingGate) handle(ctx context.Context, req admission.Request) (admission.Response, decision) {
 	if req.Operation != admissionv1.Create || req.Kind.Group != "" || req.Kind.Kind != "Pod" || req.SubResource != "" {
 		return admission.Allowed(""), decision{skip: SkipNotPodCreate}
 	}
@@ -163,7 +188,11 @@ func (h *SchedulingGate) handle(req admission.Request) (admission.Response, deci
 	if reason := skipReason(pod); reason != "" {
 		return admission.Allowed(""), decision{skip: reason}
 	}
-	return admission.Patched("", gatePatch(pod)...), decision{}
+	ops, outcome, placed, err := h.placeAtAdmission(ctx, pod)
+	if placed {
+		return admission.Patched("", ops...), decision{placed: outcome}
+	}
+	return admission.Patched("", gatePatch(pod)...), decision{placeErr: err}
 }
 
 // skipReason returns why the pod must not be gated, or "".
@@ -184,15 +213,7 @@ func skipReason(pod *corev1.Pod) SkipReason {
 // gatePatch returns the JSON patch operations that add the gate and the gated label, and nothing
 // else: a missing labels map or schedulingGates list is added whole, otherwise one member is added.
 func gatePatch(pod *corev1.Pod) []jsonpatch.JsonPatchOperation {
-	var ops []jsonpatch.JsonPatchOperation
-	switch value, ok := pod.Labels[v1beta1.LabelSchedulingGate]; {
-	case pod.Labels == nil:
-		ops = append(ops, jsonpatch.NewOperation("add", "/metadata/labels",
-			map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}))
-	case !ok || value != v1beta1.LabelValueGated:
-		ops = append(ops, jsonpatch.NewOperation("add", "/metadata/labels/"+escapeJSONPointer(v1beta1.LabelSchedulingGate),
-			v1beta1.LabelValueGated))
-	}
+	ops := setMapEntries(pod.Labels, "/metadata/labels", map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated})
 	gate := corev1.PodSchedulingGate{Name: v1beta1.SchedulingGateName}
 	if len(pod.Spec.SchedulingGates) == 0 {
 		ops = append(ops, jsonpatch.NewOperation("add", "/spec/schedulingGates", []corev1.PodSchedulingGate{gate}))

@@ -205,7 +205,7 @@ func TestSchedulingGateHandle(t *testing.T) {
 				tc.mutate(&req)
 			}
 			h := NewSchedulingGate(nil, Options{OperatorNamespace: operatorNamespace})
-			resp, d := h.handle(req)
+			resp, d := h.handle(t.Context(), req)
 			if d.skip != tc.wantSkip || (d.err != nil) != tc.wantErr {
 				t.Errorf("decision = %+v, want skip %q, error %t", d, tc.wantSkip, tc.wantErr)
 			}
@@ -239,6 +239,22 @@ func TestSchedulingGateHandle(t *testing.T) {
 // is the original pod plus the gate and the label.
 func assertPatchGates(t *testing.T, raw string, patch []byte) {
 	t.Helper()
+	before, after := applyPatch(t, raw, patch)
+	want := before.DeepCopy()
+	if want.Labels == nil {
+		want.Labels = map[string]string{}
+	}
+	want.Labels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueGated
+	want.Spec.SchedulingGates = append(want.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: v1beta1.SchedulingGateName})
+	if diff := cmp.Diff(want, after); diff != "" {
+		t.Errorf("patched pod (-want +got):\n%s", diff)
+	}
+}
+
+// applyPatch applies the JSON patch to the pod raw as the apiserver would, and returns the pod
+// before and after.
+func applyPatch(t *testing.T, raw string, patch []byte) (before, after *corev1.Pod) {
+	t.Helper()
 	decoded, err := jsonpatchv5.DecodePatch(patch)
 	if err != nil {
 		t.Fatalf("invalid JSON patch %s: %v", patch, err)
@@ -247,22 +263,14 @@ func assertPatchGates(t *testing.T, raw string, patch []byte) {
 	if err != nil {
 		t.Fatalf("applying %s: %v", patch, err)
 	}
-	var before, after corev1.Pod
-	if err := json.Unmarshal([]byte(raw), &before); err != nil {
+	before, after = &corev1.Pod{}, &corev1.Pod{}
+	if err := json.Unmarshal([]byte(raw), before); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(patched, &after); err != nil {
+	if err := json.Unmarshal(patched, after); err != nil {
 		t.Fatal(err)
 	}
-	want := before.DeepCopy()
-	if want.Labels == nil {
-		want.Labels = map[string]string{}
-	}
-	want.Labels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueGated
-	want.Spec.SchedulingGates = append(want.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: v1beta1.SchedulingGateName})
-	if diff := cmp.Diff(want, &after); diff != "" {
-		t.Errorf("patched pod (-want +got):\n%s", diff)
-	}
+	return before, after
 }
 
 func TestHandleRecordsMetrics(t *testing.T) {

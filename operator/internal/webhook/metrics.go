@@ -21,11 +21,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/archgate/archgate/operator/internal/placement"
 )
 
 // Results of a webhook request, the values of the "result" label of the duration histogram.
 const (
 	resultGated   = "gated"
+	resultPlaced  = "placed"
 	resultSkipped = "skipped"
 	resultError   = "error"
 )
@@ -34,7 +37,8 @@ const (
 // anywhere until Register is called, so tests and the simulator can use their own registries.
 //
 // Every request handled is counted once in archgate_webhook_pods_processed_total and once in
-// exactly one of archgate_webhook_pods_gated_total or archgate_webhook_pods_skipped_total; a pod
+// exactly one of archgate_webhook_pods_gated_total, archgate_webhook_pods_placed_total or
+// archgate_webhook_pods_skipped_total; a pod
 // the webhook could not evaluate (skipped as "undecodable") is also counted in
 // archgate_webhook_failed_intercepts_total. The handler never denies, so there are no error
 // responses to count.
@@ -42,6 +46,8 @@ type Metrics struct {
 	requestDuration  *prometheus.HistogramVec
 	podsProcessed    prometheus.Counter
 	podsGated        prometheus.Counter
+	podsPlaced       *prometheus.CounterVec
+	placeErrors      prometheus.Counter
 	podsSkipped      *prometheus.CounterVec
 	failedIntercepts prometheus.Counter
 }
@@ -63,6 +69,14 @@ func NewMetrics() *Metrics {
 			Name: "archgate_webhook_pods_gated_total",
 			Help: "Pods that the webhook gave the scheduling gate.",
 		}),
+		podsPlaced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "archgate_webhook_pods_placed_total",
+			Help: "Pods the webhook placed at admission, without the gate, because the controller had published all their images, by outcome (the multiarch.openshift.io/placement label value).",
+		}, []string{"outcome"}),
+		placeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "archgate_webhook_placement_errors_total",
+			Help: "Pods gated because admission placement could not read the placement configurations.",
+		}),
 		podsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "archgate_webhook_pods_skipped_total",
 			Help: "Admission requests the webhook let through unchanged, by reason.",
@@ -74,11 +88,14 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	// Create every known series up front so that they read 0 rather than being absent.
-	for _, r := range []string{resultGated, resultSkipped, resultError} {
+	for _, r := range []string{resultGated, resultPlaced, resultSkipped, resultError} {
 		m.requestDuration.WithLabelValues(r)
 	}
 	for _, r := range SkipReasons() {
 		m.podsSkipped.WithLabelValues(string(r))
+	}
+	for _, o := range []placement.Outcome{placement.OutcomeArchSet, placement.OutcomeUserPinned, placement.OutcomeAnyArchitecture} {
+		m.podsPlaced.WithLabelValues(o.LabelValue())
 	}
 	return m
 }
@@ -86,7 +103,7 @@ func NewMetrics() *Metrics {
 // Register registers every collector with r; it returns the errors of those that failed, joined.
 func (m *Metrics) Register(r prometheus.Registerer) error {
 	var errs []error
-	for _, c := range []prometheus.Collector{m.requestDuration, m.podsProcessed, m.podsGated, m.podsSkipped, m.failedIntercepts} {
+	for _, c := range []prometheus.Collector{m.requestDuration, m.podsProcessed, m.podsGated, m.podsPlaced, m.placeErrors, m.podsSkipped, m.failedIntercepts} {
 		errs = append(errs, r.Register(c))
 	}
 	return errors.Join(errs...)
@@ -103,7 +120,13 @@ func (m *Metrics) observe(d decision, elapsed time.Duration) {
 	case d.skip != "":
 		m.podsSkipped.WithLabelValues(string(d.skip)).Inc()
 		m.requestDuration.WithLabelValues(resultSkipped).Observe(elapsed.Seconds())
+	case d.placed != "":
+		m.podsPlaced.WithLabelValues(d.placed.LabelValue()).Inc()
+		m.requestDuration.WithLabelValues(resultPlaced).Observe(elapsed.Seconds())
 	default:
+		if d.placeErr != nil {
+			m.placeErrors.Inc()
+		}
 		m.podsGated.Inc()
 		m.requestDuration.WithLabelValues(resultGated).Observe(elapsed.Seconds())
 	}

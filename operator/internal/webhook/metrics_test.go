@@ -54,7 +54,9 @@ func TestMetricsRegister(t *testing.T) {
 	}
 	want := []string{
 		"archgate_webhook_failed_intercepts_total",
+		"archgate_webhook_placement_errors_total",
 		"archgate_webhook_pods_gated_total",
+		"archgate_webhook_pods_placed_total",
 		"archgate_webhook_pods_processed_total",
 		"archgate_webhook_pods_skipped_total",
 		"archgate_webhook_request_duration_seconds",

@@ -32,6 +32,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/inspect"
+	"github.com/archgate/archgate/operator/internal/knownimages"
 )
 
 // Placement controller defaults (see ControllerOptions).
@@ -77,6 +78,11 @@ type ControllerOptions struct {
 	// RetryBaseDelay and RetryMaxDelay shape the per-pod exponential backoff;
 	// DefaultRetryBaseDelay and DefaultRetryMaxDelay when zero.
 	RetryBaseDelay, RetryMaxDelay time.Duration
+
+	// KnownImagesConfigMap names the ConfigMap of OperatorNamespace where the leader publishes
+	// the images it inspected anonymously, for the webhook to place pods at admission
+	// (package knownimages); empty publishes nothing. Needs the cache (CacheSize > 0).
+	KnownImagesConfigMap string
 
 	// LeaderElection runs the controller active-passive; the lease is released on shutdown so
 	// that a standby takes over at once.
@@ -138,11 +144,12 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 	var inspector inspect.Inspector = registry
 	var invalidator podplacement.Invalidator
+	var published knownimages.Source
 	if ii.CacheSize > 0 {
 		caching := inspect.NewCachingInspector(registry, inspect.CacheOptions{
 			Size: ii.CacheSize, TTL: ii.CacheTTL, DigestSize: ii.CacheSize, Metrics: inspectMetrics,
 		})
-		inspector, invalidator = caching, caching
+		inspector, invalidator, published = caching, caching, caching
 	}
 
 	mopts := opts.managerOptions()
@@ -182,6 +189,9 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 		return err
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := addKnownImagesPublisher(mgr, opts, published, r.GlobalKeyring); err != nil {
 		return err
 	}
 

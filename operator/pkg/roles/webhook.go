@@ -19,6 +19,7 @@ package roles
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -73,6 +74,11 @@ type WebhookOptions struct {
 	CertDir string
 	// OperatorNamespace is the namespace the operator runs in; its pods are never gated.
 	OperatorNamespace string
+	// KnownImagesConfigMap names the ConfigMap of OperatorNamespace where the controller
+	// publishes the images it inspected anonymously (package knownimages). When set, a pod whose
+	// images are all in it is placed at admission instead of gated, and the webhook watches that
+	// ConfigMap and the placement configurations. Empty gates every pod.
+	KnownImagesConfigMap string
 }
 
 func (o WebhookOptions) withDefaults(ctx context.Context) (WebhookOptions, error) {
@@ -84,8 +90,9 @@ func (o WebhookOptions) withDefaults(ctx context.Context) (WebhookOptions, error
 }
 
 // RunWebhook serves the scheduling-gate webhook at WebhookPath until ctx is done. It never
-// talks to a registry; cfg is only used by the manager that hosts it. Readiness (/readyz, and
-// the Ready callback) means the TLS listener accepts connections.
+// talks to a registry. With KnownImagesConfigMap it watches that ConfigMap and the placement
+// configurations, to place pods at admission. Readiness (/readyz, and the Ready callback) means
+// the TLS listener accepts connections and those informers have synced.
 func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) error {
 	opts, err := opts.withDefaults(ctx)
 	if err != nil {
@@ -95,7 +102,9 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 	if err != nil {
 		return err
 	}
+	atAdmission := newAdmissionPlacement(opts)
 	mopts := opts.managerOptions()
+	mopts.Cache = atAdmission.cacheOptions()
 	mopts.WebhookServer = webhook.NewServer(webhook.Options{
 		Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, CertName: TLSCertName, KeyName: TLSKeyName,
 	})
@@ -107,10 +116,11 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 	if err := metrics.Register(replacingRegisterer{opts.Registerer}); err != nil {
 		return fmt.Errorf("registering webhook metrics: %w", err)
 	}
-	handler := gatewebhook.NewSchedulingGate(mgr.GetScheme(), gatewebhook.Options{
-		OperatorNamespace: opts.OperatorNamespace,
-		Metrics:           metrics,
-	})
+	hopts, err := atAdmission.setUp(ctx, mgr, gatewebhook.Options{OperatorNamespace: opts.OperatorNamespace, Metrics: metrics})
+	if err != nil {
+		return err
+	}
+	handler := gatewebhook.NewSchedulingGate(mgr.GetScheme(), hopts)
 	log := opts.Logger.WithName("gate-pods")
 	server := mgr.GetWebhookServer()
 	server.Register(WebhookPath, &admission.Webhook{
@@ -123,10 +133,12 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 		},
 	})
 	started := server.StartedChecker()
-	if err := addProbes(mgr, func() error { return started(&http.Request{}) }, opts.Ready, false); err != nil {
+	ready := func() error { return errors.Join(started(&http.Request{}), atAdmission.ready(mgr)) }
+	if err := addProbes(mgr, ready, opts.Ready, false); err != nil {
 		return err
 	}
-	log.Info("Starting the scheduling-gate webhook", "port", opts.Port, "path", WebhookPath)
+	log.Info("Starting the scheduling-gate webhook", "port", opts.Port, "path", WebhookPath,
+		"admissionPlacement", opts.KnownImagesConfigMap != "")
 	return mgr.Start(ctx)
 }
 

@@ -37,6 +37,11 @@ const (
 	FlagMaxRetries     = "max-retries"
 )
 
+// FlagKnownImagesConfigMap names the ConfigMap of the operator's namespace through which the
+// controller's leader publishes the images it inspected anonymously and the webhook places pods
+// at admission (spec.admissionPlacement); the same flag on both components, empty for off.
+const FlagKnownImagesConfigMap = "known-images-configmap"
+
 // ImageInspectionArgs returns the controller's command-line arguments for s, every setting
 // spelled out (the binary's defaults play no part in a deployed controller).
 func ImageInspectionArgs(s v1beta1.ImageInspectionSettings) []string {

@@ -18,7 +18,6 @@ package podplacement
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,120 +25,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/placement"
 )
-
-func TestPodImages(t *testing.T) {
-	tests := map[string]struct {
-		spec corev1.PodSpec
-		want []string
-	}{
-		"one container": {
-			spec: corev1.PodSpec{Containers: []corev1.Container{{Image: "app:1"}}},
-			want: []string{"app:1"},
-		},
-		"init and regular containers, duplicates once, sorted": {
-			spec: corev1.PodSpec{
-				InitContainers: []corev1.Container{{Image: "setup:2"}, {Image: "app:1"}},
-				Containers:     []corev1.Container{{Image: "app:1"}, {Image: "sidecar@sha256:" + strings.Repeat("a", 64)}, {Image: "app:1"}},
-			},
-			want: []string{"app:1", "setup:2", "sidecar@sha256:" + strings.Repeat("a", 64)},
-		},
-		"ephemeral containers are left out": {
-			spec: corev1.PodSpec{
-				Containers:          []corev1.Container{{Image: "app:1"}},
-				EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Image: "debug:1"}}},
-			},
-			want: []string{"app:1"},
-		},
-		"empty and blank images are skipped": {
-			spec: corev1.PodSpec{Containers: []corev1.Container{{Image: ""}, {Image: "  "}, {Image: "app:1"}}},
-			want: []string{"app:1"},
-		},
-		"no containers": {spec: corev1.PodSpec{}, want: []string{}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, PodImages(&tc.spec)); diff != "" {
-				t.Errorf("PodImages (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func archsResult(archs ...string) inspect.Result { return inspect.Result{Architectures: archs} }
-
-func TestIntersect(t *testing.T) {
-	anyArch := inspect.Result{AnyArchitecture: true, Architectures: []string{}}
-	tests := map[string]struct {
-		results        []imageResult
-		wantArchs      []string // nil: no set
-		wantAny        bool
-		wantAnnotation string
-	}{
-		"one multi-arch image": {
-			results:        []imageResult{{"a", archsResult("arm64", "amd64")}},
-			wantArchs:      []string{"amd64", "arm64"},
-			wantAnnotation: "amd64,arm64",
-		},
-		"intersection of several": {
-			results: []imageResult{
-				{"a", archsResult("amd64", "arm64", "ppc64le", "s390x")},
-				{"b", archsResult("amd64", "arm64")},
-				{"c", archsResult("arm64", "s390x")},
-			},
-			wantArchs:      []string{"arm64"},
-			wantAnnotation: "arm64",
-		},
-		"no common architecture": {
-			results:        []imageResult{{"a", archsResult("amd64")}, {"b", archsResult("arm64")}},
-			wantArchs:      []string{},
-			wantAnnotation: "",
-		},
-		"an image with no linux architecture": {
-			results:        []imageResult{{"a", archsResult("amd64")}, {"windows", archsResult()}},
-			wantArchs:      []string{},
-			wantAnnotation: "",
-		},
-		"images without binaries are neutral": {
-			results:        []imageResult{{"bundle", anyArch}, {"a", archsResult("s390x", "amd64")}},
-			wantArchs:      []string{"amd64", "s390x"},
-			wantAnnotation: "amd64,s390x",
-		},
-		"only images without binaries": {
-			results:        []imageResult{{"bundle", anyArch}, {"bundle2", anyArch}},
-			wantAny:        true,
-			wantAnnotation: AnnotationValueAnyArchitecture,
-		},
-		"nothing inspected": {wantAny: true, wantAnnotation: AnnotationValueAnyArchitecture},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			archs, anyArch := intersect(tc.results)
-			if anyArch != tc.wantAny {
-				t.Errorf("any = %t, want %t", anyArch, tc.wantAny)
-			}
-			switch {
-			case tc.wantArchs == nil && archs != nil:
-				t.Errorf("archs = %v, want nil", sets.List(archs))
-			case tc.wantArchs != nil && archs == nil:
-				t.Errorf("archs = nil, want %v", tc.wantArchs)
-			case tc.wantArchs != nil:
-				if diff := cmp.Diff(tc.wantArchs, sets.List(archs)); diff != "" {
-					t.Errorf("archs (-want +got):\n%s", diff)
-				}
-			}
-			if got := architecturesAnnotation(archs, anyArch); got != tc.wantAnnotation {
-				t.Errorf("annotation = %q, want %q", got, tc.wantAnnotation)
-			}
-		})
-	}
-}
 
 func TestUngate(t *testing.T) {
 	other := corev1.PodSchedulingGate{Name: "example.com/other"}

@@ -20,31 +20,10 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/archgate/archgate/operator/internal/inspect"
+	"github.com/archgate/archgate/operator/internal/placement"
 )
-
-// AnnotationValueAnyArchitecture is the value of the architectures annotation for a pod whose
-// images all run on any architecture (they carry no binaries).
-const AnnotationValueAnyArchitecture = "*"
-
-// PodImages returns the unique image references of the pod's containers and init containers,
-// sorted, without empty ones. Ephemeral containers are left out: they cannot exist when a pod is
-// created (they are added later through the ephemeralcontainers subresource) and do not take
-// part in scheduling.
-func PodImages(spec *corev1.PodSpec) []string {
-	images := sets.New[string]()
-	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for _, c := range list {
-			if img := strings.TrimSpace(c.Image); img != "" {
-				images.Insert(img)
-			}
-		}
-	}
-	return sets.List(images)
-}
 
 // imageResult is the inspection of one image of a pod.
 type imageResult struct {
@@ -52,33 +31,13 @@ type imageResult struct {
 	Result inspect.Result
 }
 
-// intersect returns the architectures every image supports. Images without binaries
-// (Result.AnyArchitecture) run anywhere and do not narrow the set; anyArch reports that every image
-// is such an image (or that there are none), in which case archs is nil. An empty, non-nil
-// archs means the images share no architecture.
-func intersect(results []imageResult) (archs sets.Set[string], anyArch bool) {
-	for _, r := range results {
-		if r.Result.AnyArchitecture {
-			continue
-		}
-		s := sets.New(r.Result.Architectures...)
-		if archs == nil {
-			archs = s
-		} else {
-			archs = archs.Intersection(s)
-		}
+// architectures returns what placement needs of the results.
+func architectures(results []imageResult) []placement.ImageArchitectures {
+	out := make([]placement.ImageArchitectures, len(results))
+	for i, r := range results {
+		out[i] = placement.ImageArchitectures{Architectures: r.Result.Architectures, AnyArchitecture: r.Result.AnyArchitecture}
 	}
-	return archs, archs == nil
-}
-
-// architecturesAnnotation is the value of the architectures annotation: the sorted set joined
-// by commas, AnnotationValueAnyArchitecture when every image runs anywhere, "" when the images
-// share no architecture.
-func architecturesAnnotation(archs sets.Set[string], anyArch bool) string {
-	if anyArch {
-		return AnnotationValueAnyArchitecture
-	}
-	return strings.Join(sets.List(archs), ",")
+	return out
 }
 
 // describeArchitectures lists each image with its architectures, for the no-common-architecture

@@ -33,7 +33,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -283,9 +282,6 @@ type scope struct {
 	// results holds the successful inspections, failures the failed ones (by image).
 	results  []imageResult
 	failures []*inspect.Error
-	// archs and anyArch are the intersection of the results (see intersect).
-	archs   sets.Set[string]
-	anyArch bool
 	// outcome is set when the pod is to be written; annotations and events go with it.
 	outcome     placement.Outcome
 	annotations map[string]string
@@ -319,7 +315,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		log:         logf.FromContext(ctx).WithValues("pod", klog.KObj(pod)),
 		annotations: map[string]string{},
 	}
-	for _, p := range []phase{r.loadConfig, r.collectImages, r.loadCredentials, r.inspectImages, r.judgeInspection, r.mergeRequired, r.mergePreferred} {
+	for _, p := range []phase{r.loadConfig, r.collectImages, r.loadCredentials, r.inspectImages, r.judgeInspection, r.place} {
 		if err := p(ctx, s); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -348,7 +344,7 @@ func (r *Reconciler) loadConfig(ctx context.Context, s *scope) error {
 }
 
 func (r *Reconciler) collectImages(_ context.Context, s *scope) error {
-	s.images = PodImages(&s.pod.Spec)
+	s.images = placement.PodImages(&s.pod.Spec)
 	return nil
 }
 
@@ -433,7 +429,6 @@ func terminal(reason inspect.Reason) bool {
 // the budget lasts, otherwise the gate is removed without touching the affinity.
 func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 	if len(s.failures) == 0 {
-		s.archs, s.anyArch = intersect(s.results)
 		return nil
 	}
 	// A retry must see rotated or newly created imagePullSecrets.
@@ -470,55 +465,34 @@ func (r *Reconciler) budget(*scope) int {
 	return r.opts.MaxRetries
 }
 
-// mergeRequired merges the compatible architectures into the required node affinity, or makes it
-// unsatisfiable when the images share none.
-func (r *Reconciler) mergeRequired(_ context.Context, s *scope) error {
-	spec := &s.updated.Spec
-	s.annotations[v1beta1.AnnotationArchitectures] = architecturesAnnotation(s.archs, s.anyArch)
-	switch {
-	case s.anyArch:
-		s.outcome = placement.OutcomeAnyArchitecture
-		if placement.UserPinsArchitecture(spec) {
-			s.outcome = placement.OutcomeUserPinned
-		}
-	case s.archs.Len() == 0:
-		s.outcome = placement.MergeNoCommonArchitecture(spec)
+// place merges the images' architectures into the required node affinity (or makes it
+// unsatisfiable when they share none), then the preferred weights of the first applicable
+// placement configuration: the pod's PodPlacementConfigs by descending priority, then the
+// ClusterPodPlacementConfig (placement.Decide, which the webhook applies at admission too).
+func (r *Reconciler) place(ctx context.Context, s *scope) error {
+	configs := &v1beta1.PodPlacementConfigList{}
+	if err := r.client.List(ctx, configs, client.InNamespace(s.pod.Namespace), client.UnsafeDisableDeepCopy); err != nil && !meta.IsNoMatchError(err) {
+		return fmt.Errorf("listing PodPlacementConfigs: %w", err)
+	}
+	d := placement.Decide(s.updated, architectures(s.results), configs.Items, s.cluster)
+	s.outcome = d.Outcome
+	s.annotations[v1beta1.AnnotationArchitectures] = d.Architectures
+	if d.NoCommonArchitecture {
 		s.events = append(s.events, podEvent{
 			eventType: corev1.EventTypeWarning,
 			reason:    reasonNoCommonArchitecture,
 			note: truncate(fmt.Sprintf("The images share no architecture (%s); the pod stays Pending: its required node affinity needs %s, which no node has",
 				describeArchitectures(s.results), placement.NoSupportedArchitectureKey), maxNoteLen),
 		})
-		s.done = true // no weight can matter
-	default:
-		s.outcome = placement.MergeRequiredArchitectures(spec, s.archs)
-	}
-	return nil
-}
-
-// mergePreferred adds the preferred weights of the first applicable placement configuration:
-// the pod's PodPlacementConfigs by descending priority, then the ClusterPodPlacementConfig.
-func (r *Reconciler) mergePreferred(ctx context.Context, s *scope) error {
-	configs := &v1beta1.PodPlacementConfigList{}
-	if err := r.client.List(ctx, configs, client.InNamespace(s.pod.Namespace), client.UnsafeDisableDeepCopy); err != nil && !meta.IsNoMatchError(err) {
-		return fmt.Errorf("listing PodPlacementConfigs: %w", err)
-	}
-	sources, err := placement.ScoringSources(s.pod, configs.Items, s.cluster)
-	if err != nil {
-		s.log.Info("Ignoring PodPlacementConfigs with an invalid label selector", "reason", err.Error())
-	}
-	if len(sources) == 0 {
 		return nil
 	}
-	compatible := s.archs
-	if s.anyArch {
-		compatible = sets.New(v1beta1.SupportedArchitectures()...)
+	if d.SelectorErr != nil {
+		s.log.Info("Ignoring PodPlacementConfigs with an invalid label selector", "reason", d.SelectorErr.Error())
 	}
-	result := placement.MergePreferredArchitectures(&s.updated.Spec, compatible, sources)
-	for _, c := range result.SkippedSources {
+	for _, c := range d.Preferred.SkippedSources {
 		r.metrics.sourcesSkipped.WithLabelValues(string(c.Reason)).Inc()
 	}
-	if conflicts := result.Conflicts(); len(conflicts) > 0 {
+	if conflicts := d.Preferred.Conflicts(); len(conflicts) > 0 {
 		s.events = append(s.events, podEvent{
 			eventType: corev1.EventTypeNormal,
 			reason:    reasonPreferenceSkipped,

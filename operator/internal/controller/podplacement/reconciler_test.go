@@ -378,7 +378,7 @@ func TestReconcile(t *testing.T) {
 		"images without binaries only": {
 			pod:         newPod("p", bundle).build(),
 			wantOutcome: placement.OutcomeAnyArchitecture,
-			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: AnnotationValueAnyArchitecture},
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: placement.AnnotationValueAnyArchitecture},
 			wantCalls:   1, wantWrites: 1,
 		},
 		"image without binaries does not narrow": {

@@ -188,3 +188,17 @@ func (p *podSecrets) Forget(pod *corev1.Pod) {
 func quietContext(ctx context.Context) context.Context {
 	return logr.NewContext(ctx, logr.Discard())
 }
+
+// GlobalKeyring returns the keyring of the global pull secret alone, for deciding which
+// registries a pod without imagePullSecrets is inspected anonymously in; nil without a global
+// pull secret. Valid after SetupWithManager.
+func (r *Reconciler) GlobalKeyring(ctx context.Context) (*credentials.Keyring, error) {
+	if r.global == nil {
+		return nil, nil
+	}
+	cfg, err := r.global.Config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return credentials.NewKeyring(cfg), nil
+}

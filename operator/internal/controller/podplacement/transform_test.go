@@ -73,8 +73,8 @@ func TestPlacementViewKeepsWhatPlacementReads(t *testing.T) {
 	if diff := cmp.Diff(want, view); diff != "" {
 		t.Errorf("view (-want +got):\n%s", diff)
 	}
-	if got := PodImages(&view.Spec); !slices.Equal(got, PodImages(&pod.Spec)) {
-		t.Errorf("images of the view %v differ from the pod's %v", got, PodImages(&pod.Spec))
+	if got := placement.PodImages(&view.Spec); !slices.Equal(got, placement.PodImages(&pod.Spec)) {
+		t.Errorf("images of the view %v differ from the pod's %v", got, placement.PodImages(&pod.Spec))
 	}
 }
 

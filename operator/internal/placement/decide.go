@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package placement
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+// AnnotationValueAnyArchitecture is the value of the architectures annotation for a pod whose
+// images all run on any architecture (they carry no binaries).
+const AnnotationValueAnyArchitecture = "*"
+
+// PodImages returns the unique image references of the pod's containers and init containers,
+// sorted, without empty ones. Ephemeral containers are left out: they cannot exist when a pod is
+// created (they are added later through the ephemeralcontainers subresource) and do not take
+// part in scheduling.
+func PodImages(spec *corev1.PodSpec) []string {
+	images := sets.New[string]()
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, c := range list {
+			if img := strings.TrimSpace(c.Image); img != "" {
+				images.Insert(img)
+			}
+		}
+	}
+	return sets.List(images)
+}
+
+// ImageArchitectures is what inspection found for one image.
+type ImageArchitectures struct {
+	// Architectures are the kubernetes.io/arch values the image runs on.
+	Architectures []string
+	// AnyArchitecture is set for images without binaries: they run anywhere.
+	AnyArchitecture bool
+}
+
+// Intersect returns the architectures every image supports. Images without binaries run anywhere
+// and do not narrow the set; anyArch reports that every image is such an image (or that there are
+// none), in which case archs is nil. An empty, non-nil archs means the images share no
+// architecture.
+func Intersect(images []ImageArchitectures) (archs sets.Set[string], anyArch bool) {
+	for _, img := range images {
+		if img.AnyArchitecture {
+			continue
+		}
+		s := sets.New(img.Architectures...)
+		if archs == nil {
+			archs = s
+		} else {
+			archs = archs.Intersection(s)
+		}
+	}
+	return archs, archs == nil
+}
+
+// ArchitecturesAnnotation is the value of the architectures annotation: the sorted set joined by
+// commas, AnnotationValueAnyArchitecture when every image runs anywhere, "" when the images share
+// no architecture.
+func ArchitecturesAnnotation(archs sets.Set[string], anyArch bool) string {
+	if anyArch {
+		return AnnotationValueAnyArchitecture
+	}
+	return strings.Join(sets.List(archs), ",")
+}
+
+// Decision is what placing one pod whose images were all inspected did to it.
+type Decision struct {
+	// Outcome is the placement label value.
+	Outcome Outcome
+	// Architectures is the value of the architectures annotation.
+	Architectures string
+	// NoCommonArchitecture is set when the images share no architecture: the pod's required
+	// affinity was made unsatisfiable and no preference was merged.
+	NoCommonArchitecture bool
+	// Preferred is the merge of the preferred weights (zero when no configuration applies).
+	Preferred PreferredResult
+	// SelectorErr names the PodPlacementConfigs left out for an invalid label selector.
+	SelectorErr error
+}
+
+// Decide merges what the images support into pod's node affinity, required then preferred (the
+// pod's PodPlacementConfigs by descending priority, then the ClusterPodPlacementConfig, which may
+// be nil). It changes pod.Spec only; labels, annotations and the gate are the caller's, written
+// in the same request.
+func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodPlacementConfig,
+	cluster *v1beta1.ClusterPodPlacementConfig) Decision {
+	archs, anyArch := Intersect(images)
+	d := Decision{Architectures: ArchitecturesAnnotation(archs, anyArch)}
+	spec := &pod.Spec
+	switch {
+	case anyArch:
+		d.Outcome = OutcomeAnyArchitecture
+		if UserPinsArchitecture(spec) {
+			d.Outcome = OutcomeUserPinned
+		}
+	case archs.Len() == 0:
+		d.Outcome = MergeNoCommonArchitecture(spec)
+		d.NoCommonArchitecture = true
+		return d // no weight can matter
+	default:
+		d.Outcome = MergeRequiredArchitectures(spec, archs)
+	}
+	sources, err := ScoringSources(pod, configs, cluster)
+	d.SelectorErr = err
+	if len(sources) == 0 {
+		return d
+	}
+	compatible := archs
+	if anyArch {
+		compatible = sets.New(v1beta1.SupportedArchitectures()...)
+	}
+	d.Preferred = MergePreferredArchitectures(spec, compatible, sources)
+	return d
+}

@@ -1,0 +1,164 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"gomodules.xyz/jsonpatch/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/inspect"
+	"github.com/archgate/archgate/operator/internal/placement"
+)
+
+// KnownImages answers which architectures an image supports when the controller has published
+// it (knownimages.Store).
+type KnownImages interface {
+	Lookup(image string, now time.Time) (inspect.Result, bool)
+}
+
+// Admission placement: a pod whose images the controller has all inspected anonymously gets, in
+// the admission patch, exactly what the controller would write when removing the gate
+// (placement.Decide, the placement label and the architectures annotation), and no gate. That
+// saves the pod the gate-removal write, the controller's work and the scheduler's second look
+// (docs/performance.md). Everything else is gated as before, so the controller still handles —
+// and reports with Events — every case that needs a judgement:
+//
+//   - a pod with imagePullSecrets: the controller inspects with the pod's credentials, never with
+//     an anonymous result (inspect.CachingInspector), and the webhook cannot read secrets;
+//   - an image not published, or expired: the controller inspects it and publishes the result;
+//   - images that share no architecture, configurations with an invalid selector, preferences
+//     skipped for any reason: the controller records the Events and metrics those need.
+//
+// An image rewritten by a mutating webhook that runs after this one would not be seen; clusters
+// with such a webhook turn admission placement off (spec.admissionPlacement: Disabled).
+
+// placeAtAdmission returns the patch that places pod at admission, or ok=false when the pod
+// must be gated. An error reading the configurations is returned for the log; the pod is then
+// gated.
+func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod) ([]jsonpatch.JsonPatchOperation, placement.Outcome, bool, error) {
+	if h.opts.Known == nil || len(pod.Spec.ImagePullSecrets) > 0 {
+		return nil, "", false, nil
+	}
+	images := placement.PodImages(&pod.Spec)
+	archs := make([]placement.ImageArchitectures, 0, len(images))
+	now := h.opts.Now()
+	for _, img := range images {
+		r, ok := h.opts.Known.Lookup(img, now)
+		if !ok {
+			return nil, "", false, nil
+		}
+		archs = append(archs, placement.ImageArchitectures{Architectures: r.Architectures, AnyArchitecture: r.AnyArchitecture})
+	}
+	cluster, configs, err := h.placementConfigs(ctx, pod.Namespace)
+	if err != nil {
+		return nil, "", false, err
+	}
+	placed := pod.DeepCopy()
+	d := placement.Decide(placed, archs, configs, cluster)
+	if d.NoCommonArchitecture || d.SelectorErr != nil || len(d.Preferred.SkippedSources) > 0 {
+		return nil, "", false, nil
+	}
+	ops, err := placementPatch(pod, placed, d)
+	if err != nil {
+		return nil, "", false, err
+	}
+	return ops, d.Outcome, true, nil
+}
+
+// placementConfigs reads the ClusterPodPlacementConfig (nil when there is none) and the
+// PodPlacementConfigs of namespace from the webhook's cache.
+func (h *SchedulingGate) placementConfigs(ctx context.Context, namespace string) (*v1beta1.ClusterPodPlacementConfig, []v1beta1.PodPlacementConfig, error) {
+	var cluster *v1beta1.ClusterPodPlacementConfig
+	cppc := &v1beta1.ClusterPodPlacementConfig{}
+	switch err := h.opts.Configs.Get(ctx, types.NamespacedName{Name: v1beta1.SingletonName}, cppc); {
+	case err == nil:
+		cluster = cppc
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+	default:
+		return nil, nil, fmt.Errorf("reading the ClusterPodPlacementConfig: %w", err)
+	}
+	configs := &v1beta1.PodPlacementConfigList{}
+	if err := h.opts.Configs.List(ctx, configs, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil && !meta.IsNoMatchError(err) {
+		return nil, nil, fmt.Errorf("listing the PodPlacementConfigs of namespace %s: %w", namespace, err)
+	}
+	return cluster, configs.Items, nil
+}
+
+// placementPatch returns the operations that turn pod into placed, touching nothing else: the
+// placement labels and the architectures annotation one by one, and the node affinity as the
+// difference between the two typed affinities (fields of the request that these Go types do not
+// know are thus never removed).
+func placementPatch(pod, placed *corev1.Pod, d placement.Decision) ([]jsonpatch.JsonPatchOperation, error) {
+	ops := setMapEntries(pod.Labels, "/metadata/labels", map[string]string{
+		v1beta1.LabelSchedulingGate: v1beta1.LabelValueAdmission,
+		v1beta1.LabelPlacement:      d.Outcome.LabelValue(),
+	})
+	ops = append(ops, setMapEntries(pod.Annotations, "/metadata/annotations", map[string]string{
+		v1beta1.AnnotationArchitectures: d.Architectures,
+	})...)
+	if pod.Spec.Affinity == nil {
+		if placed.Spec.Affinity != nil {
+			ops = append(ops, jsonpatch.NewOperation("add", "/spec/affinity", placed.Spec.Affinity))
+		}
+		return ops, nil
+	}
+	before, err := json.Marshal(pod.Spec.Affinity)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the pod's affinity: %w", err)
+	}
+	after, err := json.Marshal(placed.Spec.Affinity)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the placed affinity: %w", err)
+	}
+	diff, err := jsonpatch.CreatePatch(before, after)
+	if err != nil {
+		return nil, fmt.Errorf("comparing affinities: %w", err)
+	}
+	for _, op := range diff {
+		op.Path = "/spec/affinity" + op.Path
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+// setMapEntries returns the operations that set entries in the string map at path (labels or
+// annotations), which is current: the whole map when it is missing, otherwise one operation per
+// entry that differs.
+func setMapEntries(current map[string]string, path string, entries map[string]string) []jsonpatch.JsonPatchOperation {
+	if current == nil {
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", path, entries)}
+	}
+	var ops []jsonpatch.JsonPatchOperation
+	for _, k := range slices.Sorted(maps.Keys(entries)) {
+		if v, ok := current[k]; !ok || v != entries[k] {
+			ops = append(ops, jsonpatch.NewOperation("add", path+"/"+escapeJSONPointer(k), entries[k]))
+		}
+	}
+	return ops
+}

@@ -1,0 +1,168 @@
+package webhook
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/inspect"
+	"github.com/archgate/archgate/operator/internal/knownimages"
+	"github.com/archgate/archgate/operator/internal/placement"
+)
+
+var placeNow = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// publishedIndex is what the controller would publish: the real encoding and parsing.
+func publishedIndex(t *testing.T) *knownimages.Index {
+	t.Helper()
+	live := ptr.To(placeNow.Add(time.Minute))
+	data, _, err := knownimages.Encode([]inspect.PublicResult{
+		{Ref: "docker.io/library/multi:1", Architectures: []string{"amd64", "arm64"}, Expires: live},
+		{Ref: "docker.io/library/arm:1", Architectures: []string{"arm64"}, Expires: live},
+		{Ref: "docker.io/library/s390x:1", Architectures: []string{"s390x"}, Expires: live},
+		{Ref: "docker.io/library/bundle:1", AnyArchitecture: true, Expires: live},
+		{Ref: "docker.io/library/old:1", Architectures: []string{"amd64"}, Expires: ptr.To(placeNow)},
+	}, knownimages.MaxDataBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := knownimages.Parse(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func placementScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1beta1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func TestPlaceAtAdmission(t *testing.T) {
+	cluster := &v1beta1.ClusterPodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},
+		Spec: v1beta1.ClusterPodPlacementConfigSpec{Plugins: &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{
+			Enabled:   true,
+			Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "arm64", Weight: 40}},
+		}}},
+	}
+	tests := map[string]struct {
+		pod        string
+		objects    []client.Object
+		wantPlaced placement.Outcome // "" when the pod must be gated
+	}{
+		"every image known: placed with the cluster's preference": {
+			pod:        `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects:    []client.Object{cluster},
+			wantPlaced: placement.OutcomeArchSet,
+		},
+		"intersection of known images, labels and annotations kept": {
+			pod: `{"metadata":{"name":"p","namespace":"team","labels":{"app":"web"},"annotations":{"note":"x"}},` +
+				`"spec":{"initContainers":[{"name":"i","image":"arm:1"}],"containers":[{"name":"a","image":"docker.io/library/multi:1"}]}}`,
+			wantPlaced: placement.OutcomeArchSet,
+		},
+		"the user's own affinity is kept and extended": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":` +
+				`{"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}},"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects:    []client.Object{cluster},
+			wantPlaced: placement.OutcomeArchSet,
+		},
+		"images without binaries": {
+			pod:        `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"bundle:1"}]}}`,
+			wantPlaced: placement.OutcomeAnyArchitecture,
+		},
+		"an unknown image is gated": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"multi:1"},{"name":"b","image":"unknown:1"}]}}`,
+		},
+		"an expired image is gated": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"old:1"}]}}`,
+		},
+		"a pod with imagePullSecrets is gated": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"imagePullSecrets":[{"name":"s"}],"containers":[{"name":"a","image":"multi:1"}]}}`,
+		},
+		"images sharing no architecture are gated (the controller reports them)": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"arm:1"},{"name":"b","image":"s390x:1"}]}}`,
+		},
+		"an invalid PodPlacementConfig selector is gated (the controller reports it)": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects: []client.Object{&v1beta1.PodPlacementConfig{
+				ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: "team"},
+				Spec: v1beta1.PodPlacementConfigSpec{LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "app", Operator: "Bogus"},
+				}}},
+			}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			configs := fake.NewClientBuilder().WithScheme(placementScheme(t)).WithObjects(tc.objects...).Build()
+			h := NewSchedulingGate(nil, Options{
+				OperatorNamespace: operatorNamespace, Known: publishedIndex(t), Configs: configs,
+				Now: func() time.Time { return placeNow },
+			})
+			req := podRequest(t, tc.pod)
+			resp, d := h.handle(t.Context(), req)
+			if d.placed != tc.wantPlaced {
+				t.Fatalf("placed = %q, want %q (decision %+v)", d.placed, tc.wantPlaced, d)
+			}
+			if err := resp.Complete(req); err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantPlaced == "" {
+				assertPatchGates(t, tc.pod, resp.Patch)
+				return
+			}
+			assertPatchPlaces(t, tc.pod, resp.Patch, tc.objects)
+		})
+	}
+}
+
+// assertPatchPlaces applies the patch as the apiserver would and checks that the pod is exactly
+// what the controller would write when removing the gate (placement.Decide on the same inputs),
+// without the gate, with the admission label value.
+func assertPatchPlaces(t *testing.T, raw string, patch []byte, objects []client.Object) {
+	t.Helper()
+	before, after := applyPatch(t, raw, patch)
+	want := before.DeepCopy()
+	var images []placement.ImageArchitectures
+	for _, img := range placement.PodImages(&want.Spec) {
+		r, _ := publishedIndex(t).Lookup(img, placeNow)
+		images = append(images, placement.ImageArchitectures{Architectures: r.Architectures, AnyArchitecture: r.AnyArchitecture})
+	}
+	var cluster *v1beta1.ClusterPodPlacementConfig
+	for _, o := range objects {
+		if c, ok := o.(*v1beta1.ClusterPodPlacementConfig); ok {
+			cluster = c
+		}
+	}
+	d := placement.Decide(want, images, nil, cluster)
+	if want.Labels == nil {
+		want.Labels = map[string]string{}
+	}
+	want.Labels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueAdmission
+	want.Labels[v1beta1.LabelPlacement] = d.Outcome.LabelValue()
+	if want.Annotations == nil {
+		want.Annotations = map[string]string{}
+	}
+	want.Annotations[v1beta1.AnnotationArchitectures] = d.Architectures
+	if diff := cmp.Diff(want, after); diff != "" {
+		t.Errorf("placed pod (-want +got):\n%s", diff)
+	}
+	if len(after.Spec.SchedulingGates) != 0 {
+		t.Errorf("placed pod carries gates %v", after.Spec.SchedulingGates)
+	}
+}
