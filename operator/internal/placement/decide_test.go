@@ -115,4 +115,3 @@ func TestIntersect(t *testing.T) {
 		})
 	}
 }
-

@@ -20,7 +20,6 @@ import (
 	"slices"
 	"strings"
 
-
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/placement"
 )
