@@ -33,6 +33,10 @@ import (
 	gatewebhook "github.com/archgate/archgate/operator/internal/webhook"
 )
 
+// DefaultKnownImagesConfigMap is the ConfigMap the operator renders into both components'
+// --known-images-configmap when spec.admissionPlacement is Enabled.
+const DefaultKnownImagesConfigMap = knownimages.DefaultConfigMapName
+
 // addKnownImagesPublisher adds the publisher of the cache's anonymous results to the
 // controller's manager, when opts names a known-images ConfigMap and the cache is on.
 func addKnownImagesPublisher(mgr manager.Manager, opts ControllerOptions, source knownimages.Source,

@@ -44,6 +44,9 @@ type Config struct {
 	ImageInspection v1beta1.ImageInspectionSettings
 	// RetryBaseDelay and RetryMaxDelay: 0 keeps the operator's defaults.
 	RetryBaseDelay, RetryMaxDelay time.Duration
+	// KnownImagesConfigMap is what the operator renders into both components
+	// for spec.admissionPlacement: Enabled; "" for Disabled.
+	KnownImagesConfigMap string
 	// NamespaceSelector is the cluster config's namespaceSelector, which the
 	// webhook configuration applies.
 	NamespaceSelector *metav1.LabelSelector

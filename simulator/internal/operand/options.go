@@ -17,7 +17,8 @@ func webhookOptions(cfg Config) roles.WebhookOptions {
 		Host:              cfg.WebhookHost,
 		Port:              cfg.WebhookPort,
 		CertDir:           cfg.WebhookCertDir,
-		OperatorNamespace: cfg.Namespace,
+		OperatorNamespace:    cfg.Namespace,
+		KnownImagesConfigMap: cfg.KnownImagesConfigMap,
 	}
 }
 
@@ -37,19 +38,29 @@ func controllerOptions(cfg Config) roles.ControllerOptions {
 		ImageInspection:       &ii,
 		RetryBaseDelay:        cfg.RetryBaseDelay,
 		RetryMaxDelay:         cfg.RetryMaxDelay,
+		KnownImagesConfigMap:  cfg.KnownImagesConfigMap,
 	}
 }
 
 // webhookArgs are the `archgate webhook` flags for o (Common aside).
 func webhookArgs(o roles.WebhookOptions) []string {
-	return []string{"--host", o.Host, "--port", strconv.Itoa(o.Port), "--cert-dir", o.CertDir,
-		"--operator-namespace", o.OperatorNamespace}
+	return append([]string{"--host", o.Host, "--port", strconv.Itoa(o.Port), "--cert-dir", o.CertDir,
+		"--operator-namespace", o.OperatorNamespace}, knownImagesArgs(o.KnownImagesConfigMap)...)
+}
+
+// knownImagesArgs is the admission-placement flag both components get.
+func knownImagesArgs(configMap string) []string {
+	if configMap == "" {
+		return nil
+	}
+	return []string{"--" + settings.FlagKnownImagesConfigMap, configMap}
 }
 
 // controllerArgs are the `archgate controller` flags for o (Common aside);
 // zero durations and counts are left to the binary's defaults.
 func controllerArgs(o roles.ControllerOptions, global *types.NamespacedName) []string {
 	args := append([]string{"--operator-namespace", o.OperatorNamespace}, settings.ImageInspectionArgs(*o.ImageInspection)...)
+	args = append(args, knownImagesArgs(o.KnownImagesConfigMap)...)
 	if global != nil {
 		args = append(args, "--global-pull-secret", global.Namespace+"/"+global.Name)
 	}

@@ -122,6 +122,9 @@ type Pass struct {
 	UnboundAtEnd int `json:"unboundAtEnd"`
 	// NeverGatedPods were not gated (skipped by the webhook, or webhook down).
 	NeverGatedPods int `json:"neverGatedPods"`
+	// PlacedAtAdmissionPods were placed by the webhook at admission, never gated
+	// (every image known to the controller).
+	PlacedAtAdmissionPods int `json:"placedAtAdmissionPods"`
 	// Placements counts pods by their multiarch.openshift.io/placement label
 	// at the end ("" for none).
 	Placements map[string]int `json:"placements,omitempty"`

@@ -53,6 +53,7 @@ func (r *Report) Values() map[string]float64 {
 			put(prefix+"inspectionFailedPods", float64(p.Placements["inspection-failed"]))
 			put(prefix+"noCommonArchPods", float64(p.Placements["no-common-arch"]))
 			put(prefix+"neverGatedPods", float64(p.NeverGatedPods))
+			put(prefix+"placedAtAdmissionPods", float64(p.PlacedAtAdmissionPods))
 		}
 	}
 	pass("", r.Main)

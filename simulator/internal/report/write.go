@@ -144,11 +144,11 @@ func (r *Report) WriteMarkdown(w io.Writer, f Files) {
 	row("misplaced pods", func(p *Pass) string { return fmt.Sprint(p.MisplacedPods) })
 	row("gated / unbound at end", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.GatedAtEnd, p.UnboundAtEnd) })
 	row("placements", func(p *Pass) string { return formatCounts(p.Placements) })
-	row("never gated", func(p *Pass) string {
+	row("never gated / placed at admission", func(p *Pass) string {
 		if !p.Operator {
 			return "—"
 		}
-		return fmt.Sprint(p.NeverGatedPods)
+		return fmt.Sprintf("%d / %d", p.NeverGatedPods, p.PlacedAtAdmissionPods)
 	})
 	row("arrival lag max", func(p *Pass) string {
 		return scenario.FormatValue(scenario.UnitDuration, p.ArrivalLagMaxSeconds)

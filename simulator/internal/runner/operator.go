@@ -126,8 +126,11 @@ func (r *run) startOperator(ctx context.Context) error {
 		NamespaceSelector: s.Operator.ClusterConfig.NamespaceSelector,
 		Logger:            r.opts.Logger,
 	}
-	// Resolved as the operator resolves it for a deployed controller.
+	// Resolved as the operator resolves it for deployed components.
 	cfg.ImageInspection = s.Operator.ClusterConfig.ImageInspection.Settings()
+	if s.Operator.ClusterConfig.AdmissionPlacementEnabled() {
+		cfg.KnownImagesConfigMap = roles.DefaultKnownImagesConfigMap
+	}
 	if *s.Registry.TLS {
 		cfg.CertsDir = filepath.Join(r.tmp, "certs.d")
 		if _, err := e.reg.WriteCertsDir(cfg.CertsDir); err != nil {
@@ -180,7 +183,7 @@ func (r *run) startOperator(ctx context.Context) error {
 }
 
 // waitWebhookEffective dry-runs pod creations until the apiserver calls the
-// webhook and the pod comes back gated.
+// webhook and the pod comes back gated (or placed at admission).
 func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 	name := fmt.Sprintf("sim-%s-probe", e.r.id)
 	if err := e.crc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -195,7 +198,7 @@ func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 		pod.Namespace = name
 		pod.Spec.InitContainers = nil
 		err := e.crc.Create(ctx, pod, crclient.DryRunAll)
-		if err == nil && recorder.HasGate(pod) {
+		if err == nil && (recorder.HasGate(pod) || pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission) {
 			return nil
 		}
 		if time.Now().After(deadline) {

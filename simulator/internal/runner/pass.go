@@ -314,8 +314,11 @@ func (r *run) summarize(spec passSpec, c *creates, res recorder.Result, final []
 		}
 		if spec.operator {
 			p.Placements[pod.Labels[v1beta1.LabelPlacement]]++
-			if _, gated := pod.Labels[v1beta1.LabelSchedulingGate]; !gated {
+			switch v, gated := pod.Labels[v1beta1.LabelSchedulingGate]; {
+			case !gated:
 				p.NeverGatedPods++
+			case v == v1beta1.LabelValueAdmission:
+				p.PlacedAtAdmissionPods++
 			}
 		}
 		if pod.Spec.NodeName == "" {

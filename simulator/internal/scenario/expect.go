@@ -122,6 +122,7 @@ func buildMetrics() []MetricInfo {
 				MetricInfo{Name: prefix + "inspectionFailedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods released with placement=inspection-failed"},
 				MetricInfo{Name: prefix + "noCommonArchPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods marked placement=no-common-arch"},
 				MetricInfo{Name: prefix + "neverGatedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods the webhook did not gate (skipped, or webhook down)"},
+				MetricInfo{Name: prefix + "placedAtAdmissionPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods the webhook placed at admission, never gated (every image published by the controller)"},
 			)
 		}
 	}

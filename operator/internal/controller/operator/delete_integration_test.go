@@ -231,11 +231,14 @@ func TestDeletionReleasesGatedPods(t *testing.T) {
 	install(t, v1beta1.ClusterPodPlacementConfigSpec{})
 	eventually(t, 30*time.Second, "webhook registered again", webhookRegistered)
 	want := []string{
-		"ClusterRole/" + operator.ControllerName, "ClusterRoleBinding/" + operator.ControllerName,
+		"ClusterRole/" + operator.ControllerName, "ClusterRole/" + operator.WebhookName,
+		"ClusterRoleBinding/" + operator.ControllerName, "ClusterRoleBinding/" + operator.WebhookName,
+		"ConfigMap/" + operator.KnownImagesName,
 		"Deployment/" + operator.ControllerName, "Deployment/" + operator.WebhookName,
 		"MutatingWebhookConfiguration/" + operator.DefaultMutatingWebhookConfigurationName,
 		"PodDisruptionBudget/" + operator.ControllerName, "PodDisruptionBudget/" + operator.WebhookName,
-		"Role/" + operator.ControllerName, "RoleBinding/" + operator.ControllerName,
+		"Role/" + operator.ControllerName, "Role/" + operator.WebhookName,
+		"RoleBinding/" + operator.ControllerName, "RoleBinding/" + operator.WebhookName,
 		"Secret/" + operator.WebhookServingSecretName, "Service/" + operator.WebhookName,
 		"ServiceAccount/" + operator.ControllerName, "ServiceAccount/" + operator.WebhookName,
 	}

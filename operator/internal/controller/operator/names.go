@@ -16,7 +16,10 @@ limitations under the License.
 
 package operator
 
-import "github.com/archgate/archgate/operator/api/v1beta1"
+import (
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/knownimages"
+)
 
 // FieldOwner is the server-side apply field manager of every object the operator writes.
 const FieldOwner = "archgate-operator"
@@ -27,7 +30,8 @@ const Finalizer = v1beta1.GroupName + "/operand-cleanup"
 
 // Names of the components' objects, in the operator's namespace unless cluster-scoped.
 const (
-	// WebhookName names the webhook's Deployment, Service, ServiceAccount and PodDisruptionBudget.
+	// WebhookName names the webhook's Deployment, Service, ServiceAccount, PodDisruptionBudget,
+	// Role, RoleBinding, ClusterRole and ClusterRoleBinding.
 	WebhookName = "archgate-webhook"
 	// ControllerName names the pod placement controller's Deployment, ServiceAccount,
 	// PodDisruptionBudget, Role, RoleBinding, ClusterRole and ClusterRoleBinding.
@@ -47,6 +51,9 @@ const (
 	// registriesConfConfigmapRef and registryCertsConfigmapRef ConfigMaps, mounted by the controller.
 	RegistriesConfName = "archgate-registries-conf"
 	RegistryCertsName  = "archgate-registry-certs"
+	// KnownImagesName is the ConfigMap in which the controller publishes the images it inspected
+	// anonymously, for the webhook's admission placement (package knownimages).
+	KnownImagesName = knownimages.DefaultConfigMapName
 	// DefaultMutatingWebhookConfigurationName names the MutatingWebhookConfiguration.
 	DefaultMutatingWebhookConfigurationName = "archgate-scheduling-gate"
 )

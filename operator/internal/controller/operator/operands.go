@@ -60,6 +60,9 @@ type operandParams struct {
 	verbosity v1beta1.LogVerbosityLevel
 	// inspection is spec.imageInspection with its defaults resolved (nil renders no flags).
 	inspection *v1beta1.ImageInspectionSettings
+	// admissionPlacement is spec.admissionPlacement: both components get the known-images
+	// ConfigMap in their arguments.
+	admissionPlacement bool
 	// pullSecret names the global pull secret, nil when none is configured.
 	pullSecret *types.NamespacedName
 	// caBundle is set when a registry CA bundle is configured (and copied to RegistryCABundleName).
@@ -106,6 +109,8 @@ type ComponentArgs struct {
 	// ImageInspection is the ClusterPodPlacementConfig's spec.imageInspection, resolved; nil
 	// leaves the controller's flags at the API's defaults.
 	ImageInspection *v1beta1.ImageInspectionSettings
+	// KnownImagesConfigMap is the ConfigMap of admission placement, or "" when it is off.
+	KnownImagesConfigMap string
 }
 
 // DefaultArgs is the command line of the archgate binary's `webhook` and `controller`
@@ -121,6 +126,9 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		"--operator-namespace=" + a.Namespace,
 		"--metrics-bind-address=" + a.MetricsBindAddress,
 		"--health-probe-bind-address=" + a.HealthProbeBindAddress,
+	}
+	if a.KnownImagesConfigMap != "" {
+		args = append(args, "--"+settings.FlagKnownImagesConfigMap+"="+a.KnownImagesConfigMap)
 	}
 	switch component {
 	case "webhook":
@@ -156,6 +164,9 @@ func (p operandParams) componentArgs() ComponentArgs {
 		HealthProbeBindAddress: fmt.Sprintf(":%d", HealthPort),
 		ImageInspection:        p.inspection,
 	}
+	if p.admissionPlacement {
+		a.KnownImagesConfigMap = KnownImagesName
+	}
 	if p.pullSecret != nil {
 		a.GlobalPullSecret = p.pullSecret.String()
 	}
@@ -183,7 +194,7 @@ func serviceAccount(p operandParams, name string) *corev1.ServiceAccount {
 // and patch the pods it gates, get the pods' pull secrets by name, read its configurations,
 // report anomalies as Events. It may not list or watch Secrets anywhere (see
 // controllerPullSecretRole) and may not update pods (it writes one optimistic-locked patch).
-// The webhook gets no role at all: it never talks to the apiserver.
+// The webhook's roles are webhookClusterRole and webhookRole.
 func controllerClusterRole(p operandParams) *rbacv1.ClusterRole {
 	read := []string{"get", "list", "watch"}
 	return &rbacv1.ClusterRole{
@@ -230,29 +241,62 @@ func controllerPullSecretRoleBinding(p operandParams) *rbacv1.RoleBinding {
 	}
 }
 
-func controllerClusterRoleBinding(p operandParams) *rbacv1.ClusterRoleBinding {
+// clusterRoleBinding binds the ClusterRole named name to the ServiceAccount of the same name.
+func clusterRoleBinding(p operandParams, name string) *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
-		ObjectMeta: objectMeta("", ControllerName, ControllerName),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ControllerName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerName}},
+		ObjectMeta: objectMeta("", name, name),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: name}},
 	}
 }
 
-// controllerRole lets the controller hold its leader-election Lease in the operator's namespace.
+// controllerRole lets the controller hold its leader-election Lease in the operator's namespace
+// and publish the known images (a server-side apply patch of the one ConfigMap the operator
+// creates).
 func controllerRole(p operandParams) *rbacv1.Role {
 	return &rbacv1.Role{
 		ObjectMeta: objectMeta(p.namespace, ControllerName, ControllerName),
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{KnownImagesName}, Verbs: []string{"patch"}},
 		},
 	}
 }
 
-func controllerRoleBinding(p operandParams) *rbacv1.RoleBinding {
+// webhookClusterRole lets the webhook read the placement configurations, for admission
+// placement; it reads nothing else cluster-wide (no pods, no secrets).
+func webhookClusterRole(p operandParams) *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		ObjectMeta: objectMeta("", WebhookName, WebhookName),
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{v1beta1.GroupName}, Resources: []string{"clusterpodplacementconfigs", "podplacementconfigs"}, Verbs: []string{"get", "list", "watch"}},
+		},
+	}
+}
+
+// webhookRole lets the webhook watch the known-images ConfigMap, by name.
+func webhookRole(p operandParams) *rbacv1.Role {
+	return &rbacv1.Role{
+		ObjectMeta: objectMeta(p.namespace, WebhookName, WebhookName),
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{KnownImagesName}, Verbs: []string{"get", "list", "watch"}},
+		},
+	}
+}
+
+// knownImagesConfigMap is the ConfigMap the controller publishes into; the operator creates it
+// (without data, which is the controller's field) so that it lives and goes with the components.
+func knownImagesConfigMap(p operandParams) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: objectMeta(p.namespace, KnownImagesName, ControllerName)}
+}
+
+// roleBinding binds the Role named name to the ServiceAccount of the same name, both in the
+// operator's namespace.
+func roleBinding(p operandParams, name string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
-		ObjectMeta: objectMeta(p.namespace, ControllerName, ControllerName),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ControllerName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerName}},
+		ObjectMeta: objectMeta(p.namespace, name, name),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: name}},
 	}
 }
 

@@ -147,8 +147,12 @@ func TestControllerRoleIsLeastPrivilege(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("controller ClusterRole (-want +got):\n%s", diff)
 	}
-	if r := controllerRole(params()).Rules; len(r) != 1 || r[0].Resources[0] != "leases" {
-		t.Errorf("controller Role %+v, want leases only", r)
+	wantRole := []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{KnownImagesName}, Verbs: []string{"patch"}},
+	}
+	if diff := cmp.Diff(wantRole, controllerRole(params()).Rules); diff != "" {
+		t.Errorf("controller Role (-want +got):\n%s", diff)
 	}
 }
 

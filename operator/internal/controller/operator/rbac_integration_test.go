@@ -121,6 +121,9 @@ func TestLeastPrivilege(t *testing.T) {
 		{sa: ctl, verb: "update", resource: "pods", namespace: "team-a", name: "p", want: false},
 		{sa: ctl, verb: "delete", resource: "pods", namespace: "team-a", name: "p", want: false},
 		{sa: ctl, verb: "list", resource: "configmaps", want: false},
+		{sa: ctl, verb: "patch", resource: "configmaps", namespace: testNamespace, name: operator.KnownImagesName, want: true},
+		{sa: ctl, verb: "patch", resource: "configmaps", namespace: testNamespace, name: "other", want: false},
+		{sa: ctl, verb: "create", resource: "configmaps", namespace: testNamespace, want: false},
 		{sa: ctl, verb: "create", resource: "events", group: "events.k8s.io", namespace: "team-a", want: true},
 		{sa: ctl, verb: "update", resource: "leases", group: "coordination.k8s.io", namespace: testNamespace, name: "archgate-controller", want: true},
 		{sa: ctl, verb: "create", resource: "leases", group: "coordination.k8s.io", namespace: "team-a", want: false},
@@ -149,7 +152,13 @@ func TestLeastPrivilege(t *testing.T) {
 		{sa: op, verb: "delete", resource: "deployments", group: "apps", namespace: "team-a", name: "d", want: false},
 		{sa: op, verb: "patch", resource: "deployments", group: "apps", namespace: testNamespace, name: operator.ControllerName, want: true},
 
-		// The webhook never talks to the apiserver.
+		// The webhook reads the placement configurations and the known-images ConfigMap, nothing else.
+		{sa: wh, verb: "list", resource: "podplacementconfigs", group: v1beta1.GroupName, want: true},
+		{sa: wh, verb: "watch", resource: "clusterpodplacementconfigs", group: v1beta1.GroupName, want: true},
+		{sa: wh, verb: "update", resource: "podplacementconfigs", group: v1beta1.GroupName, namespace: "team-a", name: "c", want: false},
+		{sa: wh, verb: "watch", resource: "configmaps", namespace: testNamespace, name: operator.KnownImagesName, want: true},
+		{sa: wh, verb: "list", resource: "configmaps", namespace: testNamespace, want: false},
+		{sa: wh, verb: "patch", resource: "configmaps", namespace: testNamespace, name: operator.KnownImagesName, want: false},
 		{sa: wh, verb: "get", resource: "pods", namespace: "team-a", name: "p", want: false},
 		{sa: wh, verb: "list", resource: "secrets", want: false},
 		{sa: wh, verb: "get", resource: "secrets", namespace: pullNS, name: pullName, want: false},

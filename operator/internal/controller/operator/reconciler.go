@@ -66,7 +66,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,resourceNames=archgate-controller,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,resourceNames=archgate-controller;archgate-webhook,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,resourceNames=archgate-controller-pull-secret,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch
@@ -334,10 +334,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		verbosity: cppc.Spec.LogVerbosity,
 		// Resolved once, here; the API server has checked the bounds (CRD markers), and the
 		// controller checks them again rather than re-defaulting.
-		inspection: ptr.To(cppc.Spec.ImageInspection.Settings()),
-		proxyEnv:   r.opts.ProxyEnv,
-		provider:   r.opts.CertProvider,
-		args:       r.opts.Args,
+		inspection:         ptr.To(cppc.Spec.ImageInspection.Settings()),
+		admissionPlacement: cppc.Spec.AdmissionPlacementEnabled(),
+		proxyEnv:           r.opts.ProxyEnv,
+		provider:           r.opts.CertProvider,
+		args:               r.opts.Args,
 	}
 	for _, st := range r.steps() {
 		waiting, err := st.run(ctx, s)

@@ -58,18 +58,22 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 	return "", nil
 }
 
-// applyIdentity applies the ServiceAccounts and the controller's RBAC, and removes the
-// pull-secret Role of a previous globalPullSecretRef. The webhook's ServiceAccount is bound to
-// nothing.
+// applyIdentity applies the ServiceAccounts, the components' RBAC and the known-images
+// ConfigMap, and removes the pull-secret Role of a previous globalPullSecretRef.
 func (r *Reconciler) applyIdentity(ctx context.Context, s *scope) (string, error) {
 	p := s.params
 	objs := []client.Object{
 		serviceAccount(p, WebhookName),
 		serviceAccount(p, ControllerName),
 		controllerClusterRole(p),
-		controllerClusterRoleBinding(p),
+		clusterRoleBinding(p, ControllerName),
 		controllerRole(p),
-		controllerRoleBinding(p),
+		roleBinding(p, ControllerName),
+		webhookClusterRole(p),
+		clusterRoleBinding(p, WebhookName),
+		webhookRole(p),
+		roleBinding(p, WebhookName),
+		knownImagesConfigMap(p),
 	}
 	keep := ""
 	if p.pullSecret != nil {
