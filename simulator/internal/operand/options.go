@@ -14,9 +14,9 @@ import (
 // Common is filled by the caller.
 func webhookOptions(cfg Config) roles.WebhookOptions {
 	return roles.WebhookOptions{
-		Host:              cfg.WebhookHost,
-		Port:              cfg.WebhookPort,
-		CertDir:           cfg.WebhookCertDir,
+		Host:                 cfg.WebhookHost,
+		Port:                 cfg.WebhookPort,
+		CertDir:              cfg.WebhookCertDir,
 		OperatorNamespace:    cfg.Namespace,
 		KnownImagesConfigMap: cfg.KnownImagesConfigMap,
 	}
