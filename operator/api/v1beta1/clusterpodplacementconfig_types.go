@@ -100,8 +100,9 @@ type ClusterPodPlacementConfigSpec struct {
 	RegistryCertsConfigmapRef *NamespacedObjectReference `json:"registryCertsConfigmapRef,omitempty"`
 
 	// admissionPlacement lets the webhook place a pod at admission, without the scheduling gate,
-	// when the controller has recently inspected every one of the pod's images without
-	// credentials and the pod has no imagePullSecrets: the pod gets the node affinity, labels and
+	// when the pod has no imagePullSecrets and the controller has recently inspected every one of
+	// its images as it would for such a pod (anonymously, or with the global pull secret): the
+	// pod gets the node affinity, labels and
 	// annotations the controller would write, and costs the cluster no gate-removal write. The
 	// controller publishes those images in the ConfigMap archgate-known-images of the operator's
 	// namespace. Every other pod is gated as before. Disable it when another mutating webhook

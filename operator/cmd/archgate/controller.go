@@ -69,7 +69,7 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 	fs.DurationVar(&opts.RetryBaseDelay, "retry-base-delay", roles.DefaultRetryBaseDelay, "First retry delay; it doubles per retry.")
 	fs.DurationVar(&opts.RetryMaxDelay, "retry-max-delay", roles.DefaultRetryMaxDelay, "Longest retry delay.")
 	fs.StringVar(&opts.KnownImagesConfigMap, settings.FlagKnownImagesConfigMap, "",
-		"ConfigMap of --operator-namespace where the leader publishes the images it inspected anonymously, for the webhook to place pods at admission; empty publishes nothing.")
+		"ConfigMap of --operator-namespace where the leader publishes the images it inspected for pods without imagePullSecrets, for the webhook to place pods at admission; empty publishes nothing.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Run active-passive with a leader election lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the lease (default --operator-namespace).")
 	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", roles.DefaultLeaderElectionID, "Name of the lease.")

@@ -48,6 +48,6 @@ func newWebhookCmd(g *globalFlags) *cobra.Command {
 	fs.StringVar(&opts.CertDir, "cert-dir", roles.DefaultWebhookCertDir, "Directory with the serving certificate ("+roles.TLSCertName+", "+roles.TLSKeyName+").")
 	fs.StringVar(&opts.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the operator, whose pods are never gated (default $POD_NAMESPACE).")
 	fs.StringVar(&opts.KnownImagesConfigMap, settings.FlagKnownImagesConfigMap, "",
-		"ConfigMap of --operator-namespace with the images the controller inspected anonymously: a pod whose images are all in it is placed at admission, without the gate; empty gates every pod.")
+		"ConfigMap of --operator-namespace with the images the controller inspected for pods without imagePullSecrets: such a pod whose images are all in it is placed at admission, without the gate; empty gates every pod.")
 	return cmd
 }

@@ -279,10 +279,9 @@ func joinIdentities(ids []credentials.Identity) string {
 	return b.String()
 }
 
-// PublicResult is a cached result that was read without credentials: the registry serves the
-// image to anyone, so any pod may be placed with it. The pod placement controller publishes these
-// for the webhook (see package knownimages).
-type PublicResult struct {
+// KnownImage is a cached result as the pod placement controller publishes it for the webhook
+// (package knownimages).
+type KnownImage struct {
 	// Ref is the canonical reference (CanonicalReference).
 	Ref string `json:"ref"`
 	// Architectures and AnyArchitecture are those of Result.
@@ -292,22 +291,26 @@ type PublicResult struct {
 	Expires *time.Time `json:"expires,omitempty"`
 }
 
-// PublicResults returns the live entries read anonymously, least recently used first, without
-// changing their recency. Only anonymous results may leave the cache: a result read with a
-// credential must never reach a pod that does not hold it.
-func (c *CachingInspector) PublicResults() []PublicResult {
+// KnownImages returns the live entries that a lookup with identities(ref) would be served —
+// for the webhook, the identities a pod without imagePullSecrets has (the global pull secret's,
+// or anonymous) — least recently used first, one per reference, without changing their recency.
+// Entries read with any other credential never leave the cache: they must not reach a pod that
+// does not hold it.
+func (c *CachingInspector) KnownImages(identities func(ref string) []credentials.Identity) []KnownImage {
 	now := time.Now()
-	var out []PublicResult
+	var out []KnownImage
+	seen := map[string]bool{}
 	for _, lru := range []*expirable.LRU[cacheKey, *cacheEntry]{c.digests, c.tags} {
 		for _, k := range lru.Keys() {
-			if k.id != credentials.Anonymous {
+			if seen[k.ref] || !slices.Contains(identities(k.ref), k.id) {
 				continue
 			}
 			e, ok := lru.Peek(k)
 			if !ok || (!e.expires.IsZero() && !now.Before(e.expires)) {
 				continue
 			}
-			p := PublicResult{Ref: k.ref, Architectures: slices.Clone(e.result.Architectures), AnyArchitecture: e.result.AnyArchitecture}
+			seen[k.ref] = true
+			p := KnownImage{Ref: k.ref, Architectures: slices.Clone(e.result.Architectures), AnyArchitecture: e.result.AnyArchitecture}
 			if !e.expires.IsZero() {
 				p.Expires = ptr.To(e.expires.UTC().Truncate(time.Second))
 			}
@@ -317,7 +320,7 @@ func (c *CachingInspector) PublicResults() []PublicResult {
 	return out
 }
 
-// Result returns the result the entry stands for, read anonymously.
-func (p PublicResult) Result() Result {
-	return Result{Architectures: slices.Clone(p.Architectures), AnyArchitecture: p.AnyArchitecture, Identity: credentials.Anonymous}
+// Result returns the result the entry stands for.
+func (p KnownImage) Result() Result {
+	return Result{Architectures: slices.Clone(p.Architectures), AnyArchitecture: p.AnyArchitecture}
 }

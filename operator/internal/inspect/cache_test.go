@@ -593,7 +593,7 @@ func BenchmarkCachedArchitectures(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
 }
 
-func TestPublicResultsHoldOnlyAnonymousLiveEntries(t *testing.T) {
+func TestKnownImagesHoldOnlyEntriesOfTheGivenIdentities(t *testing.T) {
 	alice := cred("alice")
 	fake := newFakeRegistry()
 	fake.add("registry.example/public:1", fakeImage{readers: []credentials.Identity{credentials.Anonymous}, archs: []string{"arm64"}, digest: digestA})
@@ -607,7 +607,8 @@ func TestPublicResultsHoldOnlyAnonymousLiveEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var refs []string
-	for _, p := range c.PublicResults() {
+	anonymous := func(string) []credentials.Identity { return []credentials.Identity{credentials.Anonymous} }
+	for _, p := range c.KnownImages(anonymous) {
 		refs = append(refs, p.Ref)
 		if p.Ref == "registry.example/public:1" && (p.Expires == nil || !p.Expires.After(time.Now())) {
 			t.Errorf("tag entry expires at %v, want a time in the future", p.Expires)
@@ -615,10 +616,19 @@ func TestPublicResultsHoldOnlyAnonymousLiveEntries(t *testing.T) {
 	}
 	want := []string{"registry.example/public@" + digestA, "registry.example/public:1"}
 	if diff := cmp.Diff(want, refs); diff != "" {
-		t.Errorf("public results (-want +got):\n%s", diff)
+		t.Errorf("known images (-want +got):\n%s", diff)
+	}
+	withAlice := c.KnownImages(func(ref string) []credentials.Identity {
+		if ref == "registry.example/private:1" {
+			return []credentials.Identity{alice.Identity()}
+		}
+		return []credentials.Identity{credentials.Anonymous}
+	})
+	if len(withAlice) != 3 {
+		t.Errorf("known images with alice's credential for the private image = %v, want 3 entries", withAlice)
 	}
 	c.Purge()
-	if got := c.PublicResults(); len(got) != 0 {
-		t.Errorf("public results after Purge = %v, want none", got)
+	if got := c.KnownImages(anonymous); len(got) != 0 {
+		t.Errorf("known images after Purge = %v, want none", got)
 	}
 }

@@ -19,11 +19,14 @@ limitations under the License.
 // knows every one of its images: the pod then never carries the scheduling gate and costs the
 // apiserver no gate-removal write (docs/performance.md).
 //
-// The controller's leader publishes its cache's public results (inspect.PublicResult) in one
-// ConfigMap of the operator's namespace (Publisher); the webhook replicas watch it (Store). Only
-// anonymous results are published: a result read with a pod's credentials must never serve a pod
-// without them. Entries keep the controller's expiry, so a re-pushed tag is served no longer by
-// the webhook than by the controller.
+// The controller's leader publishes, in one ConfigMap of the operator's namespace (Publisher),
+// the cached results a pod without imagePullSecrets would be served: those read anonymously, or
+// with the global pull secret for the registries it covers (inspect.CachingInspector.KnownImages).
+// The webhook replicas watch it (Store) and use it only for pods without imagePullSecrets, so a
+// result read with a pod's own credentials never serves another pod — the same rule as the
+// controller's cache. Entries keep the controller's expiry, so a re-pushed tag is served no longer
+// by the webhook than by the controller. The ConfigMap names images and their architectures, as
+// the pods' own annotations do; it holds no credential.
 package knownimages
 
 import (
@@ -48,12 +51,12 @@ const (
 // document is the JSON form of the published entries.
 type document struct {
 	// Entries are the public results, least recently used first.
-	Entries []inspect.PublicResult `json:"entries"`
+	Entries []inspect.KnownImage `json:"entries"`
 }
 
 // Encode returns the document for entries (least recently used first), dropping the oldest
 // entries until it fits in maxBytes, and the number of entries kept.
-func Encode(entries []inspect.PublicResult, maxBytes int) ([]byte, int, error) {
+func Encode(entries []inspect.KnownImage, maxBytes int) ([]byte, int, error) {
 	from := 0
 	for {
 		b, err := json.Marshal(document{Entries: entries[from:]})
@@ -72,7 +75,7 @@ func Encode(entries []inspect.PublicResult, maxBytes int) ([]byte, int, error) {
 // Index answers which architectures a known image supports. The zero value knows nothing; an
 // Index is immutable once built.
 type Index struct {
-	entries map[string]inspect.PublicResult
+	entries map[string]inspect.KnownImage
 }
 
 // Parse builds an Index from a published document. An error names the key and the problem.
@@ -81,7 +84,7 @@ func Parse(data string) (*Index, error) {
 	if err := json.Unmarshal([]byte(data), &doc); err != nil {
 		return nil, fmt.Errorf("parsing key %s: %w", DataKey, err)
 	}
-	ix := &Index{entries: make(map[string]inspect.PublicResult, len(doc.Entries))}
+	ix := &Index{entries: make(map[string]inspect.KnownImage, len(doc.Entries))}
 	for i, e := range doc.Entries {
 		ref, _, err := inspect.CanonicalReference(e.Ref)
 		if err != nil || ref != e.Ref {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,12 +23,12 @@ import (
 	"github.com/archgate/archgate/operator/internal/inspect"
 )
 
-func entry(ref string, archs ...string) inspect.PublicResult {
-	return inspect.PublicResult{Ref: ref, Architectures: archs}
+func entry(ref string, archs ...string) inspect.KnownImage {
+	return inspect.KnownImage{Ref: ref, Architectures: archs}
 }
 
-func entries(n int) []inspect.PublicResult {
-	out := make([]inspect.PublicResult, n)
+func entries(n int) []inspect.KnownImage {
+	out := make([]inspect.KnownImage, n)
 	for i := range out {
 		out[i] = entry(fmt.Sprintf("registry.example/app/svc-%04d:v1", i), "amd64", "arm64")
 	}
@@ -93,7 +94,7 @@ func TestParseRejectsInvalidDocuments(t *testing.T) {
 
 func TestIndexLookup(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	doc, _, err := Encode([]inspect.PublicResult{
+	doc, _, err := Encode([]inspect.KnownImage{
 		{Ref: "docker.io/library/nginx:latest", Architectures: []string{"amd64", "arm64"}, Expires: ptr.To(now.Add(time.Minute))},
 		{Ref: "registry.example/old:v1", Architectures: []string{"amd64"}, Expires: ptr.To(now)},
 		{Ref: "registry.example/bundle@sha256:" + strings.Repeat("a", 64), AnyArchitecture: true},
@@ -130,9 +131,6 @@ func TestIndexLookup(t *testing.T) {
 			if strings.Join(got.Architectures, ",") != strings.Join(tc.want, ",") || got.AnyArchitecture != tc.wantAny {
 				t.Errorf("Lookup(%q) = %v any=%v, want %v any=%v", tc.image, got.Architectures, got.AnyArchitecture, tc.want, tc.wantAny)
 			}
-			if got.Identity != credentials.Anonymous {
-				t.Errorf("Identity = %q, want anonymous", got.Identity)
-			}
 		})
 	}
 	var empty *Index
@@ -143,7 +141,7 @@ func TestIndexLookup(t *testing.T) {
 
 func TestStoreForgetsEverythingOnAnInvalidDocument(t *testing.T) {
 	s := NewStore(types.NamespacedName{Namespace: "ns", Name: DefaultConfigMapName}, logr.Discard())
-	valid, _, _ := Encode([]inspect.PublicResult{entry("docker.io/library/nginx:latest", "amd64")}, MaxDataBytes)
+	valid, _, _ := Encode([]inspect.KnownImage{entry("docker.io/library/nginx:latest", "amd64")}, MaxDataBytes)
 	s.Set(&corev1.ConfigMap{Data: map[string]string{DataKey: string(valid)}})
 	if _, ok := s.Lookup("nginx", time.Now()); !ok {
 		t.Fatal("the store does not know a published image")
@@ -154,13 +152,26 @@ func TestStoreForgetsEverythingOnAnInvalidDocument(t *testing.T) {
 	}
 }
 
-type staticSource []inspect.PublicResult
-
-func (s *staticSource) PublicResults() []inspect.PublicResult {
-	return append([]inspect.PublicResult(nil), *s...)
+// cachedEntry is a cache entry and the identity that read it.
+type cachedEntry struct {
+	image inspect.KnownImage
+	id    credentials.Identity
 }
 
-func TestPublisherWritesOnlyChangesAndOnlyAnonymousRegistries(t *testing.T) {
+// staticSource serves its entries as inspect.CachingInspector.KnownImages does.
+type staticSource []cachedEntry
+
+func (s *staticSource) KnownImages(identities func(ref string) []credentials.Identity) []inspect.KnownImage {
+	var out []inspect.KnownImage
+	for _, e := range *s {
+		if slices.Contains(identities(e.image.Ref), e.id) {
+			out = append(out, e.image)
+		}
+	}
+	return out
+}
+
+func TestPublisherWritesOnlyChangesAndWhatPodsWithoutPullSecretsUse(t *testing.T) {
 	key := types.NamespacedName{Namespace: "archgate", Name: DefaultConfigMapName}
 	applies := 0
 	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
@@ -170,7 +181,18 @@ func TestPublisherWritesOnlyChangesAndOnlyAnonymousRegistries(t *testing.T) {
 		},
 	}).Build()
 	global := credentials.NewKeyring(mustConfig(t, `{"auths":{"private.example":{"auth":"dTpw"}}}`))
-	src := &staticSource{entry("docker.io/library/nginx:latest", "amd64"), entry("private.example/team/app:v1", "arm64")}
+	globalCreds, err := global.Lookup("private.example/team/app:v2")
+	if err != nil || len(globalCreds) != 1 {
+		t.Fatalf("global keyring lookup = %v, %v", globalCreds, err)
+	}
+	src := &staticSource{
+		{image: entry("docker.io/library/nginx:latest", "amd64"), id: credentials.Anonymous},
+		// Read anonymously, but a pod without pull secrets is inspected with the global secret.
+		{image: entry("private.example/team/app:v1", "arm64"), id: credentials.Anonymous},
+		{image: entry("private.example/team/app:v2", "arm64"), id: globalCreds[0].Identity()},
+		// Read with a pod's own credential.
+		{image: entry("docker.io/team/private:v1", "s390x"), id: "pod-secret"},
+	}
 	p := NewPublisher(PublisherOptions{
 		Client: c, Key: key, Source: src, Log: logr.Discard(),
 		GlobalKeyring: func(context.Context) (*credentials.Keyring, error) { return global, nil },
@@ -192,13 +214,17 @@ func TestPublisherWritesOnlyChangesAndOnlyAnonymousRegistries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := ix.Lookup("nginx", time.Now()); !ok {
-		t.Error("the public image of an anonymous registry is not published")
+	for image, want := range map[string]bool{
+		"nginx":                       true,
+		"private.example/team/app:v1": false,
+		"private.example/team/app:v2": true,
+		"docker.io/team/private:v1":   false,
+	} {
+		if _, ok := ix.Lookup(image, time.Now()); ok != want {
+			t.Errorf("%s published = %t, want %t", image, ok, want)
+		}
 	}
-	if _, ok := ix.Lookup("private.example/team/app:v1", time.Now()); ok {
-		t.Error("an image of a registry the global pull secret covers is published")
-	}
-	*src = append(*src, entry("docker.io/library/busybox:latest", "s390x"))
+	*src = append(*src, cachedEntry{image: entry("docker.io/library/busybox:latest", "s390x"), id: credentials.Anonymous})
 	if err := p.Publish(ctx); err != nil {
 		t.Fatal(err)
 	}

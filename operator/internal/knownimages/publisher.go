@@ -21,7 +21,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -45,7 +44,7 @@ const FieldManager = "archgate-known-images"
 
 // Source gives the results to publish, least recently used first (inspect.CachingInspector).
 type Source interface {
-	PublicResults() []inspect.PublicResult
+	KnownImages(identities func(ref string) []credentials.Identity) []inspect.KnownImage
 }
 
 // PublisherOptions configure a Publisher.
@@ -57,9 +56,9 @@ type PublisherOptions struct {
 	// Source is the controller's cache.
 	Source Source
 	// GlobalKeyring returns the global pull secret's keyring; nil without a global pull secret.
-	// Entries of registries it has credentials for are not published: the controller inspects
-	// those with the credential even for a pod without imagePullSecrets, so an anonymous result
-	// is not what it would use.
+	// A pod without imagePullSecrets is inspected with the global pull secret's credentials for
+	// the registries it covers, anonymously elsewhere: the entries published are those such a
+	// pod would be served.
 	GlobalKeyring func(context.Context) (*credentials.Keyring, error)
 	// Interval is DefaultPublishInterval when zero; MaxBytes is MaxDataBytes when zero.
 	Interval time.Duration
@@ -136,19 +135,24 @@ func (p *Publisher) Publish(ctx context.Context) error {
 	return nil
 }
 
-// publishable returns the public results a pod without imagePullSecrets would be placed with.
-func (p *Publisher) publishable(ctx context.Context) ([]inspect.PublicResult, error) {
-	entries := p.opts.Source.PublicResults()
-	if p.opts.GlobalKeyring == nil {
-		return entries, nil
+// publishable returns the results a pod without imagePullSecrets would be placed with.
+func (p *Publisher) publishable(ctx context.Context) ([]inspect.KnownImage, error) {
+	keyring := credentials.NewKeyring(nil)
+	if p.opts.GlobalKeyring != nil {
+		var err error
+		if keyring, err = p.opts.GlobalKeyring(ctx); err != nil {
+			return nil, fmt.Errorf("reading the global pull secret: %w", err)
+		}
+		if keyring == nil {
+			keyring = credentials.NewKeyring(nil)
+		}
 	}
-	keyring, err := p.opts.GlobalKeyring(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the global pull secret: %w", err)
-	}
-	return slices.DeleteFunc(entries, func(e inspect.PublicResult) bool {
-		creds, err := keyring.Lookup(e.Ref)
-		return err != nil || len(creds) > 0
+	return p.opts.Source.KnownImages(func(ref string) []credentials.Identity {
+		creds, err := keyring.Lookup(ref)
+		if err != nil {
+			return nil
+		}
+		return creds.Identities()
 	}), nil
 }
 

@@ -42,15 +42,16 @@ type KnownImages interface {
 	Lookup(image string, now time.Time) (inspect.Result, bool)
 }
 
-// Admission placement: a pod whose images the controller has all inspected anonymously gets, in
+// Admission placement: a pod whose images the controller has all published gets, in
 // the admission patch, exactly what the controller would write when removing the gate
 // (placement.Decide, the placement label and the architectures annotation), and no gate. That
 // saves the pod the gate-removal write, the controller's work and the scheduler's second look
 // (docs/performance.md). Everything else is gated as before, so the controller still handles —
 // and reports with Events — every case that needs a judgement:
 //
-//   - a pod with imagePullSecrets: the controller inspects with the pod's credentials, never with
-//     an anonymous result (inspect.CachingInspector), and the webhook cannot read secrets;
+//   - a pod with imagePullSecrets: the controller inspects with the pod's credentials, and serves
+//     it only results read with them (inspect.CachingInspector); the webhook reads no secret, and
+//     the published results are those of a pod without imagePullSecrets;
 //   - an image not published, or expired: the controller inspects it and publishes the result;
 //   - images that share no architecture, configurations with an invalid selector, preferences
 //     skipped for any reason: the controller records the Events and metrics those need.

@@ -24,7 +24,7 @@ var placeNow = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 func publishedIndex(t *testing.T) *knownimages.Index {
 	t.Helper()
 	live := ptr.To(placeNow.Add(time.Minute))
-	data, _, err := knownimages.Encode([]inspect.PublicResult{
+	data, _, err := knownimages.Encode([]inspect.KnownImage{
 		{Ref: "docker.io/library/multi:1", Architectures: []string{"amd64", "arm64"}, Expires: live},
 		{Ref: "docker.io/library/arm:1", Architectures: []string{"arm64"}, Expires: live},
 		{Ref: "docker.io/library/s390x:1", Architectures: []string{"s390x"}, Expires: live},

@@ -80,7 +80,7 @@ type ControllerOptions struct {
 	RetryBaseDelay, RetryMaxDelay time.Duration
 
 	// KnownImagesConfigMap names the ConfigMap of OperatorNamespace where the leader publishes
-	// the images it inspected anonymously, for the webhook to place pods at admission
+	// the images a pod without imagePullSecrets would be placed with, for the webhook to place pods at admission
 	// (package knownimages); empty publishes nothing. Needs the cache (CacheSize > 0).
 	KnownImagesConfigMap string
 

@@ -37,7 +37,7 @@ import (
 // --known-images-configmap when spec.admissionPlacement is Enabled.
 const DefaultKnownImagesConfigMap = knownimages.DefaultConfigMapName
 
-// addKnownImagesPublisher adds the publisher of the cache's anonymous results to the
+// addKnownImagesPublisher adds the publisher of the cache's results for pods without imagePullSecrets to the
 // controller's manager, when opts names a known-images ConfigMap and the cache is on.
 func addKnownImagesPublisher(mgr manager.Manager, opts ControllerOptions, source knownimages.Source,
 	globalKeyring func(context.Context) (*credentials.Keyring, error)) error {

@@ -75,7 +75,7 @@ type WebhookOptions struct {
 	// OperatorNamespace is the namespace the operator runs in; its pods are never gated.
 	OperatorNamespace string
 	// KnownImagesConfigMap names the ConfigMap of OperatorNamespace where the controller
-	// publishes the images it inspected anonymously (package knownimages). When set, a pod whose
+	// publishes the images it inspected for pods without imagePullSecrets (package knownimages). When set, a pod whose
 	// images are all in it is placed at admission instead of gated, and the webhook watches that
 	// ConfigMap and the placement configurations. Empty gates every pod.
 	KnownImagesConfigMap string

@@ -38,7 +38,7 @@ const (
 )
 
 // FlagKnownImagesConfigMap names the ConfigMap of the operator's namespace through which the
-// controller's leader publishes the images it inspected anonymously and the webhook places pods
+// controller's leader publishes the images it inspected for pods without imagePullSecrets and the webhook places pods
 // at admission (spec.admissionPlacement); the same flag on both components, empty for off.
 const FlagKnownImagesConfigMap = "known-images-configmap"
 
