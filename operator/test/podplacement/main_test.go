@@ -128,8 +128,12 @@ func run(m *testing.M) int {
 		return fail(err)
 	}
 	url := "https://127.0.0.1:" + strconv.Itoa(port) + roles.WebhookPath
+	// The namespaces labelled admissionPlacementLabel are served by a second webhook, with
+	// admission placement on (startAdmissionWebhook); every other namespace by this one.
 	mwc := roles.MutatingWebhookConfiguration("archgate-scheduling-gate",
-		admissionregistrationv1.WebhookClientConfig{URL: &url}, nil, nil, operatorNamespace)
+		admissionregistrationv1.WebhookClientConfig{URL: &url}, nil, &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: admissionPlacementLabel, Operator: metav1.LabelSelectorOpDoesNotExist}},
+		}, operatorNamespace)
 	env, err := testenv.Start(testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
@@ -157,31 +161,17 @@ func run(m *testing.M) int {
 		return fail(err)
 	}
 
-	// The webhook, as the binary runs it; Ready tells when the apiserver can reach it.
-	webhookCtx, stopWebhook := context.WithCancel(ctx)
-	ready, webhookDone := make(chan struct{}), make(chan error, 1)
-	go func() {
-		webhookDone <- roles.RunWebhook(webhookCtx, s.cfg, roles.WebhookOptions{
-			Common:            roles.Common{Logger: s.log.WithName("webhook"), Registerer: prometheus.NewRegistry(), Ready: func() { close(ready) }},
-			Host:              "127.0.0.1",
-			Port:              port,
-			CertDir:           env.Environment.WebhookInstallOptions.LocalServingCertDir,
-			OperatorNamespace: operatorNamespace,
-		})
-	}()
-	defer func() {
-		stopWebhook()
-		if err := <-webhookDone; err != nil {
-			fmt.Fprintln(os.Stderr, "webhook:", err)
-		}
-	}()
-	select {
-	case <-ready:
-	case err := <-webhookDone:
-		return fail(fmt.Errorf("webhook stopped before serving: %w", err))
-	case <-time.After(30 * time.Second):
-		return fail(fmt.Errorf("webhook not serving after 30s"))
+	certDir := env.Environment.WebhookInstallOptions.LocalServingCertDir
+	stopWebhook, err := startWebhook(ctx, roles.WebhookOptions{Port: port, CertDir: certDir})
+	if err != nil {
+		return fail(err)
 	}
+	defer stopWebhook()
+	stopAdmission, err := startAdmissionWebhook(ctx, certDir, env.Environment.WebhookInstallOptions.LocalServingCAData)
+	if err != nil {
+		return fail(err)
+	}
+	defer stopAdmission()
 
 	s.controllerErr = make(chan error, 1)
 	code := m.Run()
@@ -302,6 +292,57 @@ func repo(name, tag string, format fakeregistry.Format, attestations bool, platf
 	}}}
 }
 
+// admissionPlacementLabel marks the namespaces whose pods the admission-placement webhook serves.
+const admissionPlacementLabel = "archgate-test/admission-placement"
+
+// startWebhook runs a webhook as the binary runs it (opts completed with the suite's host,
+// namespace, logger) until stop, and returns once Ready says the apiserver can reach it.
+func startWebhook(ctx context.Context, opts roles.WebhookOptions) (stop func(), err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	ready, done := make(chan struct{}), make(chan error, 1)
+	opts.Common = roles.Common{Logger: s.log.WithName("webhook"), Registerer: prometheus.NewRegistry(), Ready: func() { close(ready) }}
+	opts.Host, opts.OperatorNamespace = "127.0.0.1", operatorNamespace
+	go func() { done <- roles.RunWebhook(wctx, s.cfg, opts) }()
+	stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "webhook:", err)
+		}
+	}
+	select {
+	case <-ready:
+		return stop, nil
+	case err := <-done:
+		cancel()
+		return nil, fmt.Errorf("webhook on port %d stopped before serving: %w", opts.Port, err)
+	case <-time.After(30 * time.Second):
+		stop()
+		return nil, fmt.Errorf("webhook on port %d not serving after 30s", opts.Port)
+	}
+}
+
+// startAdmissionWebhook runs a second webhook with admission placement on, registered for the
+// namespaces labelled admissionPlacementLabel, as the operator renders it (the controller
+// publishes into the same ConfigMap, see controllerOptions).
+func startAdmissionWebhook(ctx context.Context, certDir string, caBundle []byte) (stop func(), err error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	stop, err = startWebhook(ctx, roles.WebhookOptions{Port: port, CertDir: certDir, KnownImagesConfigMap: roles.DefaultKnownImagesConfigMap})
+	if err != nil {
+		return nil, err
+	}
+	url := "https://127.0.0.1:" + strconv.Itoa(port) + roles.WebhookPath
+	mwc := roles.MutatingWebhookConfiguration("archgate-admission-placement", admissionregistrationv1.WebhookClientConfig{URL: &url},
+		caBundle, &metav1.LabelSelector{MatchLabels: map[string]string{admissionPlacementLabel: "on"}}, operatorNamespace)
+	if err := s.client.Create(ctx, mwc); err != nil {
+		stop()
+		return nil, fmt.Errorf("registering the admission-placement webhook: %w", err)
+	}
+	return stop, nil
+}
+
 // blockedRegistry is blocked by the tests' registries.conf; nothing listens there.
 const blockedRegistry = "blocked.registry.example"
 
@@ -318,9 +359,10 @@ func controllerOptions() roles.ControllerOptions {
 			CacheSize: v1beta1.DefaultImageCacheSize, CacheTTL: v1beta1.DefaultImageCacheTTL,
 			Timeout: 10 * time.Second, MaxRetries: maxRetries,
 		},
-		RetryBaseDelay: retryBaseDelay,
-		RetryMaxDelay:  retryMaxDelay,
-		LeaderElection: true,
+		RetryBaseDelay:       retryBaseDelay,
+		RetryMaxDelay:        retryMaxDelay,
+		LeaderElection:       true,
+		KnownImagesConfigMap: roles.DefaultKnownImagesConfigMap,
 	}
 }
 
