@@ -6,7 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
 func TestPodImages(t *testing.T) {
@@ -111,6 +114,69 @@ func TestIntersect(t *testing.T) {
 			}
 			if got := ArchitecturesAnnotation(archs, anyArch); got != tc.wantAnnotation {
 				t.Errorf("annotation = %q, want %q", got, tc.wantAnnotation)
+			}
+		})
+	}
+}
+
+func TestDecide(t *testing.T) {
+	cluster := &v1beta1.ClusterPodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},
+		Spec: v1beta1.ClusterPodPlacementConfigSpec{Plugins: &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{
+			Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "arm64", Weight: 40}},
+		}}},
+	}
+	badSelector := v1beta1.PodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: "team"},
+		Spec: v1beta1.PodPlacementConfigSpec{LabelSelector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}},
+		}},
+	}
+	pinned := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: v1beta1.NodeArchLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
+		}}},
+	}}}
+	tests := map[string]struct {
+		images          []ImageArchitectures
+		affinity        *corev1.Affinity
+		configs         []v1beta1.PodPlacementConfig
+		wantOutcome     Outcome
+		wantAnnotation  string
+		wantNoCommon    bool
+		wantPreferred   bool
+		wantSelectorErr bool
+	}{
+		"common architectures and the cluster's preference": {
+			images: []ImageArchitectures{archsResult("amd64", "arm64")}, wantOutcome: OutcomeArchSet,
+			wantAnnotation: "amd64,arm64", wantPreferred: true,
+		},
+		"images without binaries under a user's pin": {
+			images: []ImageArchitectures{{AnyArchitecture: true}}, affinity: pinned, wantOutcome: OutcomeUserPinned,
+			wantAnnotation: AnnotationValueAnyArchitecture, wantPreferred: true,
+		},
+		"no common architecture: no preference": {
+			images:      []ImageArchitectures{archsResult("amd64"), archsResult("s390x")},
+			wantOutcome: OutcomeNoCommonArch, wantNoCommon: true,
+		},
+		"an invalid selector is reported, the cluster's preference still applies": {
+			images: []ImageArchitectures{archsResult("arm64")}, configs: []v1beta1.PodPlacementConfig{badSelector},
+			wantOutcome: OutcomeArchSet, wantAnnotation: "arm64", wantPreferred: true, wantSelectorErr: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team", Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Affinity: tc.affinity.DeepCopy()}}
+			d := Decide(pod, tc.images, tc.configs, cluster)
+			if d.Outcome != tc.wantOutcome || d.Architectures != tc.wantAnnotation || d.NoCommonArchitecture != tc.wantNoCommon {
+				t.Errorf("Decide = %+v, want outcome %q, annotation %q, no common %t", d, tc.wantOutcome, tc.wantAnnotation, tc.wantNoCommon)
+			}
+			if got := PodPrefersArchitecture(&pod.Spec); got != tc.wantPreferred {
+				t.Errorf("preferred arch terms = %t, want %t", got, tc.wantPreferred)
+			}
+			if (d.SelectorErr != nil) != tc.wantSelectorErr {
+				t.Errorf("selector error = %v, want one: %t", d.SelectorErr, tc.wantSelectorErr)
 			}
 		})
 	}
