@@ -137,7 +137,7 @@ func NewSchedulingGate(scheme *runtime.Scheme, opts Options) *SchedulingGate {
 type decision struct {
 	skip   SkipReason        // set when the pod was let through unchanged
 	err    error             // set when the pod could not be evaluated (skip is SkipUndecodable)
-	placed placement.Outcome // set when the pod was placed at admission instead of gated
+	placed *placement.Decision // set when the pod was placed at admission instead of gated
 	// placeErr is set when admission placement failed to read its configurations; the pod was
 	// gated.
 	placeErr error
@@ -156,8 +156,8 @@ func (h *SchedulingGate) Handle(ctx context.Context, req admission.Request) admi
 			"namespace", req.Namespace, "name", req.Name, "uid", req.UID, "reason", d.skip)
 	case d.skip != "":
 		log.V(3).Info("Pod not gated", "namespace", req.Namespace, "name", req.Name, "reason", d.skip)
-	case d.placed != "":
-		log.V(3).Info("Pod placed at admission", "namespace", req.Namespace, "name", req.Name, "outcome", d.placed)
+	case d.placed != nil:
+		log.V(3).Info("Pod placed at admission", "namespace", req.Namespace, "name", req.Name, "outcome", d.placed.Outcome)
 	default:
 		if d.placeErr != nil {
 			log.Error(d.placeErr, "Failed to place the pod at admission, gating it", "namespace", req.Namespace, "name", req.Name)
@@ -188,9 +188,9 @@ func (h *SchedulingGate) handle(ctx context.Context, req admission.Request) (adm
 	if reason := skipReason(pod); reason != "" {
 		return admission.Allowed(""), decision{skip: reason}
 	}
-	ops, outcome, placed, err := h.placeAtAdmission(ctx, pod)
-	if placed {
-		return admission.Patched("", ops...), decision{placed: outcome}
+	ops, placed, ok, err := h.placeAtAdmission(ctx, pod)
+	if ok {
+		return admission.Patched("", ops...), decision{placed: placed}
 	}
 	return admission.Patched("", gatePatch(pod)...), decision{placeErr: err}
 }

@@ -48,6 +48,7 @@ type Metrics struct {
 	podsGated        prometheus.Counter
 	podsPlaced       *prometheus.CounterVec
 	placeErrors      prometheus.Counter
+	sourcesSkipped   *prometheus.CounterVec
 	podsSkipped      *prometheus.CounterVec
 	failedIntercepts prometheus.Counter
 }
@@ -73,6 +74,11 @@ func NewMetrics() *Metrics {
 			Name: "archgate_webhook_pods_placed_total",
 			Help: "Pods the webhook placed at admission, without the gate, because the controller had published all their images, by outcome (the multiarch.openshift.io/placement label value).",
 		}, []string{"outcome"}),
+		sourcesSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "archgate_webhook_preference_sources_skipped_total",
+			Help: "Placement configurations whose preferred weights were skipped for a pod placed at admission, by reason (HigherPriorityConfig; " +
+				"pods whose own preference conflicts are gated, and counted by the controller).",
+		}, []string{"reason"}),
 		placeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "archgate_webhook_placement_errors_total",
 			Help: "Pods gated because admission placement could not read the placement configurations.",
@@ -103,7 +109,7 @@ func NewMetrics() *Metrics {
 // Register registers every collector with r; it returns the errors of those that failed, joined.
 func (m *Metrics) Register(r prometheus.Registerer) error {
 	var errs []error
-	for _, c := range []prometheus.Collector{m.requestDuration, m.podsProcessed, m.podsGated, m.podsPlaced, m.placeErrors, m.podsSkipped, m.failedIntercepts} {
+	for _, c := range []prometheus.Collector{m.requestDuration, m.podsProcessed, m.podsGated, m.podsPlaced, m.placeErrors, m.sourcesSkipped, m.podsSkipped, m.failedIntercepts} {
 		errs = append(errs, r.Register(c))
 	}
 	return errors.Join(errs...)
@@ -120,8 +126,11 @@ func (m *Metrics) observe(d decision, elapsed time.Duration) {
 	case d.skip != "":
 		m.podsSkipped.WithLabelValues(string(d.skip)).Inc()
 		m.requestDuration.WithLabelValues(resultSkipped).Observe(elapsed.Seconds())
-	case d.placed != "":
-		m.podsPlaced.WithLabelValues(d.placed.LabelValue()).Inc()
+	case d.placed != nil:
+		m.podsPlaced.WithLabelValues(d.placed.Outcome.LabelValue()).Inc()
+		for _, s := range d.placed.Preferred.SkippedSources {
+			m.sourcesSkipped.WithLabelValues(string(s.Reason)).Inc()
+		}
 		m.requestDuration.WithLabelValues(resultPlaced).Observe(elapsed.Seconds())
 	default:
 		if d.placeErr != nil {

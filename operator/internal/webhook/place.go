@@ -53,8 +53,10 @@ type KnownImages interface {
 //     it only results read with them (inspect.CachingInspector); the webhook reads no secret, and
 //     the published results are those of a pod without imagePullSecrets;
 //   - an image not published, or expired: the controller inspects it and publishes the result;
-//   - images that share no architecture, configurations with an invalid selector, preferences
-//     skipped for any reason: the controller records the Events and metrics those need.
+//   - images that share no architecture, configurations with an invalid selector, configurations
+//     skipped because the pod weights architectures itself: the controller records the Events
+//     those need. (A configuration skipped for a higher-priority one is the documented
+//     precedence; it is only counted, here as in the controller.)
 //
 // An image rewritten by a mutating webhook that runs after this one would not be seen; clusters
 // with such a webhook turn admission placement off (spec.admissionPlacement: Disabled).
@@ -62,9 +64,9 @@ type KnownImages interface {
 // placeAtAdmission returns the patch that places pod at admission, or ok=false when the pod
 // must be gated. An error reading the configurations is returned for the log; the pod is then
 // gated.
-func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod) ([]jsonpatch.JsonPatchOperation, placement.Outcome, bool, error) {
+func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod) ([]jsonpatch.JsonPatchOperation, *placement.Decision, bool, error) {
 	if h.opts.Known == nil || len(pod.Spec.ImagePullSecrets) > 0 {
-		return nil, "", false, nil
+		return nil, nil, false, nil
 	}
 	images := placement.PodImages(&pod.Spec)
 	archs := make([]placement.ImageArchitectures, 0, len(images))
@@ -72,24 +74,24 @@ func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod) 
 	for _, img := range images {
 		r, ok := h.opts.Known.Lookup(img, now)
 		if !ok {
-			return nil, "", false, nil
+			return nil, nil, false, nil
 		}
 		archs = append(archs, placement.ImageArchitectures{Architectures: r.Architectures, AnyArchitecture: r.AnyArchitecture})
 	}
 	cluster, configs, err := h.placementConfigs(ctx, pod.Namespace)
 	if err != nil {
-		return nil, "", false, err
+		return nil, nil, false, err
 	}
 	placed := pod.DeepCopy()
 	d := placement.Decide(placed, archs, configs, cluster)
-	if d.NoCommonArchitecture || d.SelectorErr != nil || len(d.Preferred.SkippedSources) > 0 {
-		return nil, "", false, nil
+	if d.NoCommonArchitecture || d.SelectorErr != nil || len(d.Preferred.Conflicts()) > 0 {
+		return nil, nil, false, nil
 	}
 	ops, err := placementPatch(pod, placed, d)
 	if err != nil {
-		return nil, "", false, err
+		return nil, nil, false, err
 	}
-	return ops, d.Outcome, true, nil
+	return ops, &d, true, nil
 }
 
 // placementConfigs reads the ClusterPodPlacementConfig (nil when there is none) and the

@@ -85,6 +85,21 @@ func TestPlaceAtAdmission(t *testing.T) {
 			pod:        `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"bundle:1"}]}}`,
 			wantPlaced: placement.OutcomeAnyArchitecture,
 		},
+		"a higher-priority PodPlacementConfig wins over the cluster's, placed": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects: []client.Object{cluster, &v1beta1.PodPlacementConfig{
+				ObjectMeta: metav1.ObjectMeta{Name: "prefer-amd64", Namespace: "team"},
+				Spec: v1beta1.PodPlacementConfigSpec{Priority: 10, Plugins: &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{
+					Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "amd64", Weight: 30}},
+				}}},
+			}},
+			wantPlaced: placement.OutcomeArchSet,
+		},
+		"a pod weighting architectures itself is gated (the controller records the conflict)": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":` +
+				`[{"weight":5,"preference":{"matchExpressions":[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]}]}}]}},"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects: []client.Object{cluster},
+		},
 		"an unknown image is gated": {
 			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"multi:1"},{"name":"b","image":"unknown:1"}]}}`,
 		},
@@ -116,8 +131,12 @@ func TestPlaceAtAdmission(t *testing.T) {
 			})
 			req := podRequest(t, tc.pod)
 			resp, d := h.handle(t.Context(), req)
-			if d.placed != tc.wantPlaced {
-				t.Fatalf("placed = %q, want %q (decision %+v)", d.placed, tc.wantPlaced, d)
+			var got placement.Outcome
+			if d.placed != nil {
+				got = d.placed.Outcome
+			}
+			if got != tc.wantPlaced {
+				t.Fatalf("placed = %q, want %q (decision %+v)", got, tc.wantPlaced, d)
 			}
 			if err := resp.Complete(req); err != nil {
 				t.Fatal(err)
@@ -144,12 +163,16 @@ func assertPatchPlaces(t *testing.T, raw string, patch []byte, objects []client.
 		images = append(images, placement.ImageArchitectures{Architectures: r.Architectures, AnyArchitecture: r.AnyArchitecture})
 	}
 	var cluster *v1beta1.ClusterPodPlacementConfig
+	var configs []v1beta1.PodPlacementConfig
 	for _, o := range objects {
-		if c, ok := o.(*v1beta1.ClusterPodPlacementConfig); ok {
+		switch c := o.(type) {
+		case *v1beta1.ClusterPodPlacementConfig:
 			cluster = c
+		case *v1beta1.PodPlacementConfig:
+			configs = append(configs, *c)
 		}
 	}
-	d := placement.Decide(want, images, nil, cluster)
+	d := placement.Decide(want, images, configs, cluster)
 	if want.Labels == nil {
 		want.Labels = map[string]string{}
 	}
