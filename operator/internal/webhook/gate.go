@@ -135,8 +135,8 @@ func NewSchedulingGate(scheme *runtime.Scheme, opts Options) *SchedulingGate {
 
 // decision is what the handler decided about one request, for metrics and logs.
 type decision struct {
-	skip   SkipReason        // set when the pod was let through unchanged
-	err    error             // set when the pod could not be evaluated (skip is SkipUndecodable)
+	skip   SkipReason          // set when the pod was let through unchanged
+	err    error               // set when the pod could not be evaluated (skip is SkipUndecodable)
 	placed *placement.Decision // set when the pod was placed at admission instead of gated
 	// placeErr is set when admission placement failed to read its configurations; the pod was
 	// gated.
