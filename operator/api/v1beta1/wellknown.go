@@ -70,6 +70,11 @@ const (
 	// AnnotationArchitectures holds the comma-separated, sorted set of architectures compatible with
 	// every image of the pod, as found by inspection.
 	AnnotationArchitectures = "multiarch.openshift.io/architectures"
+	// AnnotationPreferredAffinitySource names the placement configuration whose preferred
+	// weights were added to the pod ("PodPlacementConfig <namespace>/<name>" or
+	// "ClusterPodPlacementConfig cluster"); absent when none was. When several configurations
+	// match a pod, the others are counted as skipped in the metrics, not recorded per pod.
+	AnnotationPreferredAffinitySource = "multiarch.openshift.io/preferred-affinity-source"
 	// AnnotationInspectionError holds a short reason why image inspection failed.
 	AnnotationInspectionError = "multiarch.openshift.io/inspection-error"
 )

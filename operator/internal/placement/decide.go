@@ -82,6 +82,15 @@ func ArchitecturesAnnotation(archs sets.Set[string], anyArch bool) string {
 	return strings.Join(sets.List(archs), ",")
 }
 
+// Annotations returns the annotations that record the decision on the pod.
+func (d Decision) Annotations() map[string]string {
+	a := map[string]string{v1beta1.AnnotationArchitectures: d.Architectures}
+	if d.PreferenceSource != "" {
+		a[v1beta1.AnnotationPreferredAffinitySource] = d.PreferenceSource
+	}
+	return a
+}
+
 // Decision is what placing one pod whose images were all inspected did to it.
 type Decision struct {
 	// Outcome is the placement label value.
@@ -93,6 +102,9 @@ type Decision struct {
 	NoCommonArchitecture bool
 	// Preferred is the merge of the preferred weights (zero when no configuration applies).
 	Preferred PreferredResult
+	// PreferenceSource names the configuration whose weights were added, "" when none was (the
+	// value of the preferred-affinity-source annotation).
+	PreferenceSource string
 	// SelectorErr names the PodPlacementConfigs left out for an invalid label selector.
 	SelectorErr error
 }
@@ -100,7 +112,7 @@ type Decision struct {
 // Decide merges what the images support into pod's node affinity, required then preferred (the
 // pod's PodPlacementConfigs by descending priority, then the ClusterPodPlacementConfig, which may
 // be nil). It changes pod.Spec only; labels, annotations and the gate are the caller's, written
-// in the same request.
+// in the same request (Annotations lists the annotations).
 func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodPlacementConfig,
 	cluster *v1beta1.ClusterPodPlacementConfig) Decision {
 	archs, anyArch := Intersect(images)
@@ -129,5 +141,8 @@ func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodP
 		compatible = sets.New(v1beta1.SupportedArchitectures()...)
 	}
 	d.Preferred = MergePreferredArchitectures(spec, compatible, sources)
+	if len(d.Preferred.Applied) > 0 {
+		d.PreferenceSource = d.Preferred.Applied[0].Source.String()
+	}
 	return d
 }

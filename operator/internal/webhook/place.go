@@ -122,9 +122,7 @@ func placementPatch(pod, placed *corev1.Pod, d placement.Decision) ([]jsonpatch.
 		v1beta1.LabelSchedulingGate: v1beta1.LabelValueAdmission,
 		v1beta1.LabelPlacement:      d.Outcome.LabelValue(),
 	})
-	ops = append(ops, setMapEntries(pod.Annotations, "/metadata/annotations", map[string]string{
-		v1beta1.AnnotationArchitectures: d.Architectures,
-	})...)
+	ops = append(ops, setMapEntries(pod.Annotations, "/metadata/annotations", d.Annotations())...)
 	if pod.Spec.Affinity == nil {
 		if placed.Spec.Affinity != nil {
 			ops = append(ops, jsonpatch.NewOperation("add", "/spec/affinity", placed.Spec.Affinity))

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -181,7 +182,10 @@ func assertPatchPlaces(t *testing.T, raw string, patch []byte, objects []client.
 	if want.Annotations == nil {
 		want.Annotations = map[string]string{}
 	}
-	want.Annotations[v1beta1.AnnotationArchitectures] = d.Architectures
+	maps.Copy(want.Annotations, d.Annotations())
+	if _, ok := want.Annotations[v1beta1.AnnotationPreferredAffinitySource]; ok != (len(d.Preferred.Applied) > 0) {
+		t.Errorf("preferred-affinity-source annotation present = %t, weights applied = %v", ok, d.Preferred.Applied)
+	}
 	if diff := cmp.Diff(want, after); diff != "" {
 		t.Errorf("placed pod (-want +got):\n%s", diff)
 	}

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -476,7 +477,7 @@ func (r *Reconciler) place(ctx context.Context, s *scope) error {
 	}
 	d := placement.Decide(s.updated, architectures(s.results), configs.Items, s.cluster)
 	s.outcome = d.Outcome
-	s.annotations[v1beta1.AnnotationArchitectures] = d.Architectures
+	maps.Copy(s.annotations, d.Annotations())
 	if d.NoCommonArchitecture {
 		s.events = append(s.events, podEvent{
 			eventType: corev1.EventTypeWarning,

@@ -472,7 +472,8 @@ func TestReconcile(t *testing.T) {
 				return a
 			}(),
 			// Precedence is documented behaviour: no Event, so no extra write per pod.
-			wantAnn:   map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x"},
+			wantAnn: map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x",
+				v1beta1.AnnotationPreferredAffinitySource: "PodPlacementConfig team/arm-first"},
 			wantCalls: 1, wantWrites: 1,
 		},
 		"cluster config weights only for compatible architectures": {
@@ -484,7 +485,8 @@ func TestReconcile(t *testing.T) {
 				a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.PreferredSchedulingTerm{prefer(10, "amd64")}
 				return a
 			}(),
-			wantAnn:   map[string]string{v1beta1.AnnotationArchitectures: "amd64"},
+			wantAnn: map[string]string{v1beta1.AnnotationArchitectures: "amd64",
+				v1beta1.AnnotationPreferredAffinitySource: "ClusterPodPlacementConfig cluster"},
 			wantCalls: 1, wantWrites: 1,
 		},
 		"the user's preference wins over configurations": {
