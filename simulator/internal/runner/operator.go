@@ -307,58 +307,31 @@ func (e *operatorEnv) stats(pods []workload.Pod) (*report.OperatorStats, *report
 		o.CacheHitRate = o.CacheHits / n
 	}
 	snap := e.reg.Counters().Snapshot()
-	g := &report.RegistryStats{Requests: map[string]uint64{}, Statuses: map[string]uint64{}, Faults: map[string]uint64{},
-		Total: snap.Total()}
-	for k, v := range snap.Requests {
-		g.Requests[string(k)] = v
+	// The minimum counts each image the operator must inspect once:
+	// distinct images (a tag and a digest reference of one image are one) of
+	// the pods the webhook gates (nodeSelector-pinned pods are skipped). It
+	// is a lower bound: an image first met by digest and later by tag needs
+	// both looked up, and each credential identity is cached apart.
+	var images []fakeregistry.Image
+	for _, p := range pods {
+		if p.NodeSelectorArch != "" {
+			continue
+		}
+		for _, ref := range p.Images() {
+			if im, err := e.r.loaded.Catalog.Image(ref); err == nil {
+				images = append(images, im)
+			}
+		}
 	}
+	g := registryEconomy(images, snap.Requests, e.authMode)
+	g.Statuses, g.Faults = map[string]uint64{}, map[string]uint64{}
 	for k, v := range snap.Statuses {
 		g.Statuses[strconv.Itoa(k)] = v
 	}
 	for k, v := range snap.Faults {
 		g.Faults[string(k)] = v
 	}
-	// The physical minimum counts each image the operator must inspect
-	// once: distinct images (a tag and a digest reference of one image are
-	// one) of the pods the webhook gates (nodeSelector-pinned pods are
-	// skipped). It is a lower bound: an image first met by digest and later
-	// by tag needs both looked up, and each credential identity is cached
-	// apart.
-	seen := map[string]bool{}
-	for _, p := range pods {
-		if p.NodeSelectorArch != "" {
-			continue
-		}
-		for _, ref := range p.Images() {
-			im, err := e.r.loaded.Catalog.Image(ref)
-			if err != nil || seen[im.Repository+"@"+im.Digest] {
-				continue
-			}
-			seen[im.Repository+"@"+im.Digest] = true
-			g.UniqueImages++
-			g.MinimumRequests += MinRequests(im.Format, e.authMode)
-		}
-	}
-	if g.MinimumRequests > 0 {
-		g.PerMinimum = float64(g.Total) / float64(g.MinimumRequests)
-	}
 	return o, g
-}
-
-// MinRequests is the least number of registry requests containers/image
-// (the operator's client) needs to inspect one image once: a /v2/ ping and
-// the manifest GET, plus the config blob for a single-platform manifest (its
-// architecture is in the config), plus a token request with bearer auth
-// (DESIGN §5: list = 2, single-arch = 3, bearer +1).
-func MinRequests(f fakeregistry.Format, auth fakeregistry.AuthMode) int {
-	n := 2
-	if !f.IsList() {
-		n++
-	}
-	if auth == fakeregistry.AuthBearer {
-		n++
-	}
-	return n
 }
 
 // baseFaults are the registry faults of the whole run.
