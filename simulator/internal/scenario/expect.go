@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 // Unit is the unit of a metric, which decides how a threshold is written.
@@ -274,7 +276,7 @@ func suggestMetric(name string) string {
 	var close []string
 	best := 3
 	for _, m := range metrics() {
-		d := editDistance(strings.ToLower(m.Name), strings.ToLower(name))
+		d := strictyaml.EditDistance(strings.ToLower(m.Name), strings.ToLower(name))
 		if strings.EqualFold(m.Name, name) {
 			d = 0
 		}
