@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 // rawResponse is what a test reads back from one HTTP request.
@@ -380,8 +382,8 @@ func testSpec(t *testing.T) CatalogSpec {
 		t.Fatal(err)
 	}
 	var spec CatalogSpec
-	if _, errs := decodeStrict(data, &spec); len(errs) > 0 {
-		t.Fatalf("decoding sample catalog: %v", withFile("testdata/catalog.yaml", errs))
+	if _, errs := strictyaml.Decode(data, &spec, strictyaml.Options{}); len(errs) > 0 {
+		t.Fatalf("decoding sample catalog: %v", strictyaml.Join("testdata/catalog.yaml", errs))
 	}
 	return spec
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 // Format is how an image's top-level manifest is serialised.
@@ -138,24 +140,24 @@ func ParseCatalog(file string, data []byte) (*Catalog, error) {
 // parseCatalog is ParseCatalog with layouts added after the file's.
 func parseCatalog(file string, data []byte, layouts []LayoutSpec) (*Catalog, error) {
 	var spec CatalogSpec
-	root, errs := decodeStrict(data, &spec)
+	root, errs := strictyaml.Decode(data, &spec, strictyaml.Options{})
 	if len(errs) > 0 {
-		return nil, withFile(file, errs)
+		return nil, strictyaml.Join(file, errs)
 	}
 	spec.Layouts = append(resolveLayoutPaths(file, spec.Layouts), layouts...)
 	repos, layoutContents, errs := spec.expand()
 	if len(errs) > 0 {
-		return nil, withFile(file, locateAll(root, errs))
+		return nil, strictyaml.Join(file, strictyaml.Locate(root, errs))
 	}
 	return build(spec, repos, layoutContents)
 }
 
-// NewCatalog validates spec and builds its content; errors are FieldErrors with paths into spec.
+// NewCatalog validates spec and builds its content; errors are strictyaml.FieldErrors with paths into spec.
 // Relative layout paths are relative to the working directory.
 func NewCatalog(spec CatalogSpec) (*Catalog, error) {
 	repos, layoutContents, errs := spec.expand()
 	if len(errs) > 0 {
-		return nil, withFile("", errs)
+		return nil, strictyaml.Join("", errs)
 	}
 	return build(spec, repos, layoutContents)
 }
@@ -261,20 +263,20 @@ type placedRepository struct {
 
 // expand validates the spec, runs its generators, reads its layouts and returns every repository and
 // layout, or the field errors.
-func (spec CatalogSpec) expand() ([]placedRepository, []*layoutContent, []*FieldError) {
-	var errs []*FieldError
+func (spec CatalogSpec) expand() ([]placedRepository, []*layoutContent, []*strictyaml.FieldError) {
+	var errs []*strictyaml.FieldError
 	if spec.Negotiation != "" && !slices.Contains(Negotiations(), spec.Negotiation) {
-		errs = append(errs, fieldErr("negotiation", spec.Negotiation,
+		errs = append(errs, strictyaml.Field("negotiation", spec.Negotiation,
 			fmt.Sprintf("unknown negotiation, want one of %v", Negotiations())))
 	}
 	var repos []placedRepository
 	for i, r := range spec.Repositories {
-		path := indexPath("repositories", i)
+		path := strictyaml.IndexPath("repositories", i)
 		errs = append(errs, validateRepository(path, r)...)
 		repos = append(repos, placedRepository{path: path, repo: r})
 	}
 	for i, g := range spec.Generate {
-		path := indexPath("generate", i)
+		path := strictyaml.IndexPath("generate", i)
 		if gerrs := validateGenerate(path, g); len(gerrs) > 0 {
 			errs = append(errs, gerrs...)
 			continue
@@ -292,13 +294,13 @@ func (spec CatalogSpec) expand() ([]placedRepository, []*layoutContent, []*Field
 }
 
 // uniqueRepositories checks that catalog and layout repositories are valid and named once.
-func uniqueRepositories(repos []placedRepository, layouts []LayoutSpec) []*FieldError {
-	var errs []*FieldError
+func uniqueRepositories(repos []placedRepository, layouts []LayoutSpec) []*strictyaml.FieldError {
+	var errs []*strictyaml.FieldError
 	first := make(map[string]string, len(repos)+len(layouts))
 	// claim records that the entry at path names repository name through its field.
 	claim := func(path, field, name string) {
 		if prev, ok := first[name]; ok {
-			errs = append(errs, fieldErr(joinPath(path, field), name, fmt.Sprintf("duplicate repository, first at %s", prev)))
+			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, field), name, fmt.Sprintf("duplicate repository, first at %s", prev)))
 			return
 		}
 		first[name] = path
@@ -307,12 +309,12 @@ func uniqueRepositories(repos []placedRepository, layouts []LayoutSpec) []*Field
 		claim(p.path, "name", p.repo.Name)
 	}
 	for i, l := range layouts {
-		path := indexPath("layouts", i)
+		path := strictyaml.IndexPath("layouts", i)
 		if !repoNameRE.MatchString(l.Repository) {
-			errs = append(errs, fieldErr(joinPath(path, "repository"), l.Repository, "invalid repository name"))
+			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "repository"), l.Repository, "invalid repository name"))
 		}
 		if l.Path == "" {
-			errs = append(errs, fieldErr(joinPath(path, "path"), l.Path, "layout directory missing"))
+			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "path"), l.Path, "layout directory missing"))
 		}
 		claim(path, "repository", l.Repository)
 	}
@@ -320,22 +322,22 @@ func uniqueRepositories(repos []placedRepository, layouts []LayoutSpec) []*Field
 }
 
 // validateRepository checks one repository at path.
-func validateRepository(path string, r RepositorySpec) []*FieldError {
-	var errs []*FieldError
+func validateRepository(path string, r RepositorySpec) []*strictyaml.FieldError {
+	var errs []*strictyaml.FieldError
 	if !repoNameRE.MatchString(r.Name) {
-		errs = append(errs, fieldErr(joinPath(path, "name"), r.Name, "invalid repository name"))
+		errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "name"), r.Name, "invalid repository name"))
 	}
 	if len(r.Images) == 0 {
-		errs = append(errs, fieldErr(joinPath(path, "images"), r.Images, "repository has no images"))
+		errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "images"), r.Images, "repository has no images"))
 	}
 	tags := map[string]string{}
 	for i, im := range r.Images {
-		ipath := indexPath(joinPath(path, "images"), i)
+		ipath := strictyaml.IndexPath(strictyaml.JoinPath(path, "images"), i)
 		errs = append(errs, validateImage(ipath, im)...)
 		for j, t := range im.Tags {
-			tpath := indexPath(joinPath(ipath, "tags"), j)
+			tpath := strictyaml.IndexPath(strictyaml.JoinPath(ipath, "tags"), j)
 			if prev, ok := tags[t]; ok {
-				errs = append(errs, fieldErr(tpath, t,
+				errs = append(errs, strictyaml.Field(tpath, t,
 					fmt.Sprintf("duplicate tag in repository %q, first at %s", r.Name, prev)))
 				continue
 			}
@@ -346,44 +348,44 @@ func validateRepository(path string, r RepositorySpec) []*FieldError {
 }
 
 // validateImage checks one image at path.
-func validateImage(path string, im ImageSpec) []*FieldError {
-	var errs []*FieldError
+func validateImage(path string, im ImageSpec) []*strictyaml.FieldError {
+	var errs []*strictyaml.FieldError
 	for j, t := range im.Tags {
 		if !tagRE.MatchString(t) {
-			errs = append(errs, fieldErr(indexPath(joinPath(path, "tags"), j), t, "invalid tag"))
+			errs = append(errs, strictyaml.Field(strictyaml.IndexPath(strictyaml.JoinPath(path, "tags"), j), t, "invalid tag"))
 		}
 	}
 	if !slices.Contains(Formats(), im.Format) {
-		errs = append(errs, fieldErr(joinPath(path, "format"), im.Format, unknownFormatReason()))
+		errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "format"), im.Format, unknownFormatReason()))
 	}
-	errs = append(errs, validatePlatforms(joinPath(path, "platforms"), im.Platforms)...)
+	errs = append(errs, validatePlatforms(strictyaml.JoinPath(path, "platforms"), im.Platforms)...)
 	if !im.Format.IsList() && len(im.Platforms) > 1 && slices.Contains(Formats(), im.Format) {
-		errs = append(errs, fieldErr(joinPath(path, "platforms"), im.Platforms,
+		errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "platforms"), im.Platforms,
 			fmt.Sprintf("format %s takes exactly one platform", im.Format)))
 	}
 	if im.Attestations && !im.Format.IsList() && slices.Contains(Formats(), im.Format) {
-		errs = append(errs, fieldErr(joinPath(path, "attestations"), im.Attestations,
+		errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "attestations"), im.Attestations,
 			fmt.Sprintf("attestations need a list format, not %s", im.Format)))
 	}
 	return errs
 }
 
 // validatePlatforms checks a platform list at path: not empty, each valid, none repeated.
-func validatePlatforms(path string, platforms []string) []*FieldError {
+func validatePlatforms(path string, platforms []string) []*strictyaml.FieldError {
 	if len(platforms) == 0 {
-		return []*FieldError{fieldErr(path, []string{}, "empty platform list")}
+		return []*strictyaml.FieldError{strictyaml.Field(path, []string{}, "empty platform list")}
 	}
-	var errs []*FieldError
+	var errs []*strictyaml.FieldError
 	seen := map[string]bool{}
 	for i, s := range platforms {
-		ppath := indexPath(path, i)
+		ppath := strictyaml.IndexPath(path, i)
 		p, err := ParsePlatform(s)
 		if err != nil {
-			errs = append(errs, fieldErr(ppath, s, strings.TrimPrefix(err.Error(), fmt.Sprintf("platform %q: ", s))))
+			errs = append(errs, strictyaml.Field(ppath, s, strings.TrimPrefix(err.Error(), fmt.Sprintf("platform %q: ", s))))
 			continue
 		}
 		if seen[p.String()] {
-			errs = append(errs, fieldErr(ppath, s, "duplicate platform"))
+			errs = append(errs, strictyaml.Field(ppath, s, "duplicate platform"))
 		}
 		seen[p.String()] = true
 	}

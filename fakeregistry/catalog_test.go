@@ -7,13 +7,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 func TestParseCatalogErrors(t *testing.T) {
 	const file = "bad.yaml"
 	tests := map[string]struct {
 		yaml string
-		want []FieldError
+		want []strictyaml.FieldError
 	}{
 		"unknown field": {
 			yaml: `
@@ -24,7 +26,7 @@ repositories:
     format: oci-index
     platfroms: [linux/amd64]
 `,
-			want: []FieldError{{File: file, Path: "repositories[0].images[0].platfroms", Value: `["linux/amd64"]`, Reason: "unknown field"}},
+			want: []strictyaml.FieldError{{File: file, Path: "repositories[0].images[0].platfroms", Value: `["linux/amd64"]`, Reason: `unknown field (did you mean "platforms"?)`}},
 		},
 		"unknown field matched case-sensitively": {
 			yaml: `
@@ -32,7 +34,7 @@ repositories:
 - Name: a/b
   images: []
 `,
-			want: []FieldError{{File: file, Path: "repositories[0].Name", Value: `"a/b"`, Reason: "unknown field"}},
+			want: []strictyaml.FieldError{{File: file, Path: "repositories[0].Name", Value: `"a/b"`, Reason: `unknown field (did you mean "name"?)`}},
 		},
 		"unknown format": {
 			yaml: `
@@ -43,7 +45,7 @@ repositories:
     format: oci-idx
     platforms: [linux/amd64]
 `,
-			want: []FieldError{{File: file, Path: "repositories[0].images[0].format", Value: `"oci-idx"`, Reason: unknownFormatReason()}},
+			want: []strictyaml.FieldError{{File: file, Path: "repositories[0].images[0].format", Value: `"oci-idx"`, Reason: unknownFormatReason()}},
 		},
 		"empty platform list": {
 			yaml: `
@@ -54,7 +56,7 @@ repositories:
     format: oci-index
     platforms: []
 `,
-			want: []FieldError{{File: file, Path: "repositories[0].images[0].platforms", Value: `[]`, Reason: "empty platform list"}},
+			want: []strictyaml.FieldError{{File: file, Path: "repositories[0].images[0].platforms", Value: `[]`, Reason: "empty platform list"}},
 		},
 		"missing platform list": {
 			yaml: `
@@ -64,7 +66,7 @@ repositories:
   - tags: [v1]
     format: oci-index
 `,
-			want: []FieldError{{File: file, Path: "repositories[0].images[0].platforms", Value: `[]`, Reason: "empty platform list"}},
+			want: []strictyaml.FieldError{{File: file, Path: "repositories[0].images[0].platforms", Value: `[]`, Reason: "empty platform list"}},
 		},
 		"duplicate tag": {
 			yaml: `
@@ -78,7 +80,7 @@ repositories:
     format: oci-manifest
     platforms: [linux/arm64]
 `,
-			want: []FieldError{{
+			want: []strictyaml.FieldError{{
 				File: file, Path: "repositories[0].images[1].tags[0]", Value: `"latest"`,
 				Reason: `duplicate tag in repository "a/b", first at repositories[0].images[0].tags[1]`,
 			}},
@@ -92,7 +94,7 @@ repositories:
     format: oci-index
     platforms: [linux/amd64, linux/amd65]
 `,
-			want: []FieldError{{File: file, Path: "repositories[0].images[0].platforms[1]", Value: `"linux/amd65"`, Reason: `unknown architecture "amd65"`}},
+			want: []strictyaml.FieldError{{File: file, Path: "repositories[0].images[0].platforms[1]", Value: `"linux/amd65"`, Reason: `unknown architecture "amd65"`}},
 		},
 		"bad variant": {
 			yaml: `
@@ -103,7 +105,7 @@ repositories:
     format: oci-index
     platforms: [linux/arm/v9]
 `,
-			want: []FieldError{{File: file, Path: "repositories[0].images[0].platforms[0]", Value: `"linux/arm/v9"`, Reason: `unknown variant "v9" for architecture "arm"`}},
+			want: []strictyaml.FieldError{{File: file, Path: "repositories[0].images[0].platforms[0]", Value: `"linux/arm/v9"`, Reason: `unknown variant "v9" for architecture "arm"`}},
 		},
 		"single manifest with two platforms": {
 			yaml: `
@@ -114,7 +116,7 @@ repositories:
     format: docker-manifest
     platforms: [linux/amd64, linux/arm64]
 `,
-			want: []FieldError{{File: file, Path: "repositories[0].images[0].platforms", Value: `["linux/amd64","linux/arm64"]`, Reason: "format docker-manifest takes exactly one platform"}},
+			want: []strictyaml.FieldError{{File: file, Path: "repositories[0].images[0].platforms", Value: `["linux/amd64","linux/arm64"]`, Reason: "format docker-manifest takes exactly one platform"}},
 		},
 		"attestations on single manifest": {
 			yaml: `
@@ -126,7 +128,7 @@ repositories:
     platforms: [linux/amd64]
     attestations: true
 `,
-			want: []FieldError{{File: file, Path: "repositories[0].images[0].attestations", Value: `true`, Reason: "attestations need a list format, not oci-manifest"}},
+			want: []strictyaml.FieldError{{File: file, Path: "repositories[0].images[0].attestations", Value: `true`, Reason: "attestations need a list format, not oci-manifest"}},
 		},
 		"duplicate repository from generator": {
 			yaml: `
@@ -141,7 +143,7 @@ generate:
   archSets: [{platforms: [linux/amd64], weight: 1}]
   formats: [{format: oci-manifest, weight: 1}]
 `,
-			want: []FieldError{{File: file, Path: "generate[0].name", Value: `"gen/x-0"`, Reason: "duplicate repository, first at repositories[0]"}},
+			want: []strictyaml.FieldError{{File: file, Path: "generate[0].name", Value: `"gen/x-0"`, Reason: "duplicate repository, first at repositories[0]"}},
 		},
 		"generator that cannot place a multi-arch set": {
 			yaml: `
@@ -151,7 +153,7 @@ generate:
   archSets: [{platforms: [linux/amd64, linux/arm64], weight: 1}]
   formats: [{format: oci-manifest, weight: 1}, {format: oci-index, weight: 0}]
 `,
-			want: []FieldError{{
+			want: []strictyaml.FieldError{{
 				File: file, Path: "generate[0].archSets[0].platforms", Value: `["linux/amd64","linux/arm64"]`,
 				Reason: "no format with weight > 0 in the mix can hold this many platforms",
 			}},
@@ -164,14 +166,14 @@ generate:
   archSets: [{platforms: [linux/amd64], weight: 1}]
   formats: [{format: zip, weight: 1}]
 `,
-			want: []FieldError{{File: file, Path: "generate[0].formats[0].format", Value: `"zip"`, Reason: unknownFormatReason()}},
+			want: []strictyaml.FieldError{{File: file, Path: "generate[0].formats[0].format", Value: `"zip"`, Reason: unknownFormatReason()}},
 		},
 		"wrong type": {
 			yaml: `
 generate:
 - count: many
 `,
-			want: []FieldError{{File: file, Path: "generate[0].count", Value: "many", Reason: "wrong type, want an integer"}},
+			want: []strictyaml.FieldError{{File: file, Path: "generate[0].count", Value: `"many"`, Reason: "wrong type, want an integer"}},
 		},
 		"invalid repository name": {
 			yaml: `
@@ -181,7 +183,7 @@ repositories:
   - format: oci-manifest
     platforms: [linux/amd64]
 `,
-			want: []FieldError{{File: file, Path: "repositories[0].name", Value: `"Team/App"`, Reason: "invalid repository name"}},
+			want: []strictyaml.FieldError{{File: file, Path: "repositories[0].name", Value: `"Team/App"`, Reason: "invalid repository name"}},
 		},
 	}
 	for name, tc := range tests {
@@ -190,12 +192,12 @@ repositories:
 			if err == nil {
 				t.Fatal("ParseCatalog succeeded, want error")
 			}
-			var got []FieldError
-			for _, fe := range FieldErrors(err) {
+			var got []strictyaml.FieldError
+			for _, fe := range strictyaml.FieldErrors(err) {
 				got = append(got, *fe)
 			}
 			// Positions are checked in TestParseCatalogPositions.
-			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(FieldError{}, "Line", "Column")); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(strictyaml.FieldError{}, "Line", "Column")); diff != "" {
 				t.Errorf("field errors (-want +got):\n%s\nerror: %v", diff, err)
 			}
 			// The message itself names file, field path and value.
@@ -233,7 +235,7 @@ func TestParseCatalogPositions(t *testing.T) {
 `
 	_, err := ParseCatalog("c.yaml", []byte(doc))
 	var got []string
-	for _, fe := range FieldErrors(err) {
+	for _, fe := range strictyaml.FieldErrors(err) {
 		got = append(got, fe.Error())
 	}
 	want := []string{
@@ -248,7 +250,7 @@ func TestParseCatalogPositions(t *testing.T) {
 	fixed := strings.Replace(doc, "[ok, 3.10, 010, 1e3, true]", `[ok, "3.10"]`, 1)
 	_, err = ParseCatalog("c.yaml", []byte(fixed))
 	got = nil
-	for _, fe := range FieldErrors(err) {
+	for _, fe := range strictyaml.FieldErrors(err) {
 		got = append(got, fe.Error())
 	}
 	want = []string{`c.yaml:16:30: repositories[2].images[0].platforms[1]: unknown architecture "sparc" (value "linux/sparc")`}

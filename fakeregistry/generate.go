@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 // GenerateSpec describes a batch of generated images, one repository each, drawn deterministically
@@ -45,10 +47,10 @@ type WeightedFormat struct {
 	Weight int `json:"weight"`
 }
 
-// Generate validates spec and returns its repositories; errors are FieldErrors with paths into spec.
+// Generate validates spec and returns its repositories; errors are strictyaml.FieldErrors with paths into spec.
 func Generate(spec GenerateSpec) ([]RepositorySpec, error) {
 	if errs := validateGenerate("", spec); len(errs) > 0 {
-		return nil, withFile("", errs)
+		return nil, strictyaml.Join("", errs)
 	}
 	return generate(spec), nil
 }
@@ -112,59 +114,59 @@ func pickWeighted(rng *rand.Rand, n int, weight func(int) int) int {
 }
 
 // validateGenerate checks a generator spec at path.
-func validateGenerate(path string, g GenerateSpec) []*FieldError {
-	var errs []*FieldError
+func validateGenerate(path string, g GenerateSpec) []*strictyaml.FieldError {
+	var errs []*strictyaml.FieldError
 	if g.Count < 1 {
-		errs = append(errs, fieldErr(joinPath(path, "count"), g.Count, "count must be at least 1"))
+		errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "count"), g.Count, "count must be at least 1"))
 	}
 	if !repoNameRE.MatchString(g.Prefix) {
-		errs = append(errs, fieldErr(joinPath(path, "prefix"), g.Prefix, "invalid repository name prefix"))
+		errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "prefix"), g.Prefix, "invalid repository name prefix"))
 	}
 	if g.Tag != "" && !tagRE.MatchString(g.Tag) {
-		errs = append(errs, fieldErr(joinPath(path, "tag"), g.Tag, "invalid tag"))
+		errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "tag"), g.Tag, "invalid tag"))
 	}
 	if g.Attestations < 0 || g.Attestations > 1 {
-		errs = append(errs, fieldErr(joinPath(path, "attestations"), g.Attestations, "fraction must be within [0, 1]"))
+		errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "attestations"), g.Attestations, "fraction must be within [0, 1]"))
 	}
-	fpath := joinPath(path, "formats")
+	fpath := strictyaml.JoinPath(path, "formats")
 	formatTotal := 0
 	if len(g.Formats) == 0 {
-		errs = append(errs, fieldErr(fpath, []WeightedFormat{}, "empty format mix"))
+		errs = append(errs, strictyaml.Field(fpath, []WeightedFormat{}, "empty format mix"))
 	}
 	for i, f := range g.Formats {
-		p := indexPath(fpath, i)
+		p := strictyaml.IndexPath(fpath, i)
 		if f.Weight < 0 {
-			errs = append(errs, fieldErr(joinPath(p, "weight"), f.Weight, "weight must not be negative"))
+			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(p, "weight"), f.Weight, "weight must not be negative"))
 		}
 		formatTotal += max(f.Weight, 0)
 		if !slices.Contains(Formats(), f.Format) {
-			errs = append(errs, fieldErr(joinPath(p, "format"), f.Format, unknownFormatReason()))
+			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(p, "format"), f.Format, unknownFormatReason()))
 		}
 	}
 	if len(g.Formats) > 0 && formatTotal == 0 {
-		errs = append(errs, fieldErr(fpath, g.Formats, "format weights sum to zero"))
+		errs = append(errs, strictyaml.Field(fpath, g.Formats, "format weights sum to zero"))
 	}
-	apath := joinPath(path, "archSets")
+	apath := strictyaml.JoinPath(path, "archSets")
 	archTotal := 0
 	if len(g.ArchSets) == 0 {
-		errs = append(errs, fieldErr(apath, []WeightedArchSet{}, "empty arch-set mix"))
+		errs = append(errs, strictyaml.Field(apath, []WeightedArchSet{}, "empty arch-set mix"))
 	}
 	for i, s := range g.ArchSets {
-		p := indexPath(apath, i)
+		p := strictyaml.IndexPath(apath, i)
 		if s.Weight < 0 {
-			errs = append(errs, fieldErr(joinPath(p, "weight"), s.Weight, "weight must not be negative"))
+			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(p, "weight"), s.Weight, "weight must not be negative"))
 		}
 		archTotal += max(s.Weight, 0)
-		errs = append(errs, validatePlatforms(joinPath(p, "platforms"), s.Platforms)...)
+		errs = append(errs, validatePlatforms(strictyaml.JoinPath(p, "platforms"), s.Platforms)...)
 		// Only judge compatibility once the format mix itself is valid, to avoid a follow-on error.
 		formatsValid := len(validFormats(g.Formats)) == len(g.Formats) && formatTotal > 0
 		if formatsValid && s.Weight > 0 && len(s.Platforms) > 0 && len(compatibleFormats(g.Formats, len(s.Platforms))) == 0 {
-			errs = append(errs, fieldErr(joinPath(p, "platforms"), s.Platforms,
+			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(p, "platforms"), s.Platforms,
 				"no format with weight > 0 in the mix can hold this many platforms"))
 		}
 	}
 	if len(g.ArchSets) > 0 && archTotal == 0 {
-		errs = append(errs, fieldErr(apath, g.ArchSets, "arch-set weights sum to zero"))
+		errs = append(errs, strictyaml.Field(apath, g.ArchSets, "arch-set weights sum to zero"))
 	}
 	return errs
 }

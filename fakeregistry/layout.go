@@ -10,6 +10,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 // RefNameAnnotation is the index.json annotation of an OCI image layout that names a manifest's tag.
@@ -66,13 +68,13 @@ func resolveLayoutPaths(file string, layouts []LayoutSpec) []LayoutSpec {
 }
 
 // readLayouts reads every layout of spec; errors name the layout's field path and directory.
-func readLayouts(spec CatalogSpec) ([]*layoutContent, []*FieldError) {
+func readLayouts(spec CatalogSpec) ([]*layoutContent, []*strictyaml.FieldError) {
 	var out []*layoutContent
-	var errs []*FieldError
+	var errs []*strictyaml.FieldError
 	for i, l := range spec.Layouts {
 		c, err := readLayout(l)
 		if err != nil {
-			errs = append(errs, fieldErr(joinPath(indexPath("layouts", i), "path"), l.Path, err.Error()))
+			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(strictyaml.IndexPath("layouts", i), "path"), l.Path, err.Error()))
 			continue
 		}
 		out = append(out, c)

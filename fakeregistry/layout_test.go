@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 // layoutPlatforms are the platforms of the test layout's index, variant included.
@@ -239,7 +241,7 @@ func TestLayoutErrors(t *testing.T) {
 			spec := testSpec(t)
 			spec.Layouts = tc.layouts
 			_, err := NewCatalog(spec)
-			errs := FieldErrors(err)
+			errs := strictyaml.FieldErrors(err)
 			if len(errs) != 1 {
 				t.Fatalf("NewCatalog errors = %v, want one", err)
 			}

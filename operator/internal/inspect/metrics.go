@@ -7,10 +7,34 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// Metric and label names of inspection, re-exported by pkg/roles for readers outside the
+// operator (the simulator): a rename here changes what they read, or fails them, never
+// silently reads 0.
+const (
+	MetricCacheHits       = "archgate_inspect_cache_hits_total"
+	MetricCacheMisses     = "archgate_inspect_cache_misses_total"
+	MetricCacheDedupWaits = "archgate_inspect_cache_dedup_waits_total"
+	MetricCacheEvictions  = "archgate_inspect_cache_evictions_total"
+	MetricCacheEntries    = "archgate_inspect_cache_entries"
+	MetricDuration        = "archgate_inspect_duration_seconds"
+	MetricErrors          = "archgate_inspect_errors_total"
+	// LabelCache labels the cache metrics (tag, digest); LabelReason MetricErrors and
+	// MetricCacheEvictions; LabelOutcome MetricDuration (success, error).
+	LabelCache   = "cache"
+	LabelReason  = "reason"
+	LabelOutcome = "outcome"
+)
+
 // Cache names, the "cache" label of the cache metrics.
 const (
 	cacheTag    = "tag"    // references by tag: bounded TTL
 	cacheDigest = "digest" // references pinned by digest: immutable
+)
+
+// Outcomes of an inspection, the "outcome" label of archgate_inspect_duration_seconds.
+const (
+	outcomeSuccess = "success"
+	outcomeError   = "error"
 )
 
 // Eviction reasons, the "reason" label of archgate_inspect_cache_evictions_total.
@@ -37,35 +61,35 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	m := &Metrics{
 		hits: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "archgate_inspect_cache_hits_total",
+			Name: MetricCacheHits,
 			Help: "Image inspections answered from the cache, by cache (tag, digest).",
-		}, []string{"cache"}),
+		}, []string{LabelCache}),
 		misses: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "archgate_inspect_cache_misses_total",
+			Name: MetricCacheMisses,
 			Help: "Image inspections not found in the cache, by cache (tag, digest).",
-		}, []string{"cache"}),
+		}, []string{LabelCache}),
 		shared: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "archgate_inspect_cache_dedup_waits_total",
+			Name: MetricCacheDedupWaits,
 			Help: "Cache misses that waited for an identical inspection already in flight instead of starting their own.",
 		}),
 		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "archgate_inspect_cache_evictions_total",
+			Name: MetricCacheEvictions,
 			Help: "Cache entries removed, by cache (tag, digest) and reason (capacity, expired, invalidated).",
-		}, []string{"cache", "reason"}),
+		}, []string{LabelCache, LabelReason}),
 		entries: &entriesCollector{desc: prometheus.NewDesc(
-			"archgate_inspect_cache_entries",
+			MetricCacheEntries,
 			"Entries in the cache now, by cache (tag, digest).",
-			[]string{"cache"}, nil)},
+			[]string{LabelCache}, nil)},
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "archgate_inspect_duration_seconds",
+			Name: MetricDuration,
 			Help: "Time to inspect one image in its registry (all credentials tried), by outcome (success, error).",
 			// 5 ms … ~41 s: a warm registry answers in milliseconds, a slow one within the per-image timeout.
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
-		}, []string{"outcome"}),
+		}, []string{LabelOutcome}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "archgate_inspect_errors_total",
+			Name: MetricErrors,
 			Help: "Failed image inspections, by reason (auth, not-found, timeout, network, rate-limited, invalid-reference, other).",
-		}, []string{"reason"}),
+		}, []string{LabelReason}),
 	}
 	// Start every known series at zero so dashboards see them before the first event.
 	for _, c := range []string{cacheTag, cacheDigest} {
@@ -77,6 +101,9 @@ func NewMetrics() *Metrics {
 	}
 	for _, r := range Reasons() {
 		m.errors.WithLabelValues(string(r))
+	}
+	for _, o := range []string{outcomeSuccess, outcomeError} {
+		m.duration.WithLabelValues(o)
 	}
 	return m
 }
@@ -93,9 +120,9 @@ func (m *Metrics) Register(r prometheus.Registerer) error {
 // observeInspection records one registry inspection: its duration and, on failure, its reason.
 // Canceled inspections are not registry failures and are not counted as errors.
 func (m *Metrics) observeInspection(seconds float64, reason Reason) {
-	outcome := "success"
+	outcome := outcomeSuccess
 	if reason != "" {
-		outcome = "error"
+		outcome = outcomeError
 	}
 	m.duration.WithLabelValues(outcome).Observe(seconds)
 	if reason != "" && reason != ReasonCanceled {

@@ -25,6 +25,20 @@ import (
 	"github.com/archgate/archgate/operator/internal/placement"
 )
 
+// Metric and label names of the webhook, re-exported by pkg/roles for readers outside the
+// operator (the simulator): a rename here changes what they read, or fails them, never
+// silently reads 0.
+const (
+	MetricRequestDuration  = "archgate_webhook_request_duration_seconds"
+	MetricPodsProcessed    = "archgate_webhook_pods_processed_total"
+	MetricPodsGated        = "archgate_webhook_pods_gated_total"
+	MetricPodsSkipped      = "archgate_webhook_pods_skipped_total"
+	MetricFailedIntercepts = "archgate_webhook_failed_intercepts_total"
+	// LabelResult labels MetricRequestDuration; LabelReason MetricPodsSkipped.
+	LabelResult = "result"
+	LabelReason = "reason"
+)
+
 // Results of a webhook request, the values of the "result" label of the duration histogram.
 const (
 	resultGated   = "gated"
@@ -57,17 +71,17 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	m := &Metrics{
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "archgate_webhook_request_duration_seconds",
+			Name: MetricRequestDuration,
 			Help: "Time the scheduling-gate webhook took to decide on an admission request, " +
 				"excluding the HTTP and AdmissionReview decoding done by the webhook server, by result (gated, skipped, error).",
 			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1},
-		}, []string{"result"}),
+		}, []string{LabelResult}),
 		podsProcessed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "archgate_webhook_pods_processed_total",
+			Name: MetricPodsProcessed,
 			Help: "Admission requests handled by the scheduling-gate webhook.",
 		}),
 		podsGated: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "archgate_webhook_pods_gated_total",
+			Name: MetricPodsGated,
 			Help: "Pods that the webhook gave the scheduling gate.",
 		}),
 		podsPlaced: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -84,11 +98,11 @@ func NewMetrics() *Metrics {
 			Help: "Pods gated because admission placement could not read the placement configurations.",
 		}),
 		podsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "archgate_webhook_pods_skipped_total",
+			Name: MetricPodsSkipped,
 			Help: "Admission requests the webhook let through unchanged, by reason.",
-		}, []string{"reason"}),
+		}, []string{LabelReason}),
 		failedIntercepts: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "archgate_webhook_failed_intercepts_total",
+			Name: MetricFailedIntercepts,
 			Help: "Pod creations the webhook failed to evaluate; they are admitted without the gate (the webhook never denies). " +
 				"Calls that never reached the webhook are counted by the apiserver (apiserver_admission_webhook_fail_open_count).",
 		}),

@@ -30,10 +30,15 @@ func newCompareCommand() *cobra.Command {
 	var f compareFlags
 	cmd := &cobra.Command{
 		Use:   "compare (BASE.json HEAD.json | --scenario NAME --base REF [--head REF])",
-		Short: "Compare two reports of a scenario; exit 1 on a significant regression",
-		Long: `Compare prints, per metric, both values, the change, a Mann–Whitney U p-value on
-the per-pod samples and a verdict. A change counts only when p < --alpha and the
-median moved by at least --threshold.
+		Short: "Compare two reports of a scenario; exit 1 on a regression or a failed base run",
+		Long: `Compare prints, per metric, both values, the change, the test and a verdict.
+Correctness is exact: a failed head run (expectations missed, errors, a deadline
+hit) or any increase of misplaced, gated or unbound pods or of recorder drops is
+a regression. Medians are tested with Mann–Whitney U on the per-pod samples,
+p90/p99 with a bootstrap interval of their difference, throughput on the bind
+counts of the seconds with a backlog; those count only when significant at
+--alpha and moved by at least --threshold. A failed base run is flagged and the
+comparison refused (exit 1).
 
 With --scenario, reports are looked up under --reports by the code they ran
 (git tree). --base and --head are git refs; --head defaults to the work tree as
@@ -87,7 +92,10 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	res := compare.Compare(base, head, opts)
 	compare.Print(cmd.OutOrStdout(), base, head, baseName, headName, res, opts)
 	if res.Regressions > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("%d significant regression(s)", res.Regressions)}
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d regression(s)", res.Regressions)}
+	}
+	if res.BaseFailed() {
+		return &exitError{code: exitFailed, err: fmt.Errorf("the base run failed (%s): nothing to compare against", baseName)}
 	}
 	return nil
 }

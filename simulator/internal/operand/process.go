@@ -197,34 +197,24 @@ type scraper struct {
 	url    string
 	client *http.Client
 	mu     sync.Mutex
-	last   map[string]float64
+	last   []*dto.MetricFamily
 }
 
 func newScraper(url string) *scraper {
 	return &scraper{url: url, client: &http.Client{Timeout: 5 * time.Second}}
 }
 
-func (s *scraper) gather() map[string]float64 {
+func (s *scraper) gather() []*dto.MetricFamily {
 	var buf bytes.Buffer
 	err := get(context.Background(), s.client, s.url, &buf)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil {
-		if values, perr := ParseMetrics(&buf); perr == nil {
-			s.last = values
+		if families, perr := ParseFamilies(&buf); perr == nil {
+			s.last = families
 		}
 	}
 	return s.last
-}
-
-// ParseMetrics parses the Prometheus text format into counter values (see
-// Flatten).
-func ParseMetrics(r io.Reader) (map[string]float64, error) {
-	families, err := ParseFamilies(r)
-	if err != nil {
-		return nil, err
-	}
-	return Flatten(families), nil
 }
 
 // ParseFamilies parses the Prometheus text format.

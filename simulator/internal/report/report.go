@@ -259,11 +259,34 @@ type RegistryStats struct {
 	// UniqueImages is the number of distinct images (repository@digest) of
 	// the pods the operator gates.
 	UniqueImages int `json:"uniqueImages"`
-	// MinimumRequests is the physical minimum: for each unique image, the
-	// requests containers/image needs to inspect it once (see MinRequests).
+	// MinimumRequests is the least any client must ask: per unique image
+	// its manifest, plus the config blob of a single-platform manifest,
+	// plus with bearer auth one token per repository (MinimumTokens of
+	// them). Reports before this field's split also counted a /v2/ ping and
+	// a token per image.
 	MinimumRequests int `json:"minimumRequests"`
-	// PerMinimum is Total / MinimumRequests.
+	MinimumTokens   int `json:"minimumTokens,omitempty"`
+	// ProtocolOverhead is what the client's protocol asked beyond the
+	// minimum (pings, repeated tokens).
+	ProtocolOverhead ProtocolOverhead `json:"protocolOverhead"`
+	// ContentRequests is Total − ProtocolOverhead.Total.
+	ContentRequests uint64 `json:"contentRequests"`
+	// PerMinimum is ContentRequests / MinimumRequests: 1 when every image
+	// was read once (the expectation's registryRequestsPerMinimum).
 	PerMinimum float64 `json:"perMinimum"`
+	// AllPerMinimum is Total / MinimumRequests, overhead included.
+	AllPerMinimum float64 `json:"allPerMinimum"`
+}
+
+// ProtocolOverhead counts registry requests beyond the minimum that the
+// client's protocol made.
+type ProtocolOverhead struct {
+	// Pings are /v2/ requests; ExtraTokens tokens beyond one per repository.
+	Pings       uint64 `json:"pings"`
+	ExtraTokens uint64 `json:"extraTokens"`
+	// Total is their sum; PerImage Total per unique image.
+	Total    uint64  `json:"total"`
+	PerImage float64 `json:"perImage"`
 }
 
 // Resources is CPU and memory use.

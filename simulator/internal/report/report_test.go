@@ -58,7 +58,7 @@ func sample(scale float64) *Report {
 		Ratios: map[string]float64{"throughput": 0.9, "schedule.p50": 1.1, "schedule.p99": 1.2, "total.p50": 1.3, "total.p99": 1.4,
 			"create.p99": 2, "cost.cpuPer1kPods": 2, "cost.apiWritesPerPod": 1.33},
 		Operator:  &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0}},
-		Registry:  &RegistryStats{Requests: map[string]uint64{"ping": 3}, Total: 3, UniqueImages: 1, MinimumRequests: 2, PerMinimum: 1.5},
+		Registry:  &RegistryStats{Requests: map[string]uint64{"ping": 1, "manifest_get": 2}, Total: 3, UniqueImages: 1, MinimumRequests: 2, ContentRequests: 2, PerMinimum: 1, ProtocolOverhead: ProtocolOverhead{Pings: 1, Total: 1, PerImage: 1}},
 		Resources: Resources{Processes: []ProcessStats{{Name: "simulator", CPUSeconds: 1, PeakRSSBytes: 1 << 20}, {Name: "etcd", CPUSeconds: 1, PeakRSSBytes: 1 << 20}}},
 		Timeline:  []AppliedEvent{{Action: "webhookDown", AtSeconds: 2, EndSeconds: 4}},
 	}

@@ -35,7 +35,7 @@ func (r *Report) WriteText(w io.Writer) {
 	if o := r.Operator; o != nil {
 		fmt.Fprintf(w, "cache hit rate %s (%.0f hits, %.0f misses)", scenario.FormatValue(scenario.UnitRatio, o.CacheHitRate), o.CacheHits, o.CacheMisses)
 		if g := r.Registry; g != nil {
-			fmt.Fprintf(w, "; registry %d requests vs minimum %d (×%.2f) for %d images", g.Total, g.MinimumRequests, g.PerMinimum, g.UniqueImages)
+			fmt.Fprintf(w, "; registry %d requests for %d images: minimum %d, content ×%.2f of it, protocol overhead %d", g.Total, g.UniqueImages, g.MinimumRequests, g.PerMinimum, g.ProtocolOverhead.Total)
 		}
 		fmt.Fprintln(w)
 	}

@@ -87,8 +87,12 @@ func (r *Report) Values() map[string]float64 {
 	if g := r.Registry; g != nil {
 		put("registryRequests", float64(g.Total))
 		put("registryMinimumRequests", float64(g.MinimumRequests))
+		put("registryProtocolOverhead", float64(g.ProtocolOverhead.Total))
 		if g.MinimumRequests > 0 {
 			put("registryRequestsPerMinimum", g.PerMinimum)
+		}
+		if g.UniqueImages > 0 {
+			put("registryOverheadPerImage", g.ProtocolOverhead.PerImage)
 		}
 	}
 	if r.Main != nil && r.Main.SchedulerSLI != nil {

@@ -172,7 +172,8 @@ func (r *Report) WriteMarkdown(w io.Writer, f Files) {
 	}
 	if g := r.Registry; g != nil {
 		fmt.Fprintf(w, "## Registry\n\n")
-		fmt.Fprintf(w, "- %d requests for %d unique images; physical minimum %d (×%.2f)\n", g.Total, g.UniqueImages, g.MinimumRequests, g.PerMinimum)
+		fmt.Fprintf(w, "- %d requests for %d unique images; minimum %d, content requests %d (×%.2f of the minimum); protocol overhead %d (%d pings, %d extra tokens; %.2f per image)\n",
+			g.Total, g.UniqueImages, g.MinimumRequests, g.ContentRequests, g.PerMinimum, g.ProtocolOverhead.Total, g.ProtocolOverhead.Pings, g.ProtocolOverhead.ExtraTokens, g.ProtocolOverhead.PerImage)
 		fmt.Fprintf(w, "- by kind: %s\n", formatUintCounts(g.Requests))
 		fmt.Fprintf(w, "- by status: %s\n", formatUintCounts(g.Statuses))
 		if len(g.Faults) > 0 {

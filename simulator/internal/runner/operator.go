@@ -50,7 +50,7 @@ type operatorEnv struct {
 	password   string
 	authMode   fakeregistry.AuthMode
 	mu         sync.Mutex
-	countBase  map[string]float64
+	countBase  operand.Snapshot
 }
 
 // registryHost is the host pods' image references point at; without the
@@ -287,81 +287,71 @@ func (e *operatorEnv) err() error {
 	return errors.Join(e.op.Controller.Err(), e.op.Webhook.Err())
 }
 
-// stats reads the registry's and the operator's counters for the pass.
-func (e *operatorEnv) stats(pods []workload.Pod) (*report.OperatorStats, *report.RegistryStats) {
+// stats reads the registry's and the operator's counters for the pass. A
+// metric the operator no longer exports under the name pkg/roles gives is
+// an error, not a 0.
+func (e *operatorEnv) stats(pods []workload.Pod) (*report.OperatorStats, *report.RegistryStats, error) {
 	e.mu.Lock()
 	base := e.countBase
 	e.mu.Unlock()
-	now := e.op.Counters.Snapshot()
-	for k, v := range base {
-		now[k] -= v
-	}
-	o := &report.OperatorStats{
-		CacheHits:        operand.Sum(now, "archgate_inspect_cache_hits_total"),
-		CacheMisses:      operand.Sum(now, "archgate_inspect_cache_misses_total"),
-		CacheDedupWaits:  operand.Sum(now, "archgate_inspect_cache_dedup_waits_total"),
-		Inspections:      operand.Sum(now, "archgate_inspect_duration_seconds_count"),
-		InspectionErrors: operand.ByLabel(now, "archgate_inspect_errors_total", "reason"),
-		WebhookGated:     operand.Sum(now, "archgate_webhook_pods_gated_total"),
-		WebhookSkipped:   operand.ByLabel(now, "archgate_webhook_pods_skipped_total", "reason"),
-		Counters:         now,
-	}
-	if n := o.CacheHits + o.CacheMisses; n > 0 {
-		o.CacheHitRate = o.CacheHits / n
-	}
+	o, err := operatorStats(e.op.Counters.Snapshot().Sub(base))
 	snap := e.reg.Counters().Snapshot()
-	g := &report.RegistryStats{Requests: map[string]uint64{}, Statuses: map[string]uint64{}, Faults: map[string]uint64{},
-		Total: snap.Total()}
-	for k, v := range snap.Requests {
-		g.Requests[string(k)] = v
+	// The minimum counts each image the operator must inspect once:
+	// distinct images (a tag and a digest reference of one image are one) of
+	// the pods the webhook gates (nodeSelector-pinned pods are skipped). It
+	// is a lower bound: an image first met by digest and later by tag needs
+	// both looked up, and each credential identity is cached apart.
+	var images []fakeregistry.Image
+	for _, p := range pods {
+		if p.NodeSelectorArch != "" {
+			continue
+		}
+		for _, ref := range p.Images() {
+			if im, err := e.r.loaded.Catalog.Image(ref); err == nil {
+				images = append(images, im)
+			}
+		}
 	}
+	g := registryEconomy(images, snap.Requests, e.authMode)
+	g.Statuses, g.Faults = map[string]uint64{}, map[string]uint64{}
 	for k, v := range snap.Statuses {
 		g.Statuses[strconv.Itoa(k)] = v
 	}
 	for k, v := range snap.Faults {
 		g.Faults[string(k)] = v
 	}
-	// The physical minimum counts each image the operator must inspect
-	// once: distinct images (a tag and a digest reference of one image are
-	// one) of the pods the webhook gates (nodeSelector-pinned pods are
-	// skipped). It is a lower bound: an image first met by digest and later
-	// by tag needs both looked up, and each credential identity is cached
-	// apart.
-	seen := map[string]bool{}
-	for _, p := range pods {
-		if p.NodeSelectorArch != "" {
-			continue
-		}
-		for _, ref := range p.Images() {
-			im, err := e.r.loaded.Catalog.Image(ref)
-			if err != nil || seen[im.Repository+"@"+im.Digest] {
-				continue
-			}
-			seen[im.Repository+"@"+im.Digest] = true
-			g.UniqueImages++
-			g.MinimumRequests += MinRequests(im.Format, e.authMode)
-		}
-	}
-	if g.MinimumRequests > 0 {
-		g.PerMinimum = float64(g.Total) / float64(g.MinimumRequests)
-	}
-	return o, g
+	return o, g, err
 }
 
-// MinRequests is the least number of registry requests containers/image
-// (the operator's client) needs to inspect one image once: a /v2/ ping and
-// the manifest GET, plus the config blob for a single-platform manifest (its
-// architecture is in the config), plus a token request with bearer auth
-// (DESIGN §5: list = 2, single-arch = 3, bearer +1).
-func MinRequests(f fakeregistry.Format, auth fakeregistry.AuthMode) int {
-	n := 2
-	if !f.IsList() {
-		n++
+// operatorStats reads the operator's counters, structurally, by the names
+// the operator defines them with; every metric must be there.
+func operatorStats(now operand.Snapshot) (*report.OperatorStats, error) {
+	var errs []error
+	read := func(v float64, err error) float64 {
+		errs = append(errs, err)
+		return v
 	}
-	if auth == fakeregistry.AuthBearer {
-		n++
+	byLabel := func(v map[string]float64, err error) map[string]float64 {
+		errs = append(errs, err)
+		return v
 	}
-	return n
+	o := &report.OperatorStats{
+		CacheHits:        read(now.Sum(roles.MetricInspectCacheHits)),
+		CacheMisses:      read(now.Sum(roles.MetricInspectCacheMisses)),
+		CacheDedupWaits:  read(now.Sum(roles.MetricInspectCacheDedupWaits)),
+		Inspections:      read(now.Count(roles.MetricInspectDuration)),
+		InspectionErrors: byLabel(now.ByLabel(roles.MetricInspectErrors, roles.LabelInspectReason)),
+		WebhookGated:     read(now.Sum(roles.MetricWebhookPodsGated)),
+		WebhookSkipped:   byLabel(now.ByLabel(roles.MetricWebhookPodsSkipped, roles.LabelWebhookReason)),
+		Counters:         now.Flat(),
+	}
+	if n := o.CacheHits + o.CacheMisses; n > 0 {
+		o.CacheHitRate = o.CacheHits / n
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, fmt.Errorf("reading the operator's metrics: %w", err)
+	}
+	return o, nil
 }
 
 // baseFaults are the registry faults of the whole run.

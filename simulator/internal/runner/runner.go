@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -208,8 +209,9 @@ func (r *run) execute(ctx context.Context) error {
 	}
 	r.logf("main pass: %d/%d pods bound in %.1fs (%.1f pods/s)", p.BoundPods, p.Pods, p.DurationSeconds, p.Throughput)
 	if r.op != nil {
-		r.rep.Operator, r.rep.Registry = r.op.stats(r.plan.Pods)
-		if err := r.op.err(); err != nil {
+		var statsErr error
+		r.rep.Operator, r.rep.Registry, statsErr = r.op.stats(r.plan.Pods)
+		if err := errors.Join(statsErr, r.op.err()); err != nil {
 			r.rep.Errors = append(r.rep.Errors, err.Error())
 		}
 	}

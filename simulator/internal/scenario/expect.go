@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 // Unit is the unit of a metric, which decides how a threshold is written.
@@ -143,8 +145,10 @@ func buildMetrics() []MetricInfo {
 		MetricInfo{Name: "cacheHitRate", Unit: UnitRatio, Needs: NeedsOperator, Higher: true, Help: "inspection cache hits / lookups (operator metrics)"},
 		MetricInfo{Name: "inspectionErrors", Unit: UnitCount, Needs: NeedsOperator, Help: "failed image inspections (operator metrics)"},
 		MetricInfo{Name: "registryRequests", Unit: UnitCount, Needs: NeedsOperator, Help: "requests the registry received"},
-		MetricInfo{Name: "registryMinimumRequests", Unit: UnitCount, Needs: NeedsOperator, Help: "physical minimum: unique images × minimal requests per image"},
-		MetricInfo{Name: "registryRequestsPerMinimum", Unit: UnitFactor, Needs: NeedsOperator, Help: "registry requests / physical minimum"},
+		MetricInfo{Name: "registryMinimumRequests", Unit: UnitCount, Needs: NeedsOperator, Help: "minimum: per unique image its manifest (+ config blob when single-platform), + one token per repository with bearer auth"},
+		MetricInfo{Name: "registryRequestsPerMinimum", Unit: UnitFactor, Needs: NeedsOperator, Help: "registry requests without the protocol overhead / minimum (1: every image read once)"},
+		MetricInfo{Name: "registryProtocolOverhead", Unit: UnitCount, Needs: NeedsOperator, Help: "requests of the client's protocol beyond the minimum: /v2/ pings and tokens beyond one per repository"},
+		MetricInfo{Name: "registryOverheadPerImage", Unit: UnitFactor, Needs: NeedsOperator, Help: "registryProtocolOverhead per unique image"},
 		MetricInfo{Name: "schedulerSLI.p50", Unit: UnitDuration, Help: "scheduler_pod_scheduling_sli_duration_seconds p50 of the main pass (bucket-interpolated)"},
 		MetricInfo{Name: "schedulerSLI.p99", Unit: UnitDuration, Help: "scheduler_pod_scheduling_sli_duration_seconds p99 of the main pass (bucket-interpolated)"},
 		MetricInfo{Name: "wallTime", Unit: UnitDuration, Help: "whole run, control-plane start to report"},
@@ -273,7 +277,7 @@ func suggestMetric(name string) string {
 	var close []string
 	best := 3
 	for _, m := range metrics() {
-		d := editDistance(strings.ToLower(m.Name), strings.ToLower(name))
+		d := strictyaml.EditDistance(strings.ToLower(m.Name), strings.ToLower(name))
 		if strings.EqualFold(m.Name, name) {
 			d = 0
 		}

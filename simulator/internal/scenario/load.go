@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/archgate/archgate/fakeregistry"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 // Loaded is a validated scenario with everything derived from it at load
@@ -42,7 +43,7 @@ func Load(path string) (*Loaded, error) {
 // anchors a relative catalogFile.
 func Parse(file string, data []byte) (*Loaded, error) {
 	var s Scenario
-	root, list := decodeStrict(data, &s)
+	root, list := strictyaml.Decode(data, &s, decodeOptions)
 	if len(list) == 0 {
 		list = validate(&s)
 	}
@@ -79,7 +80,7 @@ func (l *Loaded) LoadExpectations(path string) error {
 		return fmt.Errorf("reading expectations: %w", err)
 	}
 	var f ExpectationsFile
-	root, list := decodeStrict(data, &f)
+	root, list := strictyaml.Decode(data, &f, decodeOptions)
 	var checks []Check
 	if len(list) == 0 {
 		checks, list = parseChecks(l.Scenario, f.Expectations, "expectations")
@@ -93,7 +94,7 @@ func (l *Loaded) LoadExpectations(path string) error {
 }
 
 // buildCatalog builds the registry content of the scenario.
-func buildCatalog(file string, s *Scenario) (*fakeregistry.Catalog, []*FieldError) {
+func buildCatalog(file string, s *Scenario) (*fakeregistry.Catalog, []*strictyaml.FieldError) {
 	if s.Registry.CatalogFile != "" {
 		p := s.Registry.CatalogFile
 		if !filepath.IsAbs(p) {
@@ -101,7 +102,7 @@ func buildCatalog(file string, s *Scenario) (*fakeregistry.Catalog, []*FieldErro
 		}
 		c, err := fakeregistry.LoadCatalog(p)
 		if err != nil {
-			return nil, []*FieldError{{Path: "registry.catalogFile", Value: formatValue(s.Registry.CatalogFile), Reason: err.Error()}}
+			return nil, []*strictyaml.FieldError{{Path: "registry.catalogFile", Value: strictyaml.FormatValue(s.Registry.CatalogFile), Reason: err.Error()}}
 		}
 		return c, nil
 	}
@@ -113,24 +114,18 @@ func buildCatalog(file string, s *Scenario) (*fakeregistry.Catalog, []*FieldErro
 }
 
 // catalogErrors maps fakeregistry's field errors into the scenario.
-func catalogErrors(err error) []*FieldError {
-	var out []*FieldError
-	for _, e := range fakeregistry.FieldErrors(err) {
-		out = append(out, &FieldError{Path: join("registry.catalog", e.Path), Value: e.Value, Reason: e.Reason})
+func catalogErrors(err error) []*strictyaml.FieldError {
+	var out []*strictyaml.FieldError
+	for _, e := range strictyaml.FieldErrors(err) {
+		out = append(out, &strictyaml.FieldError{Path: strictyaml.JoinPath("registry.catalog", e.Path), Value: e.Value, Reason: e.Reason})
 	}
 	if len(out) == 0 {
-		out = append(out, &FieldError{Path: "registry.catalog", Reason: err.Error()})
+		out = append(out, &strictyaml.FieldError{Path: "registry.catalog", Reason: err.Error()})
 	}
 	return out
 }
 
 // withLocations sets file, line and column on every error and joins them.
-func withLocations(file string, root *yaml.Node, list []*FieldError) error {
-	for _, e := range list {
-		e.File = file
-		if e.Line == 0 && root != nil {
-			e.Line, e.Column = locate(root, e.Path, strings.HasPrefix(e.Reason, "unknown field"))
-		}
-	}
-	return joinErrors(list)
+func withLocations(file string, root *yaml.Node, list []*strictyaml.FieldError) error {
+	return strictyaml.Join(file, strictyaml.Locate(root, list))
 }

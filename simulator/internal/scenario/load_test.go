@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 // valid is a minimal scenario; tests break one thing at a time.
@@ -66,62 +68,62 @@ func TestParseErrors(t *testing.T) {
 	tests := map[string]struct {
 		// edit turns the valid scenario into the bad one.
 		old, new string
-		want     []FieldError // Value is not compared when empty
+		want     []strictyaml.FieldError // Value is not compared when empty
 	}{
 		"unknown top-level field": {
 			old: "seed: 1\n", new: "seed: 1\nsede: 2\n",
-			want: []FieldError{{Line: 3, Path: "sede", Reason: `unknown field (did you mean "seed"?)`}},
+			want: []strictyaml.FieldError{{Line: 3, Path: "sede", Reason: `unknown field (did you mean "seed"?)`}},
 		},
 		"unknown nested field": {
 			old: "  arrival: {mode: rate, rate: 5}", new: "  arrival: {mode: rate, rate: 5, burst: 3}",
-			want: []FieldError{{Line: 18, Path: "workload.arrival.burst", Reason: "unknown field"}},
+			want: []strictyaml.FieldError{{Line: 18, Path: "workload.arrival.burst", Reason: "unknown field"}},
 		},
 		"unknown field in a list item": {
 			old: "  - {arch: arm64, count: 2}", new: "  - {arch: arm64, count: 2, zone: a}",
-			want: []FieldError{{Line: 5, Path: "nodes[1].zone", Reason: "unknown field"}},
+			want: []strictyaml.FieldError{{Line: 5, Path: "nodes[1].zone", Reason: "unknown field"}},
 		},
 		"unknown field inside the operator's API types": {
 			old: "  enabled: true\n", new: "  enabled: true\n  clusterConfig:\n    plugins:\n      nodeAffinityScorin: {}\n",
-			want: []FieldError{{Line: 18, Path: "operator.clusterConfig.plugins.nodeAffinityScorin", Reason: `unknown field (did you mean "nodeAffinityScoring"?)`}},
+			want: []strictyaml.FieldError{{Line: 18, Path: "operator.clusterConfig.plugins.nodeAffinityScorin", Reason: `unknown field (did you mean "nodeAffinityScoring"?)`}},
 		},
 		"unknown field in the catalog": {
 			old: "            format: oci-index", new: "            format: oci-index\n            platfroms: [linux/amd64]",
-			want: []FieldError{{Line: 13, Path: "registry.catalog.repositories[0].images[0].platfroms", Reason: `unknown field (did you mean "platforms"?)`}},
+			want: []strictyaml.FieldError{{Line: 13, Path: "registry.catalog.repositories[0].images[0].platfroms", Reason: `unknown field (did you mean "platforms"?)`}},
 		},
 		"wrong type": {
 			old: "  pods: 10", new: "  pods: many",
-			want: []FieldError{{Line: 17, Path: "workload.pods", Value: `"many"`, Reason: "wrong type, want an integer"}},
+			want: []strictyaml.FieldError{{Line: 17, Path: "workload.pods", Value: `"many"`, Reason: "wrong type, want an integer"}},
 		},
 		"number for a tag in the catalog": {
 			old: "tags: [v1]", new: "tags: [v1, 1.10, true]",
-			want: []FieldError{
+			want: []strictyaml.FieldError{
 				{Line: 11, Path: "registry.catalog.repositories[0].images[0].tags[1]", Value: "1.10", Reason: `wrong type, want a string: YAML reads 1.10 as a float; quote it: "1.10"`},
 				{Line: 11, Path: "registry.catalog.repositories[0].images[0].tags[2]", Value: "true", Reason: `wrong type, want a string: YAML reads true as a boolean; quote it: "true"`},
 			},
 		},
 		"number for a string outside the catalog": {
 			old: "  arrival: {mode: rate, rate: 5}", new: "  arrival: {mode: 7, rate: 5}",
-			want: []FieldError{{Line: 18, Path: "workload.arrival.mode", Value: "7", Reason: `wrong type, want a string: YAML reads 7 as an integer; quote it: "7"`}},
+			want: []strictyaml.FieldError{{Line: 18, Path: "workload.arrival.mode", Value: "7", Reason: `wrong type, want a string: YAML reads 7 as an integer; quote it: "7"`}},
 		},
 		"bad duration": {
 			old: "seed: 1\n", new: "seed: 1\ndeadline: 10 minutes\n",
-			want: []FieldError{{Line: 3, Path: "deadline", Value: `"10 minutes"`, Reason: "want a duration such as 200ms or 1m30s"}},
+			want: []strictyaml.FieldError{{Line: 3, Path: "deadline", Value: `"10 minutes"`, Reason: "want a duration such as 200ms or 1m30s"}},
 		},
 		"bare number for a duration": {
 			old: "seed: 1\n", new: "seed: 1\ndeadline: 600\n",
-			want: []FieldError{{Line: 3, Path: "deadline", Value: "600", Reason: "want a duration such as 200ms or 1m30s"}},
+			want: []strictyaml.FieldError{{Line: 3, Path: "deadline", Value: "600", Reason: "want a duration such as 200ms or 1m30s"}},
 		},
 		"bad quantity": {
 			old: "  - {arch: amd64, count: 2}", new: "  - {arch: amd64, count: 2, allocatable: {cpu: lots}}",
-			want: []FieldError{{Line: 4, Path: "nodes[0].allocatable.cpu", Value: `"lots"`, Reason: "want a quantity such as 500m, 2 or 128Gi"}},
+			want: []strictyaml.FieldError{{Line: 4, Path: "nodes[0].allocatable.cpu", Value: `"lots"`, Reason: "want a quantity such as 500m, 2 or 128Gi"}},
 		},
 		"bad value": {
 			old: "  - {arch: arm64, count: 2}", new: "  - {arch: arm, count: 2}",
-			want: []FieldError{{Line: 5, Path: "nodes[1].arch", Value: `"arm"`, Reason: "want one of amd64, arm64, ppc64le, s390x"}},
+			want: []strictyaml.FieldError{{Line: 5, Path: "nodes[1].arch", Value: `"arm"`, Reason: "want one of amd64, arm64, ppc64le, s390x"}},
 		},
 		"negative count and share out of range": {
 			old: "  pods: 10", new: "  pods: 0\n  pullSecretShare: 1.5",
-			want: []FieldError{
+			want: []strictyaml.FieldError{
 				{Line: 17, Path: "workload.pods", Value: "0", Reason: "must be at least 1"},
 				{Line: 18, Path: "workload.pullSecretShare", Value: "1.5", Reason: "must be within [0, 1]"},
 				{Line: 18, Path: "workload.pullSecretShare", Value: "1.5", Reason: "needs registry.auth (without auth there is nothing to authenticate)"},
@@ -129,50 +131,50 @@ func TestParseErrors(t *testing.T) {
 		},
 		"arrival field for another mode": {
 			old: "  arrival: {mode: rate, rate: 5}", new: "  arrival: {mode: burst, rate: 5}",
-			want: []FieldError{{Line: 18, Path: "workload.arrival.rate", Value: "5", Reason: "only applies to mode rate"}},
+			want: []strictyaml.FieldError{{Line: 18, Path: "workload.arrival.rate", Value: "5", Reason: "only applies to mode rate"}},
 		},
 		"catalog error mapped into the scenario": {
 			old: "            format: oci-index", new: "            format: oci-idx",
-			want: []FieldError{{Line: 12, Path: "registry.catalog.repositories[0].images[0].format", Value: `"oci-idx"`}},
+			want: []strictyaml.FieldError{{Line: 12, Path: "registry.catalog.repositories[0].images[0].format", Value: `"oci-idx"`}},
 		},
 		"duplicate key": {
 			old: "seed: 1\n", new: "seed: 1\nseed: 2\n",
-			want: []FieldError{{Line: 3, Reason: `invalid YAML: yaml: unmarshal errors: line 3: key "seed" already set in map`}},
+			want: []strictyaml.FieldError{{Line: 3, Reason: `invalid YAML: yaml: unmarshal errors: line 3: key "seed" already set in map`}},
 		},
 		"expectation syntax": {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: gateHold.p99 below 200ms",
-			want: []FieldError{{Line: 20, Path: "expectations[0].check", Value: `"gateHold.p99 below 200ms"`,
+			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"gateHold.p99 below 200ms"`,
 				Reason: `want "<metric> <op> <value>" with op one of < <= > >= == !=`}},
 		},
 		"expectation unknown metric": {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: gatehold.p99 < 200ms",
-			want: []FieldError{{Line: 20, Path: "expectations[0].check", Value: `"gatehold.p99 < 200ms"`,
+			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"gatehold.p99 < 200ms"`,
 				Reason: `unknown metric "gatehold.p99" (did you mean gateHold.p99?)`}},
 		},
 		"expectation value of the wrong unit": {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: gateHold.p99 < 200",
-			want: []FieldError{{Line: 20, Path: "expectations[0].check", Value: `"gateHold.p99 < 200"`,
+			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"gateHold.p99 < 200"`,
 				Reason: `metric gateHold.p99: value "200": want a duration such as 200ms`}},
 		},
 		"expectation without source": {
 			old: "    source: test\n", new: "",
-			want: []FieldError{{Line: 20, Path: "expectations[0].source", Reason: "required: say where the threshold comes from (a measurement, an SLO, a design figure)"}},
+			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].source", Reason: "required: say where the threshold comes from (a measurement, an SLO, a design figure)"}},
 		},
 		"expectation needing a baseline": {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: ratio.throughput >= 0.9",
-			want: []FieldError{{Line: 20, Path: "expectations[0].check", Value: `"ratio.throughput >= 0.9"`, Reason: "metric ratio.throughput needs baseline: true"}},
+			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"ratio.throughput >= 0.9"`, Reason: "metric ratio.throughput needs baseline: true"}},
 		},
 		"timeline with two actions": {
 			old: "expectations:", new: "timeline:\n  - at: 5s\n    webhookDown: {duration: 1s}\n    controllerRestart: {}\nexpectations:",
-			want: []FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted"}},
+			want: []strictyaml.FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted"}},
 		},
 		"overlapping registry windows": {
 			old: "expectations:", new: "timeline:\n  - at: 5s\n    registryOutage: {duration: 10s}\n  - at: 8s\n    registrySlowdown: {duration: 1s, latency: {fixed: 1s}}\nexpectations:",
-			want: []FieldError{{Line: 22, Path: "timeline[1].at", Value: `"8s"`, Reason: "overlaps timeline[0] on the registry: windows of one component must not overlap"}},
+			want: []strictyaml.FieldError{{Line: 22, Path: "timeline[1].at", Value: `"8s"`, Reason: "overlaps timeline[0] on the registry: windows of one component must not overlap"}},
 		},
 		"latency with two forms": {
 			old: "registry:\n", new: "registry:\n  latency:\n    manifest_get: {fixed: 1ms, p50: 1ms, p99: 5ms}\n",
-			want: []FieldError{{Line: 8, Path: "registry.latency.manifest_get", Reason: "want exactly one of fixed, min+max (uniform) or p50+p99 (log-normal)"}},
+			want: []strictyaml.FieldError{{Line: 8, Path: "registry.latency.manifest_get", Reason: "want exactly one of fixed, min+max (uniform) or p50+p99 (log-normal)"}},
 		},
 	}
 	for name, tc := range tests {
@@ -184,13 +186,13 @@ func TestParseErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("Parse succeeded, want errors")
 			}
-			var got []FieldError
-			for _, fe := range FieldErrors(err) {
+			var got []strictyaml.FieldError
+			for _, fe := range strictyaml.FieldErrors(err) {
 				e := *fe
 				e.Column = 0
 				got = append(got, e)
 			}
-			var want []FieldError
+			var want []strictyaml.FieldError
 			for _, w := range tc.want {
 				w.File = file
 				want = append(want, w)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
+
+	"github.com/archgate/archgate/fakeregistry/strictyaml"
 )
 
 // Defaults applied to fields left unset.
@@ -28,7 +30,7 @@ var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // validate checks the decoded scenario and applies defaults to unset fields.
 // It returns every problem found, not only the first.
-func validate(s *Scenario) []*FieldError {
+func validate(s *Scenario) []*strictyaml.FieldError {
 	var e errs
 	if s.Name == "" {
 		e.add("name", nil, "required")
@@ -61,30 +63,30 @@ func validateNodes(e *errs, s *Scenario) {
 	names := map[string]int{}
 	for i := range s.Nodes {
 		p := &s.Nodes[i]
-		path := index("nodes", i)
+		path := strictyaml.IndexPath("nodes", i)
 		if !slices.Contains(v1beta1.SupportedArchitectures(), p.Arch) {
-			e.add(join(path, "arch"), p.Arch, "want one of %s", strings.Join(v1beta1.SupportedArchitectures(), ", "))
+			e.add(strictyaml.JoinPath(path, "arch"), p.Arch, "want one of %s", strings.Join(v1beta1.SupportedArchitectures(), ", "))
 		}
 		if p.Count < 1 {
-			e.add(join(path, "count"), p.Count, "must be at least 1")
+			e.add(strictyaml.JoinPath(path, "count"), p.Count, "must be at least 1")
 		}
 		if p.Name == "" {
 			p.Name = p.Arch
 		} else if !dnsLabelRE.MatchString(p.Name) || len(p.Name) > 40 {
-			e.add(join(path, "name"), p.Name, "want a DNS label of at most 40 characters")
+			e.add(strictyaml.JoinPath(path, "name"), p.Name, "want a DNS label of at most 40 characters")
 		}
 		if j, dup := names[p.Name]; dup {
-			e.add(join(path, "name"), p.Name, "duplicate pool name (also nodes[%d]; pools of one arch need names)", j)
+			e.add(strictyaml.JoinPath(path, "name"), p.Name, "duplicate pool name (also nodes[%d]; pools of one arch need names)", j)
 		}
 		names[p.Name] = i
 		a := &p.Allocatable
-		apath := join(path, "allocatable")
-		positive(e, join(apath, "cpu"), &a.CPU, "32")
-		positive(e, join(apath, "memory"), &a.Memory, "128Gi")
+		apath := strictyaml.JoinPath(path, "allocatable")
+		positive(e, strictyaml.JoinPath(apath, "cpu"), &a.CPU, "32")
+		positive(e, strictyaml.JoinPath(apath, "memory"), &a.Memory, "128Gi")
 		if a.Pods == 0 {
 			a.Pods = 110
 		} else if a.Pods < 1 {
-			e.add(join(apath, "pods"), a.Pods, "must be at least 1")
+			e.add(strictyaml.JoinPath(apath, "pods"), a.Pods, "must be at least 1")
 		}
 	}
 }
@@ -115,7 +117,7 @@ func validateRegistry(e *errs, s *Scenario) {
 	}
 	kinds := requestKinds()
 	for _, k := range sortedKeys(r.Latency) {
-		path := join("registry.latency", k)
+		path := strictyaml.JoinPath("registry.latency", k)
 		if k != string(fakeregistry.AllKinds) && !slices.Contains(kinds, k) {
 			e.add(path, k, "unknown request kind, want \"*\" or one of %s", strings.Join(kinds, ", "))
 		}
@@ -130,7 +132,7 @@ func validateRegistry(e *errs, s *Scenario) {
 		}
 		for i, p := range a.Anonymous {
 			if strings.TrimSpace(p) == "" {
-				e.add(index("registry.auth.anonymous", i), p, "empty repository pattern")
+				e.add(strictyaml.IndexPath("registry.auth.anonymous", i), p, "empty repository pattern")
 			}
 		}
 	}
@@ -151,7 +153,7 @@ func validateLatency(e *errs, path string, l LatencySpec) {
 	if l.Fixed != nil {
 		forms++
 		if *l.Fixed < 0 {
-			e.add(join(path, "fixed"), *l.Fixed, "must not be negative")
+			e.add(strictyaml.JoinPath(path, "fixed"), *l.Fixed, "must not be negative")
 		}
 	}
 	if l.Min != nil || l.Max != nil {
@@ -160,7 +162,7 @@ func validateLatency(e *errs, path string, l LatencySpec) {
 		case l.Min == nil || l.Max == nil:
 			e.add(path, nil, "uniform latency needs both min and max")
 		case *l.Min < 0 || *l.Max < *l.Min:
-			e.add(join(path, "max"), *l.Max, "want 0 <= min <= max")
+			e.add(strictyaml.JoinPath(path, "max"), *l.Max, "want 0 <= min <= max")
 		}
 	}
 	if l.P50 != nil || l.P99 != nil {
@@ -169,7 +171,7 @@ func validateLatency(e *errs, path string, l LatencySpec) {
 		case l.P50 == nil || l.P99 == nil:
 			e.add(path, nil, "log-normal latency needs both p50 and p99")
 		case *l.P50 <= 0 || *l.P99 < *l.P50:
-			e.add(join(path, "p99"), *l.P99, "want 0 < p50 <= p99")
+			e.add(strictyaml.JoinPath(path, "p99"), *l.P99, "want 0 < p50 <= p99")
 		}
 	}
 	if forms != 1 {
@@ -183,19 +185,19 @@ func validateRates(e *errs, path string, r ErrorRatesSpec) {
 		v    float64
 	}{{"serverErrorRate", r.ServerErrorRate}, {"tooManyRequestsRate", r.TooManyRequestsRate}, {"hangRate", r.HangRate}} {
 		if f.v < 0 || f.v > 1 {
-			e.add(join(path, f.name), f.v, "must be within [0, 1]")
+			e.add(strictyaml.JoinPath(path, f.name), f.v, "must be within [0, 1]")
 		}
 	}
 	if r.ServerErrorRate+r.TooManyRequestsRate+r.HangRate > 1 {
 		e.add(path, nil, "the rates must sum to at most 1")
 	}
 	if r.RetryAfter < 0 {
-		e.add(join(path, "retryAfter"), r.RetryAfter, "must not be negative")
+		e.add(strictyaml.JoinPath(path, "retryAfter"), r.RetryAfter, "must not be negative")
 	}
 	kinds := requestKinds()
 	for i, k := range r.Kinds {
 		if !slices.Contains(kinds, k) {
-			e.add(index(join(path, "kinds"), i), k, "unknown request kind, want one of %s", strings.Join(kinds, ", "))
+			e.add(strictyaml.IndexPath(strictyaml.JoinPath(path, "kinds"), i), k, "unknown request kind, want one of %s", strings.Join(kinds, ", "))
 		}
 	}
 }
@@ -212,7 +214,7 @@ func validateOperator(e *errs, s *Scenario) {
 		v    int
 	}{{"workers", o.Workers}, {"inspectWorkers", o.InspectWorkers}, {"burst", o.Burst}} {
 		if f.v < 0 {
-			e.add(join("operator", f.name), f.v, "must not be negative (0 keeps the operator's default)")
+			e.add(strictyaml.JoinPath("operator", f.name), f.v, "must not be negative (0 keeps the operator's default)")
 		}
 	}
 	if o.QPS < 0 {
@@ -250,20 +252,20 @@ func validateOperator(e *errs, s *Scenario) {
 	}
 	names := map[string]bool{}
 	for i, p := range o.PodPlacementConfigs {
-		path := index("operator.podPlacementConfigs", i)
+		path := strictyaml.IndexPath("operator.podPlacementConfigs", i)
 		if !dnsLabelRE.MatchString(p.Name) {
-			e.add(join(path, "name"), p.Name, "want a DNS label")
+			e.add(strictyaml.JoinPath(path, "name"), p.Name, "want a DNS label")
 		} else if names[p.Name] {
-			e.add(join(path, "name"), p.Name, "duplicate name")
+			e.add(strictyaml.JoinPath(path, "name"), p.Name, "duplicate name")
 		}
 		names[p.Name] = true
 		if p.Namespaces < 0 || p.Namespaces > max(s.Workload.Namespaces, 1) {
-			e.add(join(path, "namespaces"), p.Namespaces, "must be within [0, workload.namespaces] (0 means all)")
+			e.add(strictyaml.JoinPath(path, "namespaces"), p.Namespaces, "must be within [0, workload.namespaces] (0 means all)")
 		}
 		if p.Spec.Priority < 0 || p.Spec.Priority > 255 {
-			e.add(join(path, "spec.priority"), p.Spec.Priority, "must be within [0, 255]")
+			e.add(strictyaml.JoinPath(path, "spec.priority"), p.Spec.Priority, "must be within [0, 255]")
 		}
-		validatePlugins(e, join(path, "spec.plugins"), p.Spec.Plugins)
+		validatePlugins(e, strictyaml.JoinPath(path, "spec.plugins"), p.Spec.Plugins)
 	}
 }
 
@@ -272,21 +274,21 @@ func validatePlugins(e *errs, path string, p *v1beta1.Plugins) {
 		return
 	}
 	n := p.NodeAffinityScoring
-	path = join(path, "nodeAffinityScoring")
+	path = strictyaml.JoinPath(path, "nodeAffinityScoring")
 	if n.Enabled && len(n.Platforms) == 0 {
-		e.add(join(path, "platforms"), nil, "must not be empty when enabled")
+		e.add(strictyaml.JoinPath(path, "platforms"), nil, "must not be empty when enabled")
 	}
 	seen := map[string]bool{}
 	for i, t := range n.Platforms {
-		tp := index(join(path, "platforms"), i)
+		tp := strictyaml.IndexPath(strictyaml.JoinPath(path, "platforms"), i)
 		if !slices.Contains(v1beta1.SupportedArchitectures(), t.Architecture) {
-			e.add(join(tp, "architecture"), t.Architecture, "want one of %s", strings.Join(v1beta1.SupportedArchitectures(), ", "))
+			e.add(strictyaml.JoinPath(tp, "architecture"), t.Architecture, "want one of %s", strings.Join(v1beta1.SupportedArchitectures(), ", "))
 		} else if seen[t.Architecture] {
-			e.add(join(tp, "architecture"), t.Architecture, "each architecture may appear once")
+			e.add(strictyaml.JoinPath(tp, "architecture"), t.Architecture, "each architecture may appear once")
 		}
 		seen[t.Architecture] = true
 		if t.Weight < 1 || t.Weight > 100 {
-			e.add(join(tp, "weight"), t.Weight, "must be within [1, 100]")
+			e.add(strictyaml.JoinPath(tp, "weight"), t.Weight, "must be within [1, 100]")
 		}
 	}
 }
@@ -374,12 +376,12 @@ func validateWorkload(e *errs, s *Scenario) {
 		e.add("workload.arrival.sustainLatency", *a.SustainLatency, "must be greater than zero")
 	}
 	for i, st := range a.Steps {
-		p := index("workload.arrival.steps", i)
+		p := strictyaml.IndexPath("workload.arrival.steps", i)
 		if st.Rate <= 0 {
-			e.add(join(p, "rate"), st.Rate, "must be greater than zero")
+			e.add(strictyaml.JoinPath(p, "rate"), st.Rate, "must be greater than zero")
 		}
 		if st.Duration <= 0 {
-			e.add(join(p, "duration"), st.Duration, "must be greater than zero")
+			e.add(strictyaml.JoinPath(p, "duration"), st.Duration, "must be greater than zero")
 		}
 	}
 	if a.Concurrency == 0 {
@@ -405,9 +407,9 @@ func share(e *errs, path string, v float64) {
 func validateTimeline(e *errs, s *Scenario) {
 	defer overlaps(e, s)
 	for i, ev := range s.Timeline {
-		path := index("timeline", i)
+		path := strictyaml.IndexPath("timeline", i)
 		if ev.At < 0 || ev.At.D() >= s.Deadline.D() {
-			e.add(join(path, "at"), ev.At, "must be within [0, deadline)")
+			e.add(strictyaml.JoinPath(path, "at"), ev.At, "must be within [0, deadline)")
 		}
 		actions := ev.actions()
 		if len(actions) != 1 {
@@ -415,12 +417,12 @@ func validateTimeline(e *errs, s *Scenario) {
 			continue
 		}
 		if !s.Operator.Enabled {
-			e.add(join(path, actions[0]), nil, "needs operator.enabled (without the operator nothing reacts to it)")
+			e.add(strictyaml.JoinPath(path, actions[0]), nil, "needs operator.enabled (without the operator nothing reacts to it)")
 		}
-		apath := join(path, actions[0])
+		apath := strictyaml.JoinPath(path, actions[0])
 		window := func(d Duration) {
 			if d <= 0 {
-				e.add(join(apath, "duration"), d, "must be greater than zero")
+				e.add(strictyaml.JoinPath(apath, "duration"), d, "must be greater than zero")
 			}
 		}
 		switch {
@@ -431,23 +433,23 @@ func validateTimeline(e *errs, s *Scenario) {
 				ev.RegistryOutage.Mode = string(fakeregistry.OutageUnavailable)
 			case string(fakeregistry.OutageUnavailable), string(fakeregistry.OutageReset):
 			default:
-				e.add(join(apath, "mode"), ev.RegistryOutage.Mode, "want unavailable or reset")
+				e.add(strictyaml.JoinPath(apath, "mode"), ev.RegistryOutage.Mode, "want unavailable or reset")
 			}
 		case ev.RegistrySlowdown != nil:
 			window(ev.RegistrySlowdown.Duration)
-			validateLatency(e, join(apath, "latency"), ev.RegistrySlowdown.Latency)
+			validateLatency(e, strictyaml.JoinPath(apath, "latency"), ev.RegistrySlowdown.Latency)
 		case ev.RegistryErrors != nil:
 			window(ev.RegistryErrors.Duration)
-			validateRates(e, join(apath, "rates"), ev.RegistryErrors.Rates)
+			validateRates(e, strictyaml.JoinPath(apath, "rates"), ev.RegistryErrors.Rates)
 		case ev.ControllerRestart != nil:
 			if ev.ControllerRestart.Downtime < 0 {
-				e.add(join(apath, "downtime"), ev.ControllerRestart.Downtime, "must not be negative")
+				e.add(strictyaml.JoinPath(apath, "downtime"), ev.ControllerRestart.Downtime, "must not be negative")
 			}
 		case ev.WebhookDown != nil:
 			window(ev.WebhookDown.Duration)
 		case ev.ClusterConfigDeleted != nil:
 			if ev.ClusterConfigDeleted.RecreateAfter < 0 {
-				e.add(join(apath, "recreateAfter"), ev.ClusterConfigDeleted.RecreateAfter, "must not be negative")
+				e.add(strictyaml.JoinPath(apath, "recreateAfter"), ev.ClusterConfigDeleted.RecreateAfter, "must not be negative")
 			}
 		}
 	}
@@ -484,7 +486,7 @@ func overlaps(e *errs, s *Scenario) {
 		w := window{i, ev.At.D(), ev.At.D() + d}
 		for _, o := range byComponent[comp] {
 			if w.start <= o.end && o.start <= w.end {
-				e.add(join(index("timeline", i), "at"), ev.At, "overlaps timeline[%d] on the %s: windows of one component must not overlap", o.i, comp)
+				e.add(strictyaml.JoinPath(strictyaml.IndexPath("timeline", i), "at"), ev.At, "overlaps timeline[%d] on the %s: windows of one component must not overlap", o.i, comp)
 			}
 		}
 		byComponent[comp] = append(byComponent[comp], w)
@@ -520,7 +522,7 @@ func (ev *Event) Action() string {
 // validateWithCatalog checks what needs the built catalog: that pods can find
 // images to run on the node pools' architectures, and that unique popularity
 // has enough images.
-func validateWithCatalog(s *Scenario, c *fakeregistry.Catalog) []*FieldError {
+func validateWithCatalog(s *Scenario, c *fakeregistry.Catalog) []*strictyaml.FieldError {
 	var e errs
 	images := c.Images()
 	if len(images) == 0 {
@@ -560,27 +562,27 @@ func NodeArchitectures(s *Scenario) []string {
 }
 
 // parseChecks parses and checks expectations against what the scenario runs.
-func parseChecks(s *Scenario, list []Expectation, path string) ([]Check, []*FieldError) {
+func parseChecks(s *Scenario, list []Expectation, path string) ([]Check, []*strictyaml.FieldError) {
 	var e errs
 	var out []Check
 	for i, x := range list {
-		p := index(path, i)
+		p := strictyaml.IndexPath(path, i)
 		if strings.TrimSpace(x.Source) == "" {
-			e.add(join(p, "source"), nil, "required: say where the threshold comes from (a measurement, an SLO, a design figure)")
+			e.add(strictyaml.JoinPath(p, "source"), nil, "required: say where the threshold comes from (a measurement, an SLO, a design figure)")
 		}
 		c, err := ParseCheck(x.Check)
 		if err != nil {
-			e.add(join(p, "check"), x.Check, "%v", err)
+			e.add(strictyaml.JoinPath(p, "check"), x.Check, "%v", err)
 			continue
 		}
 		switch c.Metric.Needs {
 		case NeedsOperator:
 			if !s.Operator.Enabled {
-				e.add(join(p, "check"), x.Check, "metric %s needs operator.enabled", c.Metric.Name)
+				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs operator.enabled", c.Metric.Name)
 			}
 		case NeedsBaseline:
 			if !s.Baseline {
-				e.add(join(p, "check"), x.Check, "metric %s needs baseline: true", c.Metric.Name)
+				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs baseline: true", c.Metric.Name)
 			}
 		}
 		c.Source = strings.Join(strings.Fields(x.Source), " ")

@@ -1,0 +1,63 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/simulator/internal/operand"
+)
+
+// operatorMetrics registers counters under the names the operator exports
+// (roles), with rename applied, and returns their snapshot.
+func operatorMetrics(t *testing.T, rename map[string]string) operand.Snapshot {
+	t.Helper()
+	name := func(n string) string {
+		if r, ok := rename[n]; ok {
+			return r
+		}
+		return n
+	}
+	c := operand.NewCounters()
+	r, _ := c.NewRegistry()
+	counter := func(n string, labels ...string) *prometheus.CounterVec {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name(n)}, labels)
+		r.MustRegister(v)
+		return v
+	}
+	counter(roles.MetricInspectCacheHits, roles.LabelCache).WithLabelValues("tag").Add(9)
+	counter(roles.MetricInspectCacheMisses, roles.LabelCache).WithLabelValues("tag").Add(1)
+	counter(roles.MetricInspectCacheDedupWaits).WithLabelValues().Add(2)
+	counter(roles.MetricInspectErrors, roles.LabelInspectReason).WithLabelValues("auth").Add(1)
+	counter(roles.MetricWebhookPodsGated).WithLabelValues().Add(10)
+	counter(roles.MetricWebhookPodsSkipped, roles.LabelWebhookReason).WithLabelValues("pinned").Add(3)
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name(roles.MetricInspectDuration)}, []string{roles.LabelOutcome})
+	r.MustRegister(h)
+	h.WithLabelValues("success").Observe(0.1)
+	return c.Snapshot()
+}
+
+func TestOperatorStats(t *testing.T) {
+	o, err := operatorStats(operatorMetrics(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.CacheHitRate != 0.9 || o.Inspections != 1 || o.InspectionErrors["auth"] != 1 || o.WebhookGated != 10 || o.WebhookSkipped["pinned"] != 3 {
+		t.Errorf("stats = %+v", o)
+	}
+}
+
+// TestOperatorStatsMissingMetric: a metric the operator renamed is an
+// error naming it, not a silent 0.
+func TestOperatorStatsMissingMetric(t *testing.T) {
+	for _, m := range []string{roles.MetricInspectCacheHits, roles.MetricInspectDuration, roles.MetricWebhookPodsSkipped} {
+		t.Run(m, func(t *testing.T) {
+			_, err := operatorStats(operatorMetrics(t, map[string]string{m: m + "_renamed"}))
+			if err == nil || !strings.Contains(err.Error(), m+": not exported") {
+				t.Errorf("renamed %s: error %v, want one naming it", m, err)
+			}
+		})
+	}
+}
