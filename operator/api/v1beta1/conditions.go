@@ -71,3 +71,28 @@ const (
 	// component became unavailable (fail open): new pods are not gated until it is back.
 	ReasonWebhookUnregistered = "WebhookUnregistered"
 )
+
+// Condition types of the PodPlacementConfig status.
+const (
+	// ConditionSelectorValid is True when spec.labelSelector parses; an invalid configuration is
+	// ignored by placement, with this condition saying why.
+	ConditionSelectorValid = "SelectorValid"
+	// ConditionInEffect is True when the configuration's weights are applied to the pods it
+	// selects: the ClusterPodPlacementConfig exists and is Available, the selector is valid and
+	// the nodeAffinityScoring plugin is enabled.
+	ConditionInEffect = "InEffect"
+)
+
+// Condition reasons of the PodPlacementConfig status.
+const (
+	// ReasonInvalidLabelSelector means spec.labelSelector does not parse; the message says why.
+	ReasonInvalidLabelSelector = "InvalidLabelSelector"
+	// ReasonClusterConfigMissing means there is no ClusterPodPlacementConfig: nothing is gated.
+	ReasonClusterConfigMissing = "ClusterConfigMissing"
+	// ReasonClusterConfigNotAvailable means the ClusterPodPlacementConfig is not Available.
+	ReasonClusterConfigNotAvailable = "ClusterConfigNotAvailable"
+	// ReasonPluginDisabled means nodeAffinityScoring is unset or disabled: nothing to apply.
+	ReasonPluginDisabled = "PluginDisabled"
+	// ReasonApplied means the weights are applied to the selected pods.
+	ReasonApplied = "Applied"
+)

@@ -43,7 +43,9 @@ type PodPlacementConfigSpec struct {
 
 // PodPlacementConfigStatus is the observed state of a PodPlacementConfig.
 type PodPlacementConfigStatus struct {
-	// conditions are the latest observations of the configuration's state.
+	// conditions are the latest observations of the configuration's state: SelectorValid and
+	// InEffect, written by the operator. (Two configurations of a namespace cannot share a
+	// priority: the validating webhook refuses it.)
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -57,6 +59,9 @@ type PodPlacementConfigStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=podplacementconfigs,scope=Namespaced,shortName=ppc
 // +kubebuilder:printcolumn:name=Priority,JSONPath=`.spec.priority`,type=integer
+// +kubebuilder:printcolumn:name=In Effect,JSONPath=`.status.conditions[?(@.type=="InEffect")].status`,type=string
+// +kubebuilder:printcolumn:name=Reason,JSONPath=`.status.conditions[?(@.type=="InEffect")].reason`,type=string
+// +kubebuilder:printcolumn:name=Selector Valid,JSONPath=`.status.conditions[?(@.type=="SelectorValid")].status`,type=string,priority=1
 // +kubebuilder:printcolumn:name=Age,JSONPath=`.metadata.creationTimestamp`,type=date
 type PodPlacementConfig struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -36,6 +36,7 @@ import (
 
 	"github.com/archgate/archgate/operator/internal/certs"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
+	"github.com/archgate/archgate/operator/internal/controller/ppcstatus"
 	"github.com/archgate/archgate/operator/internal/webhook/validation"
 )
 
@@ -175,6 +176,9 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 	})
 	if err != nil {
 		return err
+	}
+	if err := ppcstatus.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the PodPlacementConfig status controller: %w", err)
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
