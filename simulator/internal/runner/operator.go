@@ -27,7 +27,6 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/roles"
 	"github.com/archgate/archgate/simulator/internal/operand"
-	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 	"github.com/archgate/archgate/simulator/internal/workload"
@@ -195,7 +194,7 @@ func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 		pod.Namespace = name
 		pod.Spec.InitContainers = nil
 		err := e.crc.Create(ctx, pod, crclient.DryRunAll)
-		if err == nil && recorder.HasGate(pod) {
+		if err == nil && v1beta1.HasSchedulingGate(&pod.Spec) {
 			return nil
 		}
 		if time.Now().After(deadline) {

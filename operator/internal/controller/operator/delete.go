@@ -38,7 +38,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
-	"github.com/archgate/archgate/operator/internal/tools/ungate"
+	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 )
 
 // webhookSettle is how long after the webhook was unregistered an empty list of gated pods is
@@ -82,7 +82,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 
 	prog.phase = "releasing gated pods"
 	passCtx, cancel := context.WithTimeout(ctx, r.opts.ReleasePassTimeout)
-	sum, err := ungate.Release(passCtx, r.uncached, ungate.Options{Workers: r.opts.ReleaseWorkers})
+	sum, err := podplacement.Release(passCtx, r.uncached, podplacement.ReleaseOptions{Workers: r.opts.ReleaseWorkers})
 	cancel()
 	prog.released, prog.remaining = sum.Released, sum.Remaining()
 	// A pass that ran out of time is not a failure: the next one carries on.

@@ -77,18 +77,18 @@ func archsResult(archs ...string) inspect.Result { return inspect.Result{Archite
 func TestIntersect(t *testing.T) {
 	anyArch := inspect.Result{AnyArchitecture: true, Architectures: []string{}}
 	tests := map[string]struct {
-		results        []imageResult
+		results        []ImageResult
 		wantArchs      []string // nil: no set
 		wantAny        bool
 		wantAnnotation string
 	}{
 		"one multi-arch image": {
-			results:        []imageResult{{"a", archsResult("arm64", "amd64")}},
+			results:        []ImageResult{{"a", archsResult("arm64", "amd64")}},
 			wantArchs:      []string{"amd64", "arm64"},
 			wantAnnotation: "amd64,arm64",
 		},
 		"intersection of several": {
-			results: []imageResult{
+			results: []ImageResult{
 				{"a", archsResult("amd64", "arm64", "ppc64le", "s390x")},
 				{"b", archsResult("amd64", "arm64")},
 				{"c", archsResult("arm64", "s390x")},
@@ -97,22 +97,22 @@ func TestIntersect(t *testing.T) {
 			wantAnnotation: "arm64",
 		},
 		"no common architecture": {
-			results:        []imageResult{{"a", archsResult("amd64")}, {"b", archsResult("arm64")}},
+			results:        []ImageResult{{"a", archsResult("amd64")}, {"b", archsResult("arm64")}},
 			wantArchs:      []string{},
 			wantAnnotation: "",
 		},
 		"an image with no linux architecture": {
-			results:        []imageResult{{"a", archsResult("amd64")}, {"windows", archsResult()}},
+			results:        []ImageResult{{"a", archsResult("amd64")}, {"windows", archsResult()}},
 			wantArchs:      []string{},
 			wantAnnotation: "",
 		},
 		"images without binaries are neutral": {
-			results:        []imageResult{{"bundle", anyArch}, {"a", archsResult("s390x", "amd64")}},
+			results:        []ImageResult{{"bundle", anyArch}, {"a", archsResult("s390x", "amd64")}},
 			wantArchs:      []string{"amd64", "s390x"},
 			wantAnnotation: "amd64,s390x",
 		},
 		"only images without binaries": {
-			results:        []imageResult{{"bundle", anyArch}, {"bundle2", anyArch}},
+			results:        []ImageResult{{"bundle", anyArch}, {"bundle2", anyArch}},
 			wantAny:        true,
 			wantAnnotation: AnnotationValueAnyArchitecture,
 		},
@@ -120,7 +120,7 @@ func TestIntersect(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			archs, anyArch := intersect(tc.results)
+			archs, anyArch := Intersect(tc.results)
 			if anyArch != tc.wantAny {
 				t.Errorf("any = %t, want %t", anyArch, tc.wantAny)
 			}

@@ -38,7 +38,7 @@ func PodImages(spec *corev1.PodSpec) []string {
 	images := sets.New[string]()
 	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 		for _, c := range list {
-			if img := strings.TrimSpace(c.Image); img != "" {
+			if img := ContainerImage(c); img != "" {
 				images.Insert(img)
 			}
 		}
@@ -46,17 +46,22 @@ func PodImages(spec *corev1.PodSpec) []string {
 	return sets.List(images)
 }
 
-// imageResult is the inspection of one image of a pod.
-type imageResult struct {
+// ContainerImage is the image reference of c as the controller inspects it (surrounding white
+// space trimmed, as the kubelet does); "" when the container names no image.
+func ContainerImage(c corev1.Container) string { return strings.TrimSpace(c.Image) }
+
+// ImageResult is the successful inspection of one image of a pod.
+type ImageResult struct {
 	Image  string
 	Result inspect.Result
 }
 
-// intersect returns the architectures every image supports. Images without binaries
+// Intersect returns the architectures every image supports (the one home of that rule: `archgate
+// explain` calls it too). Images without binaries
 // (Result.AnyArchitecture) run anywhere and do not narrow the set; anyArch reports that every image
 // is such an image (or that there are none), in which case archs is nil. An empty, non-nil
 // archs means the images share no architecture.
-func intersect(results []imageResult) (archs sets.Set[string], anyArch bool) {
+func Intersect(results []ImageResult) (archs sets.Set[string], anyArch bool) {
 	for _, r := range results {
 		if r.Result.AnyArchitecture {
 			continue
@@ -83,7 +88,7 @@ func architecturesAnnotation(archs sets.Set[string], anyArch bool) string {
 
 // describeArchitectures lists each image with its architectures, for the no-common-architecture
 // Event: "a:1 [amd64], b:2 [arm64 s390x]".
-func describeArchitectures(results []imageResult) string {
+func describeArchitectures(results []ImageResult) string {
 	parts := make([]string, 0, len(results))
 	for _, r := range results {
 		archs := "any"

@@ -247,13 +247,13 @@ var _ handler.EventHandler = podEventHandler{}
 var enqueue = &handler.EnqueueRequestForObject{}
 
 func (h podEventHandler) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if pod, ok := e.Object.(*corev1.Pod); ok && hasGate(pod) {
+	if pod, ok := e.Object.(*corev1.Pod); ok && v1beta1.HasSchedulingGate(&pod.Spec) {
 		enqueue.Create(ctx, e, q)
 	}
 }
 
 func (h podEventHandler) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if pod, ok := e.ObjectNew.(*corev1.Pod); ok && hasGate(pod) {
+	if pod, ok := e.ObjectNew.(*corev1.Pod); ok && v1beta1.HasSchedulingGate(&pod.Spec) {
 		enqueue.Update(ctx, e, q)
 	}
 }
@@ -281,9 +281,9 @@ type scope struct {
 	images  []string
 	keyring *credentials.Keyring
 	// results holds the successful inspections, failures the failed ones (by image).
-	results  []imageResult
+	results  []ImageResult
 	failures []*inspect.Error
-	// archs and anyArch are the intersection of the results (see intersect).
+	// archs and anyArch are the intersection of the results (see Intersect).
 	archs   sets.Set[string]
 	anyArch bool
 	// outcome is set when the pod is to be written; annotations and events go with it.
@@ -305,7 +305,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.client.Get(ctx, req.NamespacedName, pod); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !hasGate(pod) || pod.DeletionTimestamp != nil {
+	if !v1beta1.HasSchedulingGate(&pod.Spec) || pod.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
 	// A pod event before the next attempt is due must not inspect early: that is not backoff.
@@ -354,19 +354,9 @@ func (r *Reconciler) collectImages(_ context.Context, s *scope) error {
 
 // loadCredentials builds the keyring of the pod: its imagePullSecrets, then the global pull secret.
 func (r *Reconciler) loadCredentials(ctx context.Context, s *scope) error {
-	var global *credentials.Config
-	if r.global != nil {
-		var err error
-		if global, err = r.global.Config(ctx); err != nil {
-			return err
-		}
-	}
-	podCfgs, err := r.secrets.Configs(ctx, s.pod, s.log)
-	if err != nil {
-		return err
-	}
-	s.keyring = credentials.NewKeyring(global, podCfgs...)
-	return nil
+	keyring, err := loadKeyring(ctx, r.global, r.secrets, s.pod, s.log)
+	s.keyring = keyring
+	return err
 }
 
 // inspectImages inspects the pod's images concurrently (bounded) within one deadline.
@@ -400,7 +390,7 @@ func (r *Reconciler) inspectImages(ctx context.Context, s *scope) error {
 	}
 	for i, img := range s.images {
 		if errs[i] == nil {
-			s.results = append(s.results, imageResult{Image: img, Result: results[i]})
+			s.results = append(s.results, ImageResult{Image: img, Result: results[i]})
 			continue
 		}
 		var ie *inspect.Error
@@ -433,7 +423,7 @@ func terminal(reason inspect.Reason) bool {
 // the budget lasts, otherwise the gate is removed without touching the affinity.
 func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 	if len(s.failures) == 0 {
-		s.archs, s.anyArch = intersect(s.results)
+		s.archs, s.anyArch = Intersect(s.results)
 		return nil
 	}
 	// A retry must see rotated or newly created imagePullSecrets.
@@ -557,34 +547,6 @@ func (r *Reconciler) commit(ctx context.Context, s *scope) (reconcile.Result, er
 	s.log.V(1).Info("Scheduling gate removed", "outcome", s.outcome,
 		"architectures", s.annotations[v1beta1.AnnotationArchitectures], "images", len(s.images))
 	return reconcile.Result{}, nil
-}
-
-// hasGate reports whether the pod carries the archgate scheduling gate.
-func hasGate(pod *corev1.Pod) bool {
-	return slices.ContainsFunc(pod.Spec.SchedulingGates, isOurGate)
-}
-
-func isOurGate(g corev1.PodSchedulingGate) bool { return g.Name == v1beta1.SchedulingGateName }
-
-// ungate removes the archgate scheduling gate from pod (other gates stay, in order), marks the
-// pod ungated and records the outcome and the given annotations.
-func ungate(pod *corev1.Pod, outcome placement.Outcome, annotations map[string]string) {
-	gates := slices.DeleteFunc(slices.Clone(pod.Spec.SchedulingGates), isOurGate)
-	if len(gates) == 0 {
-		gates = nil
-	}
-	pod.Spec.SchedulingGates = gates
-	if pod.Labels == nil {
-		pod.Labels = map[string]string{}
-	}
-	pod.Labels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueRemoved
-	pod.Labels[v1beta1.LabelPlacement] = outcome.LabelValue()
-	if len(annotations) > 0 && pod.Annotations == nil {
-		pod.Annotations = map[string]string{}
-	}
-	for k, v := range annotations {
-		pod.Annotations[k] = v
-	}
 }
 
 // failureSummary lists "reason image" per failure, for logs.
