@@ -25,11 +25,9 @@ import (
 	"net/http"
 	"os"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -169,7 +167,6 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 		CertProvider:                     provider,
 		Certs:                            certManager,
 		MutatingWebhookConfigurationName: opts.MutatingWebhookConfigurationName,
-		WebhookConfiguration:             operatorWebhookConfiguration,
 		Recorder:                         mgr.GetEventRecorder("archgate-operator"),
 		ProxyEnv:                         opts.ProxyEnv,
 	})
@@ -209,16 +206,6 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 	log.Info("Starting the operator", "namespace", opts.Namespace, "image", opts.Image, "certProvider", provider,
 		"leaderElection", opts.LeaderElection)
 	return mgr.Start(ctx)
-}
-
-// operatorWebhookConfiguration registers the scheduling-gate webhook Service the operator
-// rolls out, with MutatingWebhookConfiguration.
-func operatorWebhookConfiguration(p operator.WebhookConfigurationParams) *admissionregistrationv1.MutatingWebhookConfiguration {
-	return MutatingWebhookConfiguration(p.Name, admissionregistrationv1.WebhookClientConfig{
-		Service: &admissionregistrationv1.ServiceReference{
-			Namespace: p.ServiceNamespace, Name: p.ServiceName, Port: ptr.To(p.ServicePort),
-		},
-	}, p.CABundle, p.NamespaceSelector, p.ServiceNamespace)
 }
 
 // ownImage returns the image of the operator's own container.

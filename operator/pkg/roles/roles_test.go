@@ -32,91 +32,13 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 )
-
-func TestMutatingWebhookConfiguration(t *testing.T) {
-	url := "https://127.0.0.1:9443/gate-pods"
-	userSelector := &metav1.LabelSelector{
-		MatchLabels:      map[string]string{"team": "a"},
-		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod"}}},
-	}
-	tests := map[string]struct {
-		clientConfig      admissionregistrationv1.WebhookClientConfig
-		caBundle          []byte
-		selector          *metav1.LabelSelector
-		operatorNamespace string
-		wantClientConfig  admissionregistrationv1.WebhookClientConfig
-		wantSelector      *metav1.LabelSelector
-	}{
-		"service without path gets the webhook path and the CA bundle": {
-			clientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: "archgate-system", Name: "webhook"}},
-			caBundle:     []byte("CA"),
-			wantClientConfig: admissionregistrationv1.WebhookClientConfig{
-				Service:  &admissionregistrationv1.ServiceReference{Namespace: "archgate-system", Name: "webhook", Path: ptr.To(WebhookPath)},
-				CABundle: []byte("CA"),
-			},
-			operatorNamespace: "archgate-system",
-			wantSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-				{Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"archgate-system", "kube-node-lease", "kube-public", "kube-system"}},
-			}},
-		},
-		"URL kept, the user's selector ANDed with the exclusions": {
-			clientConfig:     admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: []byte("kept")},
-			wantClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: []byte("kept")},
-			selector:         userSelector,
-			wantSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{"team": "a"},
-				MatchExpressions: []metav1.LabelSelectorRequirement{
-					{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod"}},
-					{Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-node-lease", "kube-public", "kube-system"}},
-				},
-			},
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			before := tc.selector.DeepCopy()
-			got := MutatingWebhookConfiguration("archgate", tc.clientConfig, tc.caBundle, tc.selector, tc.operatorNamespace)
-			if got.Name != "archgate" || len(got.Webhooks) != 1 {
-				t.Fatalf("got %s with %d webhooks", got.Name, len(got.Webhooks))
-			}
-			wh := got.Webhooks[0]
-			if diff := cmp.Diff(tc.wantClientConfig, wh.ClientConfig); diff != "" {
-				t.Errorf("clientConfig (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantSelector, wh.NamespaceSelector); diff != "" {
-				t.Errorf("namespaceSelector (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(before, tc.selector); diff != "" {
-				t.Errorf("the caller's selector was modified:\n%s", diff)
-			}
-			wantRules := []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
-					Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
-			}}
-			if diff := cmp.Diff(wantRules, wh.Rules); diff != "" {
-				t.Errorf("rules (-want +got):\n%s", diff)
-			}
-			if *wh.FailurePolicy != admissionregistrationv1.Ignore || *wh.SideEffects != admissionregistrationv1.SideEffectClassNone ||
-				*wh.TimeoutSeconds != WebhookTimeoutSeconds || *wh.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy {
-				t.Errorf("policies: failure %v sideEffects %v timeout %v reinvocation %v", *wh.FailurePolicy, *wh.SideEffects, *wh.TimeoutSeconds, *wh.ReinvocationPolicy)
-			}
-			wantCondition := "!(request.namespace.startsWith('kube-') || request.namespace.startsWith('openshift-') || request.namespace.startsWith('hypershift-'))"
-			if len(wh.MatchConditions) != 1 || wh.MatchConditions[0].Expression != wantCondition {
-				t.Errorf("matchConditions = %+v", wh.MatchConditions)
-			}
-		})
-	}
-}
 
 func TestControllerOptionsDefaults(t *testing.T) {
 	defaults := v1beta1.DefaultImageInspectionSettings()

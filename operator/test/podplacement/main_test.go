@@ -128,8 +128,11 @@ func run(m *testing.M) int {
 		return fail(err)
 	}
 	url := "https://127.0.0.1:" + strconv.Itoa(port) + roles.WebhookPath
-	mwc := roles.MutatingWebhookConfiguration("archgate-scheduling-gate",
-		admissionregistrationv1.WebhookClientConfig{URL: &url}, nil, nil, operatorNamespace)
+	mwc := roles.MutatingWebhookConfiguration(roles.WebhookConfigurationOptions{
+		Name:              "archgate-scheduling-gate",
+		ClientConfig:      admissionregistrationv1.WebhookClientConfig{URL: &url},
+		OperatorNamespace: operatorNamespace,
+	})
 	env, err := testenv.Start(testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		WebhookInstallOptions: envtest.WebhookInstallOptions{

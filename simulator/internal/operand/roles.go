@@ -34,7 +34,10 @@ func newOperator(cfg Config) (*Operator, error) {
 	}
 	o.webhookConfiguration = func(baseURL string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
 		cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(baseURL + roles.WebhookPath)}
-		return roles.MutatingWebhookConfiguration(webhookConfigurationName, cc, caBundle, cfg.NamespaceSelector, cfg.Namespace)
+		return roles.MutatingWebhookConfiguration(roles.WebhookConfigurationOptions{
+			Name: webhookConfigurationName, ClientConfig: cc, CABundle: caBundle,
+			NamespaceSelector: cfg.NamespaceSelector, OperatorNamespace: cfg.Namespace,
+		})
 	}
 	return o, nil
 }

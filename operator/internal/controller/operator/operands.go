@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"maps"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -412,20 +411,3 @@ func deployment(p operandParams, name string, replicas int32, args []string) *ap
 		},
 	}
 }
-
-// WebhookConfigurationParams is what the MutatingWebhookConfiguration depends on.
-type WebhookConfigurationParams struct {
-	// Name of the MutatingWebhookConfiguration.
-	Name string
-	// ServiceNamespace, ServiceName and ServicePort locate the webhook Service.
-	ServiceNamespace, ServiceName string
-	ServicePort                   int32
-	// NamespaceSelector is the ClusterPodPlacementConfig's selector (nil selects every namespace).
-	NamespaceSelector *metav1.LabelSelector
-	// CABundle verifies the webhook's serving certificate; nil when an external provider injects it.
-	CABundle []byte
-}
-
-// WebhookConfigurationFunc builds the MutatingWebhookConfiguration that registers the
-// scheduling-gate webhook (pkg/roles.MutatingWebhookConfiguration, shared with the simulator).
-type WebhookConfigurationFunc func(WebhookConfigurationParams) *admissionregistrationv1.MutatingWebhookConfiguration

@@ -108,8 +108,6 @@ type Options struct {
 	// MutatingWebhookConfigurationName names the MutatingWebhookConfiguration;
 	// DefaultMutatingWebhookConfigurationName when empty.
 	MutatingWebhookConfigurationName string
-	// WebhookConfiguration builds the MutatingWebhookConfiguration. Required.
-	WebhookConfiguration WebhookConfigurationFunc
 	// Args builds the components' command lines; DefaultArgs when nil.
 	Args ArgsFunc
 	// ReleaseWorkers and ReleasePassTimeout tune the release of gated pods on deletion.
@@ -150,9 +148,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MutatingWebhookConfigurationName == "" {
 		o.MutatingWebhookConfigurationName = DefaultMutatingWebhookConfigurationName
-	}
-	if o.WebhookConfiguration == nil {
-		return o, errors.New("operator reconciler: WebhookConfiguration is required")
 	}
 	if o.Args == nil {
 		o.Args = DefaultArgs

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,11 +32,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
+	"github.com/archgate/archgate/operator/internal/webhook"
 )
 
 // checkLinkedObjects resolves globalPullSecretRef and caBundleConfigmapRef; the rollout waits
@@ -240,13 +243,14 @@ func (r *Reconciler) applyDeployments(ctx context.Context, s *scope) (string, er
 // registerWebhook applies the MutatingWebhookConfiguration; it runs only once both
 // Deployments are Available.
 func (r *Reconciler) registerWebhook(ctx context.Context, s *scope) (string, error) {
-	mwc := r.opts.WebhookConfiguration(WebhookConfigurationParams{
-		Name:              r.opts.MutatingWebhookConfigurationName,
-		ServiceNamespace:  r.opts.Namespace,
-		ServiceName:       WebhookName,
-		ServicePort:       443,
-		NamespaceSelector: s.cppc.Spec.NamespaceSelector,
+	mwc := webhook.Configuration(webhook.ConfigurationOptions{
+		Name: r.opts.MutatingWebhookConfigurationName,
+		ClientConfig: admissionregistrationv1.WebhookClientConfig{
+			Service: &admissionregistrationv1.ServiceReference{Namespace: r.opts.Namespace, Name: WebhookName, Port: ptr.To[int32](443)},
+		},
 		CABundle:          s.caBundle,
+		NamespaceSelector: s.cppc.Spec.NamespaceSelector,
+		OperatorNamespace: r.opts.Namespace,
 	})
 	mwc.Labels = maps.Clone(ManagedLabels(WebhookName))
 	if a := certs.WebhookConfigurationAnnotations(r.opts.CertProvider, r.opts.Namespace+"/"+WebhookCertificateName); a != nil {
