@@ -125,10 +125,7 @@ func (m *Manager) EnsureCA(ctx context.Context) (CA, error) {
 	var current *KeyPair
 	var bundle []*x509.Certificate
 	if exists {
-		if kp, err := ParseKeyPair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey]); err == nil {
-			current = &kp
-		}
-		bundle, _ = ParseCertificates(secret.Data[KeyCABundle])
+		current, bundle = m.readCA(ctx, secret)
 	}
 	if !caNeedsRotation(current, now) {
 		trusted := trustedCAs(current.Cert, bundle, now)
@@ -175,6 +172,32 @@ func (m *Manager) EnsureCA(ctx context.Context) (CA, error) {
 	}
 	logf.FromContext(ctx).Info("Issued a new webhook CA", "secret", key, "notAfter", next.Cert.NotAfter, "trustedCAs", len(trusted))
 	return CA{KeyPair: next, Bundle: pemBundle, RenewAt: RenewAt(next.Cert)}, nil
+}
+
+// readCA parses the CA Secret's key pair and bundle. Neither being unreadable is fatal — a
+// corrupt key pair is replaced by a new CA, a corrupt bundle is rebuilt from the current CA and
+// the serving certificates not signed by it are re-issued — but both are logged with the Secret
+// and the parse error: CAs that were trusted until then are dropped, which an administrator
+// must be able to trace.
+func (m *Manager) readCA(ctx context.Context, secret *corev1.Secret) (*KeyPair, []*x509.Certificate) {
+	log := logf.FromContext(ctx).WithValues("secret", client.ObjectKeyFromObject(secret).String())
+	var current *KeyPair
+	kp, err := ParseKeyPair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey])
+	switch {
+	case err == nil:
+		current = &kp
+	case len(secret.Data[corev1.TLSCertKey]) > 0 || len(secret.Data[corev1.TLSPrivateKeyKey]) > 0:
+		log.Error(err, "CA key pair unreadable, issuing a new CA")
+	}
+	if len(secret.Data[KeyCABundle]) == 0 {
+		return current, nil
+	}
+	bundle, err := ParseCertificates(secret.Data[KeyCABundle])
+	if err != nil {
+		log.Error(err, "CA bundle unreadable, rebuilding it: serving certificates signed by CAs only it held are re-issued", "key", KeyCABundle)
+		return current, nil
+	}
+	return current, bundle
 }
 
 // ServingSecret describes a serving certificate Secret.

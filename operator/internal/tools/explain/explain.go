@@ -59,6 +59,9 @@ type Facts struct {
 	OperatorNamespace string
 	// Configs are the PodPlacementConfigs that apply to the pod, highest priority first.
 	Configs []*v1beta1.PodPlacementConfig
+	// ConfigsErr names the PodPlacementConfigs left out because their label selector is
+	// invalid (the controller ignores them too).
+	ConfigsErr error
 	// Images are the pod's containers and what inspection found, in pod order.
 	Images []Image
 	// Inspected is false when inspection was not attempted (disabled).
@@ -116,7 +119,7 @@ func Gather(ctx context.Context, c client.Reader, key types.NamespacedName, opts
 	}
 	configs := &v1beta1.PodPlacementConfigList{}
 	if err := c.List(ctx, configs, client.InNamespace(key.Namespace)); err == nil {
-		f.Configs, _ = placement.SelectConfigs(f.Pod, configs.Items)
+		f.Configs, f.ConfigsErr = placement.SelectConfigs(f.Pod, configs.Items)
 	}
 	events := &corev1.EventList{}
 	if err := c.List(ctx, events, client.InNamespace(key.Namespace), client.MatchingFields{"involvedObject.name": key.Name}); err == nil {

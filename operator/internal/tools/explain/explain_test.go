@@ -152,6 +152,12 @@ func TestExplainGatedPodInUnselectedNamespace(t *testing.T) {
 		&v1beta1.ClusterPodPlacementConfig{
 			ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},
 			Spec:       v1beta1.ClusterPodPlacementConfigSpec{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}},
+		},
+		&v1beta1.PodPlacementConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "dev", Name: "broken"},
+			Spec: v1beta1.PodPlacementConfigSpec{LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: "Bogus", Values: []string{"web"}},
+			}}},
 		}).Build()
 	f, err := Gather(context.Background(), c, types.NamespacedName{Namespace: "dev", Name: "job-1"}, Options{Inspector: registry(nil)})
 	if err != nil {
@@ -169,6 +175,7 @@ func TestExplainGatedPodInUnselectedNamespace(t *testing.T) {
 		"error: manifest unknown",
 		"some could not be inspected",
 		"none: the pod may land on any architecture",
+		"ignored, as the controller ignores them: PodPlacementConfig dev/broken: invalid labelSelector",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("explanation lacks %q", want)

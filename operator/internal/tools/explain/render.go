@@ -142,6 +142,9 @@ func Render(w io.Writer, f Facts) error {
 	if len(f.Configs) == 0 {
 		p.line("none")
 	}
+	if f.ConfigsErr != nil {
+		p.line("ignored, as the controller ignores them: %v", f.ConfigsErr)
+	}
 	for _, c := range f.Configs {
 		p.line("%s/%s priority %d%s", c.Namespace, c.Name, c.Spec.Priority, describeScoring(c.Spec.Plugins))
 	}
