@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -426,7 +427,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
 	before := s.cppc.DeepCopy()
 	s.obs.missing, s.obs.configured = s.linked.missing, s.linked.configured
 	setConditions(&s.cppc.Status, s.cppc.Generation, conditions(before.Status.Conditions, s.obs))
-	if equalStatus(before.Status, s.cppc.Status) {
+	if equality.Semantic.DeepEqual(before.Status, s.cppc.Status) {
 		return nil
 	}
 	if err := r.client.Status().Patch(ctx, s.cppc, client.MergeFrom(before)); err != nil {
@@ -436,18 +437,4 @@ func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil
-}
-
-func equalStatus(a, b v1beta1.ClusterPodPlacementConfigStatus) bool {
-	if a.ObservedGeneration != b.ObservedGeneration || len(a.Conditions) != len(b.Conditions) {
-		return false
-	}
-	for i := range a.Conditions {
-		x, y := a.Conditions[i], b.Conditions[i]
-		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message ||
-			x.ObservedGeneration != y.ObservedGeneration || !x.LastTransitionTime.Equal(&y.LastTransitionTime) {
-			return false
-		}
-	}
-	return true
 }

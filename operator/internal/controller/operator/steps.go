@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -235,7 +236,7 @@ func (r *Reconciler) applyDeployments(ctx context.Context, s *scope) (string, er
 		}
 	}
 	if len(waiting) > 0 {
-		return joinWaiting(waiting), nil
+		return strings.Join(waiting, "; "), nil
 	}
 	return "", nil
 }
@@ -273,14 +274,6 @@ func ownerReference(cppc *v1beta1.ClusterPodPlacementConfig, scheme *runtime.Sch
 		return nil, err
 	}
 	return probe.OwnerReferences, nil
-}
-
-func joinWaiting(items []string) string {
-	out := items[0]
-	for _, i := range items[1:] {
-		out += "; " + i
-	}
-	return out
 }
 
 func earliest(a, b time.Time) time.Time {
