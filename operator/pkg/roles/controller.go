@@ -119,9 +119,11 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 	log := opts.Logger.WithName("podplacement")
 
-	// Podman caches parsed registries.conf files for the whole process: a restarted controller
-	// must read the current ones.
-	inspect.ReloadRegistriesConf()
+	if opts.Restartable {
+		// Podman caches parsed registries.conf files for the whole process: a controller
+		// restarted in the same process must read the current ones.
+		inspect.ReloadRegistriesConf()
+	}
 	inspectMetrics := inspect.NewMetrics()
 	registry, err := inspect.NewRegistryInspector(inspect.Options{
 		RegistriesConfPath:    opts.RegistriesConfPath,
@@ -160,10 +162,10 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 
 	metrics := podplacement.NewMetrics()
-	if err := inspectMetrics.Register(replacingRegisterer{opts.Registerer}); err != nil {
+	if err := inspectMetrics.Register(opts.registerer()); err != nil {
 		return fmt.Errorf("registering inspection metrics: %w", err)
 	}
-	if err := register(opts.Registerer, metrics.Collectors()...); err != nil {
+	if err := register(opts.registerer(), metrics.Collectors()...); err != nil {
 		return fmt.Errorf("registering placement metrics: %w", err)
 	}
 	r, err := podplacement.New(podplacement.Options{
@@ -193,7 +195,7 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 		}
 		return nil
 	}
-	if err := addProbes(mgr, synced, opts.Ready, true); err != nil {
+	if err := addProbes(mgr, probes{check: synced, wait: mgr.GetCache().WaitForCacheSync, onReady: opts.Ready, needsLeader: true}); err != nil {
 		return err
 	}
 	log.Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", ii.CacheSize,

@@ -200,7 +200,7 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 			return started(req)
 		}
 	}
-	if err := addProbes(mgr, func() error { return serving(&http.Request{}) }, opts.Ready, false); err != nil {
+	if err := addProbes(mgr, probes{check: func() error { return serving(&http.Request{}) }, onReady: opts.Ready}); err != nil {
 		return err
 	}
 	log.Info("Starting the operator", "namespace", opts.Namespace, "image", opts.Image, "certProvider", provider,

@@ -96,31 +96,47 @@ func TestControllerOptionsDefaults(t *testing.T) {
 	}
 }
 
-func TestReplacingRegisterer(t *testing.T) {
-	reg := prometheus.NewRegistry()
+func TestRegistererReplacesOnlyWhenRestartable(t *testing.T) {
 	newCounter := func() prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Name: "archgate_test_total", Help: "test"})
 	}
-	first, second := newCounter(), newCounter()
-	first.Add(5)
-	if err := register(reg, first); err != nil {
-		t.Fatal(err)
+	tests := map[string]struct {
+		restartable     bool
+		wantSecondError bool
+	}{
+		"production: a second instance is an error": {restartable: false, wantSecondError: true},
+		"restartable: the second instance replaces": {restartable: true},
 	}
-	if err := register(reg, second); err != nil {
-		t.Fatalf("registering the restarted instance: %v", err)
-	}
-	second.Add(2)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(families) != 1 || families[0].GetMetric()[0].GetCounter().GetValue() != 2 {
-		t.Errorf("gathered %v, want the second instance's value 2", families)
-	}
-	// A clash that is not an equal collector is still an error.
-	clash := prometheus.NewGauge(prometheus.GaugeOpts{Name: "archgate_test_total", Help: "other help"})
-	if err := register(reg, clash); err == nil {
-		t.Error("registering an inconsistent collector succeeded")
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			c := Common{Registerer: reg, Restartable: tc.restartable}
+			first, second := newCounter(), newCounter()
+			first.Add(5)
+			if err := register(c.registerer(), first); err != nil {
+				t.Fatal(err)
+			}
+			err := register(c.registerer(), second)
+			if (err != nil) != tc.wantSecondError {
+				t.Fatalf("registering the second instance: error %v, want error %t", err, tc.wantSecondError)
+			}
+			if err != nil {
+				return
+			}
+			second.Add(2)
+			families, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(families) != 1 || families[0].GetMetric()[0].GetCounter().GetValue() != 2 {
+				t.Errorf("gathered %v, want the second instance's value 2", families)
+			}
+			// A clash that is not an equal collector is still an error.
+			clash := prometheus.NewGauge(prometheus.GaugeOpts{Name: "archgate_test_total", Help: "other help"})
+			if err := register(c.registerer(), clash); err == nil {
+				t.Error("registering an inconsistent collector succeeded")
+			}
+		})
 	}
 }
 
@@ -139,7 +155,7 @@ func TestRunWebhookRestart(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- RunWebhook(ctx, cfg, WebhookOptions{
-				Common: Common{Registerer: reg, Ready: func() { close(ready) }},
+				Common: Common{Registerer: reg, Restartable: true, Ready: func() { close(ready) }},
 				Host:   "127.0.0.1", Port: port, CertDir: certDir, OperatorNamespace: "archgate-system",
 			})
 		}()

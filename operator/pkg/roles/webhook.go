@@ -90,7 +90,7 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 		return fmt.Errorf("creating the webhook manager: %w", err)
 	}
 	metrics := gatewebhook.NewMetrics()
-	if err := metrics.Register(replacingRegisterer{opts.Registerer}); err != nil {
+	if err := metrics.Register(opts.registerer()); err != nil {
 		return fmt.Errorf("registering webhook metrics: %w", err)
 	}
 	handler := gatewebhook.NewSchedulingGate(mgr.GetScheme(), gatewebhook.Options{
@@ -109,7 +109,7 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 		},
 	})
 	started := server.StartedChecker()
-	if err := addProbes(mgr, func() error { return started(&http.Request{}) }, opts.Ready, false); err != nil {
+	if err := addProbes(mgr, probes{check: func() error { return started(&http.Request{}) }, onReady: opts.Ready}); err != nil {
 		return err
 	}
 	log.Info("Starting the scheduling-gate webhook", "port", opts.Port, "path", WebhookPath)

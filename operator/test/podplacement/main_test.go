@@ -311,7 +311,7 @@ const blockedRegistry = "blocked.registry.example"
 // controllerOptions are the options the tests run the controller with.
 func controllerOptions() roles.ControllerOptions {
 	return roles.ControllerOptions{
-		Common:                roles.Common{Logger: s.log.WithName("controller"), Registerer: s.controllerMetrics},
+		Common:                roles.Common{Logger: s.log.WithName("controller"), Registerer: s.controllerMetrics, Restartable: true},
 		OperatorNamespace:     operatorNamespace,
 		GlobalPullSecret:      &types.NamespacedName{Namespace: operatorNamespace, Name: globalSecretName},
 		RegistriesConfPath:    s.registriesConf,

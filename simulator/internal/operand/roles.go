@@ -46,30 +46,24 @@ func newOperator(cfg Config) (*Operator, error) {
 // a fresh metrics registry (Counters keeps the final values of stopped
 // instances) and a ready channel closed by the component's Ready callback.
 func (o *Operator) inProcess(cfg Config) {
-	common := func(name string) (roles.Common, ReadyFunc, func()) {
+	common := func(name string) (roles.Common, <-chan struct{}, func()) {
 		reg, retire := o.Counters.NewRegistry()
 		ready := make(chan struct{})
 		c := roles.Common{
 			QPS:        cfg.QPS,
 			Burst:      cfg.Burst,
 			Registerer: reg,
-			Logger:     cfg.Logger.WithName(name),
-			Ready:      func() { close(ready) },
+			// The simulator restarts components in its own process.
+			Restartable: true,
+			Logger:      cfg.Logger.WithName(name),
+			Ready:       func() { close(ready) },
 		}
-		readyFunc := func(ctx context.Context) error {
-			select {
-			case <-ready:
-				return nil
-			default:
-				return errors.New("not ready yet")
-			}
-		}
-		return c, readyFunc, retire
+		return c, ready, retire
 	}
 	var retireWebhook, retireController func()
 	o.Webhook = &Runner{
 		Name: "webhook",
-		Prepare: func() (RunFunc, ReadyFunc, error) {
+		Prepare: func() (RunFunc, <-chan struct{}, error) {
 			c, ready, retire := common("webhook")
 			retireWebhook = retire
 			opts := webhookOptions(cfg)
@@ -80,7 +74,7 @@ func (o *Operator) inProcess(cfg Config) {
 	}
 	o.Controller = &Runner{
 		Name: "placement controller",
-		Prepare: func() (RunFunc, ReadyFunc, error) {
+		Prepare: func() (RunFunc, <-chan struct{}, error) {
 			c, ready, retire := common("controller")
 			retireController = retire
 			opts := controllerOptions(cfg)

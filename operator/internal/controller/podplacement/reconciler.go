@@ -38,7 +38,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -202,14 +201,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.bind(c, apiReader, mgr.GetCache(), recorder)
 
-	// Several instances may run in one process (the simulator restarts the controller): the
-	// controller names need not be unique there.
-	skip := ptr.To(true)
+	// Controller-name uniqueness follows the manager's options (relaxed only for a component
+	// restarted in one process, see roles.Common.Restartable).
 	if r.opts.GlobalPullSecret != nil {
 		if err := ctrl.NewControllerManagedBy(mgr).
 			Named(PullSecretController).
 			For(&corev1.Secret{}).
-			WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: skip}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 			Complete(r.global); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", PullSecretController, err)
 		}
@@ -217,7 +215,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		Watches(&corev1.Pod{}, podEventHandler{forget: r.retries.Forget}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Workers, SkipNameValidation: skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Workers}).
 		Complete(r); err != nil {
 		return fmt.Errorf("setting up the %s controller: %w", ControllerName, err)
 	}
