@@ -17,14 +17,14 @@ import (
 // simulator registers.
 const webhookConfigurationName = "archgate-simulator"
 
-// newOperator wires the components: as processes of the archgate binary
+// newWebhookAndController wires the components: as processes of the archgate binary
 // when cfg.Binary is set, else in-process through the operator's start-up
 // package.
-func newOperator(cfg Config) (*Operator, error) {
+func newWebhookAndController(cfg Config) (*WebhookAndController, error) {
 	if cfg.RestConfig == nil {
 		return nil, errors.New("operand: nil rest.Config")
 	}
-	o := &Operator{Counters: NewCounters()}
+	o := &WebhookAndController{Counters: NewCounters()}
 	if cfg.Binary != "" {
 		if err := o.processes(cfg); err != nil {
 			return nil, err
@@ -45,7 +45,7 @@ func newOperator(cfg Config) (*Operator, error) {
 // inProcess runs the components in the simulator's process. Every start gets
 // a fresh metrics registry (Counters keeps the final values of stopped
 // instances) and a ready channel closed by the component's Ready callback.
-func (o *Operator) inProcess(cfg Config) {
+func (o *WebhookAndController) inProcess(cfg Config) {
 	common := func(name string) (roles.Common, <-chan struct{}, func()) {
 		reg, retire := o.Counters.NewRegistry()
 		ready := make(chan struct{})
@@ -87,7 +87,7 @@ func (o *Operator) inProcess(cfg Config) {
 
 // processes runs the components as `archgate webhook` and `archgate
 // controller`, with the same settings as inProcess, as flags.
-func (o *Operator) processes(cfg Config) error {
+func (o *WebhookAndController) processes(cfg Config) error {
 	newProcess := func(name string, args []string) (*Process, error) {
 		ports, err := FreePorts("127.0.0.1", 3)
 		if err != nil {

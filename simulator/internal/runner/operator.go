@@ -43,7 +43,7 @@ type operatorEnv struct {
 	r          *run
 	ctx        context.Context // outlives passes: restarted components use it
 	reg        *fakeregistry.Registry
-	op         *operand.Operator
+	op         *operand.WebhookAndController
 	crc        crclient.Client
 	baseFaults fakeregistry.Faults
 	password   string

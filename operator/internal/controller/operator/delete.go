@@ -146,22 +146,22 @@ func (r *Reconciler) operandObjects() []client.Object {
 	certificate.SetName(WebhookCertificateName)
 	return []client.Object{
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: cluster(r.opts.MutatingWebhookConfigurationName)},
-		&appsv1.Deployment{ObjectMeta: m(WebhookName)},
-		&appsv1.Deployment{ObjectMeta: m(ControllerName)},
-		&policyv1.PodDisruptionBudget{ObjectMeta: m(WebhookName)},
-		&policyv1.PodDisruptionBudget{ObjectMeta: m(ControllerName)},
-		&corev1.Service{ObjectMeta: m(WebhookName)},
+		&appsv1.Deployment{ObjectMeta: m(WebhookComponentName)},
+		&appsv1.Deployment{ObjectMeta: m(ControllerComponentName)},
+		&policyv1.PodDisruptionBudget{ObjectMeta: m(WebhookComponentName)},
+		&policyv1.PodDisruptionBudget{ObjectMeta: m(ControllerComponentName)},
+		&corev1.Service{ObjectMeta: m(WebhookComponentName)},
 		certificate,
 		&corev1.Secret{ObjectMeta: m(WebhookServingSecretName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCABundleName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistriesConfName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCertsName)},
-		&rbacv1.RoleBinding{ObjectMeta: m(ControllerName)},
-		&rbacv1.Role{ObjectMeta: m(ControllerName)},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: cluster(ControllerName)},
-		&rbacv1.ClusterRole{ObjectMeta: cluster(ControllerName)},
-		&corev1.ServiceAccount{ObjectMeta: m(WebhookName)},
-		&corev1.ServiceAccount{ObjectMeta: m(ControllerName)},
+		&rbacv1.RoleBinding{ObjectMeta: m(ControllerComponentName)},
+		&rbacv1.Role{ObjectMeta: m(ControllerComponentName)},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: cluster(ControllerComponentName)},
+		&rbacv1.ClusterRole{ObjectMeta: cluster(ControllerComponentName)},
+		&corev1.ServiceAccount{ObjectMeta: m(WebhookComponentName)},
+		&corev1.ServiceAccount{ObjectMeta: m(ControllerComponentName)},
 	}
 }
 

@@ -231,13 +231,13 @@ func TestDeletionReleasesGatedPods(t *testing.T) {
 	install(t, v1beta1.ClusterPodPlacementConfigSpec{})
 	eventually(t, 30*time.Second, "webhook registered again", webhookRegistered)
 	want := []string{
-		"ClusterRole/" + operator.ControllerName, "ClusterRoleBinding/" + operator.ControllerName,
-		"Deployment/" + operator.ControllerName, "Deployment/" + operator.WebhookName,
+		"ClusterRole/" + operator.ControllerComponentName, "ClusterRoleBinding/" + operator.ControllerComponentName,
+		"Deployment/" + operator.ControllerComponentName, "Deployment/" + operator.WebhookComponentName,
 		"MutatingWebhookConfiguration/" + operator.DefaultMutatingWebhookConfigurationName,
-		"PodDisruptionBudget/" + operator.ControllerName, "PodDisruptionBudget/" + operator.WebhookName,
-		"Role/" + operator.ControllerName, "RoleBinding/" + operator.ControllerName,
-		"Secret/" + operator.WebhookServingSecretName, "Service/" + operator.WebhookName,
-		"ServiceAccount/" + operator.ControllerName, "ServiceAccount/" + operator.WebhookName,
+		"PodDisruptionBudget/" + operator.ControllerComponentName, "PodDisruptionBudget/" + operator.WebhookComponentName,
+		"Role/" + operator.ControllerComponentName, "RoleBinding/" + operator.ControllerComponentName,
+		"Secret/" + operator.WebhookServingSecretName, "Service/" + operator.WebhookComponentName,
+		"ServiceAccount/" + operator.ControllerComponentName, "ServiceAccount/" + operator.WebhookComponentName,
 	}
 	if diff := cmp.Diff(want, managedObjects(t)); diff != "" {
 		t.Errorf("components after recreation (-want +got):\n%s", diff)

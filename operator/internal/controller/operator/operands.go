@@ -186,7 +186,7 @@ func serviceAccount(p operandParams, name string) *corev1.ServiceAccount {
 func controllerClusterRole(p operandParams) *rbacv1.ClusterRole {
 	read := []string{"get", "list", "watch"}
 	return &rbacv1.ClusterRole{
-		ObjectMeta: objectMeta("", ControllerName, ControllerName),
+		ObjectMeta: objectMeta("", ControllerComponentName, ControllerComponentName),
 		Rules: []rbacv1.PolicyRule{
 			// The controller writes the gate removal and the affinity with an optimistic-locked patch.
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}},
@@ -209,7 +209,7 @@ func controllerPullSecretRole(p operandParams) *rbacv1.Role {
 		return nil
 	}
 	return &rbacv1.Role{
-		ObjectMeta: objectMeta(p.pullSecret.Namespace, ControllerPullSecretRoleName, ControllerName),
+		ObjectMeta: objectMeta(p.pullSecret.Namespace, ControllerPullSecretRoleName, ControllerComponentName),
 		Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{p.pullSecret.Name},
 			Verbs: []string{"get", "list", "watch"},
@@ -223,24 +223,24 @@ func controllerPullSecretRoleBinding(p operandParams) *rbacv1.RoleBinding {
 		return nil
 	}
 	return &rbacv1.RoleBinding{
-		ObjectMeta: objectMeta(p.pullSecret.Namespace, ControllerPullSecretRoleName, ControllerName),
+		ObjectMeta: objectMeta(p.pullSecret.Namespace, ControllerPullSecretRoleName, ControllerComponentName),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ControllerPullSecretRoleName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerName}},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerComponentName}},
 	}
 }
 
 func controllerClusterRoleBinding(p operandParams) *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
-		ObjectMeta: objectMeta("", ControllerName, ControllerName),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ControllerName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerName}},
+		ObjectMeta: objectMeta("", ControllerComponentName, ControllerComponentName),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ControllerComponentName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerComponentName}},
 	}
 }
 
 // controllerRole lets the controller hold its leader-election Lease in the operator's namespace.
 func controllerRole(p operandParams) *rbacv1.Role {
 	return &rbacv1.Role{
-		ObjectMeta: objectMeta(p.namespace, ControllerName, ControllerName),
+		ObjectMeta: objectMeta(p.namespace, ControllerComponentName, ControllerComponentName),
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
 		},
@@ -249,17 +249,17 @@ func controllerRole(p operandParams) *rbacv1.Role {
 
 func controllerRoleBinding(p operandParams) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
-		ObjectMeta: objectMeta(p.namespace, ControllerName, ControllerName),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ControllerName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerName}},
+		ObjectMeta: objectMeta(p.namespace, ControllerComponentName, ControllerComponentName),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ControllerComponentName},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerComponentName}},
 	}
 }
 
 func webhookService(p operandParams) *corev1.Service {
 	s := &corev1.Service{
-		ObjectMeta: objectMeta(p.namespace, WebhookName, WebhookName),
+		ObjectMeta: objectMeta(p.namespace, WebhookComponentName, WebhookComponentName),
 		Spec: corev1.ServiceSpec{
-			Selector: selectorLabels(WebhookName),
+			Selector: selectorLabels(WebhookComponentName),
 			Ports: []corev1.ServicePort{{
 				Name: "webhook", Port: 443, TargetPort: intstr.FromString("webhook"), Protocol: corev1.ProtocolTCP,
 			}},
@@ -274,7 +274,7 @@ func webhookService(p operandParams) *corev1.Service {
 // another namespace than the pods that mount it.
 func linkedCopy(p operandParams, name string, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
-		ObjectMeta: objectMeta(p.namespace, name, ControllerName),
+		ObjectMeta: objectMeta(p.namespace, name, ControllerComponentName),
 		Data:       data,
 	}
 }
@@ -294,7 +294,7 @@ func podDisruptionBudget(p operandParams, name string) *policyv1.PodDisruptionBu
 }
 
 func webhookDeployment(p operandParams) *appsv1.Deployment {
-	d := deployment(p, WebhookName, WebhookReplicas, p.args("webhook", p.componentArgs()))
+	d := deployment(p, WebhookComponentName, WebhookReplicas, p.args("webhook", p.componentArgs()))
 	spec := &d.Spec.Template.Spec
 	c := &spec.Containers[0]
 	c.Ports = append([]corev1.ContainerPort{{Name: "webhook", ContainerPort: WebhookPort, Protocol: corev1.ProtocolTCP}}, c.Ports...)
@@ -308,7 +308,7 @@ func webhookDeployment(p operandParams) *appsv1.Deployment {
 }
 
 func controllerDeployment(p operandParams) *appsv1.Deployment {
-	d := deployment(p, ControllerName, ControllerReplicas, p.args("controller", p.componentArgs()))
+	d := deployment(p, ControllerComponentName, ControllerReplicas, p.args("controller", p.componentArgs()))
 	tmpl := &d.Spec.Template
 	if p.linkedHash != "" {
 		tmpl.Annotations[AnnotationLinkedObjectsHash] = p.linkedHash

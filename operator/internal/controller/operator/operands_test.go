@@ -99,8 +99,8 @@ func TestDeploymentsAreRestricted(t *testing.T) {
 		replicas int32
 		spec     corev1.PodSpec
 	}{
-		{WebhookName, 3, webhookDeployment(p).Spec.Template.Spec},
-		{ControllerName, 2, controllerDeployment(p).Spec.Template.Spec},
+		{WebhookComponentName, 3, webhookDeployment(p).Spec.Template.Spec},
+		{ControllerComponentName, 2, controllerDeployment(p).Spec.Template.Spec},
 	} {
 		t.Run(d.name, func(t *testing.T) {
 			psc := d.spec.SecurityContext
@@ -165,7 +165,7 @@ func TestControllerPullSecretRole(t *testing.T) {
 		t.Errorf("pull-secret Role rules (-want +got):\n%s", diff)
 	}
 	if role.Namespace != "pull-ns" || binding.Namespace != "pull-ns" || binding.RoleRef.Name != role.Name ||
-		binding.Subjects[0].Name != ControllerName || binding.Subjects[0].Namespace != p.namespace {
+		binding.Subjects[0].Name != ControllerComponentName || binding.Subjects[0].Namespace != p.namespace {
 		t.Errorf("pull-secret Role %s/%s bound by %+v", role.Namespace, role.Name, binding)
 	}
 }

@@ -368,7 +368,7 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) error {
 	for _, d := range []struct {
 		name string
 		into *deploymentState
-	}{{WebhookName, &s.obs.webhook}, {ControllerName, &s.obs.controller}} {
+	}{{WebhookComponentName, &s.obs.webhook}, {ControllerComponentName, &s.obs.controller}} {
 		key := types.NamespacedName{Namespace: r.opts.Namespace, Name: d.name}
 		dep := &appsv1.Deployment{}
 		switch err := r.client.Get(ctx, key, dep); {

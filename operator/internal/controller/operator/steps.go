@@ -68,8 +68,8 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 func (r *Reconciler) applyIdentity(ctx context.Context, s *scope) (string, error) {
 	p := s.params
 	objs := []client.Object{
-		serviceAccount(p, WebhookName),
-		serviceAccount(p, ControllerName),
+		serviceAccount(p, WebhookComponentName),
+		serviceAccount(p, ControllerComponentName),
 		controllerClusterRole(p),
 		controllerClusterRoleBinding(p),
 		controllerRole(p),
@@ -121,7 +121,7 @@ func (r *Reconciler) applyServing(ctx context.Context, s *scope) (string, error)
 	if err := r.syncRegistryCABundle(ctx, s); err != nil {
 		return "", err
 	}
-	dnsNames := certs.ServiceDNSNames(r.opts.Namespace, WebhookName)
+	dnsNames := certs.ServiceDNSNames(r.opts.Namespace, WebhookComponentName)
 	switch r.opts.CertProvider {
 	case certs.ProviderSelfSigned:
 		ca, err := r.opts.Certs.EnsureCA(ctx)
@@ -215,7 +215,7 @@ func dataIf(ok bool, data map[string]string) map[string]string {
 // keeps the webhook registered.
 func (r *Reconciler) applyDeployments(ctx context.Context, s *scope) (string, error) {
 	p := s.params
-	for _, obj := range []client.Object{podDisruptionBudget(p, WebhookName), podDisruptionBudget(p, ControllerName)} {
+	for _, obj := range []client.Object{podDisruptionBudget(p, WebhookComponentName), podDisruptionBudget(p, ControllerComponentName)} {
 		if err := apply(ctx, r.client, r.scheme, s.cppc, obj); err != nil {
 			return "", err
 		}
@@ -247,13 +247,13 @@ func (r *Reconciler) registerWebhook(ctx context.Context, s *scope) (string, err
 	mwc := webhook.Configuration(webhook.ConfigurationOptions{
 		Name: r.opts.MutatingWebhookConfigurationName,
 		ClientConfig: admissionregistrationv1.WebhookClientConfig{
-			Service: &admissionregistrationv1.ServiceReference{Namespace: r.opts.Namespace, Name: WebhookName, Port: ptr.To[int32](443)},
+			Service: &admissionregistrationv1.ServiceReference{Namespace: r.opts.Namespace, Name: WebhookComponentName, Port: ptr.To[int32](443)},
 		},
 		CABundle:          s.caBundle,
 		NamespaceSelector: s.cppc.Spec.NamespaceSelector,
 		OperatorNamespace: r.opts.Namespace,
 	})
-	mwc.Labels = maps.Clone(ManagedLabels(WebhookName))
+	mwc.Labels = maps.Clone(ManagedLabels(WebhookComponentName))
 	if a := certs.WebhookConfigurationAnnotations(r.opts.CertProvider, r.opts.Namespace+"/"+WebhookCertificateName); a != nil {
 		if mwc.Annotations == nil {
 			mwc.Annotations = map[string]string{}

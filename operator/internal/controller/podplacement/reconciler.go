@@ -55,8 +55,8 @@ import (
 
 // Names of the controllers, as they appear in controller-runtime's logs and metrics.
 const (
-	ControllerName       = "podplacement"
-	PullSecretController = "global-pull-secret"
+	PodControllerName        = "podplacement"
+	PullSecretControllerName = "global-pull-secret"
 	// EventRecorderName is the reportingController of the Events the controller records.
 	EventRecorderName = "archgate-pod-placement"
 )
@@ -205,19 +205,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// restarted in one process, see roles.Common.Restartable).
 	if r.opts.GlobalPullSecret != nil {
 		if err := ctrl.NewControllerManagedBy(mgr).
-			Named(PullSecretController).
+			Named(PullSecretControllerName).
 			For(&corev1.Secret{}).
 			WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 			Complete(r.global); err != nil {
-			return fmt.Errorf("setting up the %s controller: %w", PullSecretController, err)
+			return fmt.Errorf("setting up the %s controller: %w", PullSecretControllerName, err)
 		}
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
+		Named(PodControllerName).
 		Watches(&corev1.Pod{}, podEventHandler{forget: r.retries.Forget}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Workers}).
 		Complete(r); err != nil {
-		return fmt.Errorf("setting up the %s controller: %w", ControllerName, err)
+		return fmt.Errorf("setting up the %s controller: %w", PodControllerName, err)
 	}
 	return nil
 }
