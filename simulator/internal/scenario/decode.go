@@ -110,94 +110,124 @@ func checkValue(v any, t reflect.Type, path string) []*FieldError {
 		return nil // null leaves the zero value
 	}
 	if desc, ok := typeDescriptions[t]; ok || implementsUnmarshaler(t) {
-		raw, _ := json.Marshal(v)
-		if err := json.Unmarshal(raw, reflect.New(t).Interface()); err != nil {
-			if desc == "" {
-				desc = err.Error()
-			} else {
-				desc = "want " + desc
-			}
-			return []*FieldError{{Path: path, Value: formatValue(v), Reason: desc}}
-		}
-		return nil
-	}
-	wrong := func(want string) []*FieldError {
-		return []*FieldError{{Path: path, Value: formatValue(v), Reason: wrongTypeReason(want)}}
+		return checkOwnDecoder(v, t, path, desc)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return wrong("a mapping")
-		}
-		fields := jsonFields(t)
-		var errs []*FieldError
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			ft, ok := fields[k]
-			if !ok {
-				errs = append(errs, &FieldError{Path: join(path, k), Value: formatValue(obj[k]), Reason: "unknown field" + suggest(k, fields)})
-				continue
-			}
-			errs = append(errs, checkValue(obj[k], ft, join(path, k))...)
-		}
-		return errs
+		return checkStruct(v, t, path)
 	case reflect.Slice, reflect.Array:
-		list, ok := v.([]any)
-		if !ok {
-			return wrong("a list")
-		}
-		var errs []*FieldError
-		for i, e := range list {
-			errs = append(errs, checkValue(e, t.Elem(), index(path, i))...)
-		}
-		return errs
+		return checkList(v, t, path)
 	case reflect.Map:
-		obj, ok := v.(map[string]any)
+		return checkMap(v, t, path)
+	}
+	if want := scalarMismatch(v, t); want != "" {
+		return []*FieldError{wrongType(v, path, want)}
+	}
+	return nil
+}
+
+func wrongType(v any, path, want string) *FieldError {
+	return &FieldError{Path: path, Value: formatValue(v), Reason: wrongTypeReason(want)}
+}
+
+// checkOwnDecoder decodes v with the type's own decoder (durations, quantities, anything
+// implementing an Unmarshaler); desc words the expected form, "" for the decoder's error.
+func checkOwnDecoder(v any, t reflect.Type, path, desc string) []*FieldError {
+	raw, _ := json.Marshal(v)
+	if err := json.Unmarshal(raw, reflect.New(t).Interface()); err != nil {
+		if desc == "" {
+			desc = err.Error()
+		} else {
+			desc = "want " + desc
+		}
+		return []*FieldError{{Path: path, Value: formatValue(v), Reason: desc}}
+	}
+	return nil
+}
+
+// checkStruct checks a mapping against a struct: known keys only, each value checked.
+func checkStruct(v any, t reflect.Type, path string) []*FieldError {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return []*FieldError{wrongType(v, path, "a mapping")}
+	}
+	fields := jsonFields(t)
+	var errs []*FieldError
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		ft, ok := fields[k]
 		if !ok {
-			return wrong("a mapping")
+			errs = append(errs, &FieldError{Path: join(path, k), Value: formatValue(obj[k]), Reason: "unknown field" + suggest(k, fields)})
+			continue
 		}
-		var errs []*FieldError
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			errs = append(errs, checkValue(obj[k], t.Elem(), join(path, k))...)
-		}
-		return errs
+		errs = append(errs, checkValue(obj[k], ft, join(path, k))...)
+	}
+	return errs
+}
+
+// checkList checks every element of a list.
+func checkList(v any, t reflect.Type, path string) []*FieldError {
+	list, ok := v.([]any)
+	if !ok {
+		return []*FieldError{wrongType(v, path, "a list")}
+	}
+	var errs []*FieldError
+	for i, e := range list {
+		errs = append(errs, checkValue(e, t.Elem(), index(path, i))...)
+	}
+	return errs
+}
+
+// checkMap checks every value of a mapping.
+func checkMap(v any, t reflect.Type, path string) []*FieldError {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return []*FieldError{wrongType(v, path, "a mapping")}
+	}
+	var errs []*FieldError
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		errs = append(errs, checkValue(obj[k], t.Elem(), join(path, k))...)
+	}
+	return errs
+}
+
+// scalarMismatch returns what a scalar of kind t.Kind() must look like when v does not fit it
+// (wrong JSON type, or a number out of the type's range), "" when it fits.
+func scalarMismatch(v any, t reflect.Type) string {
+	switch t.Kind() {
 	case reflect.String:
 		if _, ok := v.(string); !ok {
-			return wrong("a string")
+			return "a string"
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			return wrong("true or false")
+			return "true or false"
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, ok := v.(json.Number)
 		if !ok {
-			return wrong("an integer")
+			return "an integer"
 		}
-		i, err := n.Int64()
-		if err != nil || reflect.New(t).Elem().OverflowInt(i) {
-			return wrong("an integer")
+		if i, err := n.Int64(); err != nil || reflect.New(t).Elem().OverflowInt(i) {
+			return "an integer"
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n, ok := v.(json.Number)
 		if !ok {
-			return wrong("a non-negative integer")
+			return "a non-negative integer"
 		}
-		u, err := strconv.ParseUint(n.String(), 10, 64)
-		if err != nil || reflect.New(t).Elem().OverflowUint(u) {
-			return wrong("a non-negative integer")
+		if u, err := strconv.ParseUint(n.String(), 10, 64); err != nil || reflect.New(t).Elem().OverflowUint(u) {
+			return "a non-negative integer"
 		}
 	case reflect.Float32, reflect.Float64:
 		n, ok := v.(json.Number)
 		if !ok {
-			return wrong("a number")
+			return "a number"
 		}
-		f, err := n.Float64()
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return wrong("a number")
+		if f, err := n.Float64(); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return "a number"
 		}
 	}
-	return nil
+	return ""
 }
 
 func implementsUnmarshaler(t reflect.Type) bool {
