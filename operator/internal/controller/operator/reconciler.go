@@ -324,7 +324,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 
+	owner, err := ownerApplyConfiguration(cppc, r.scheme)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	s.params = operandParams{
+		owner:     owner,
 		namespace: r.opts.Namespace,
 		image:     r.opts.Image,
 		verbosity: cppc.Spec.LogVerbosity,
