@@ -21,11 +21,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/tools/ungate"
-	"github.com/archgate/archgate/operator/pkg/roles"
 )
 
 // newUngateCmd returns `archgate ungate`: the emergency release of gated pods.
@@ -60,15 +58,7 @@ releases every gated pod itself) or the MutatingWebhookConfiguration first.`,
 				}
 				opts.Selector = sel
 			}
-			cfg, err := g.restConfig()
-			if err != nil {
-				return err
-			}
-			scheme, err := roles.NewScheme()
-			if err != nil {
-				return err
-			}
-			c, err := client.New(cfg, client.Options{Scheme: scheme})
+			c, err := g.client()
 			if err != nil {
 				return err
 			}

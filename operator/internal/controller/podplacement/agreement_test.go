@@ -27,9 +27,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -40,6 +38,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/tools/explain"
+	"github.com/archgate/archgate/operator/pkg/roles"
 )
 
 // recordingRegistry answers from a map and records, per image, the sources of the credentials
@@ -98,11 +97,8 @@ func TestExplainAgreesWithTheController(t *testing.T) {
 		},
 	}
 	archs := map[string][]string{"registry.example/a:1": {"amd64", "arm64", "s390x"}, "other.example/b:1": {"arm64", "amd64"}}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
+	scheme, err := roles.NewScheme()
+	if err != nil {
 		t.Fatal(err)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
