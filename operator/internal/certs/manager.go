@@ -155,19 +155,7 @@ func (m *Manager) EnsureCA(ctx context.Context) (CA, error) {
 		corev1.TLSPrivateKeyKey: next.KeyPEM,
 		KeyCABundle:             pemBundle,
 	}
-	if exists {
-		secret.Data = data
-		secret.Type = corev1.SecretTypeTLS
-		secret.Labels = mergeLabels(secret.Labels, m.opts.Labels)
-		err = m.writer.Update(ctx, secret)
-	} else {
-		err = m.writer.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: maps.Clone(m.opts.Labels)},
-			Type:       corev1.SecretTypeTLS,
-			Data:       data,
-		})
-	}
-	if err != nil {
+	if err := m.writeTLSSecret(ctx, tlsSecretWrite{read: secret, exists: exists, key: key, data: data}); err != nil {
 		return CA{}, fmt.Errorf("writing CA Secret %s: %w", key, err)
 	}
 	logf.FromContext(ctx).Info("Issued a new webhook CA", "secret", key, "notAfter", next.Cert.NotAfter, "trustedCAs", len(trusted))
@@ -255,25 +243,40 @@ func (m *Manager) EnsureServing(ctx context.Context, ca CA, s ServingSecret) (ti
 		corev1.TLSPrivateKeyKey: next.KeyPEM,
 		KeyServingCA:            ca.Bundle,
 	}
-	if exists {
-		secret.Data = data
-		secret.Type = corev1.SecretTypeTLS
-		secret.Labels = mergeLabels(secret.Labels, m.opts.Labels)
-		err = m.writer.Update(ctx, secret)
-	} else {
-		err = m.writer.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: key.Name, Namespace: key.Namespace, Labels: maps.Clone(m.opts.Labels), OwnerReferences: s.OwnerReferences,
-			},
-			Type: corev1.SecretTypeTLS,
-			Data: data,
-		})
-	}
-	if err != nil {
+	if err := m.writeTLSSecret(ctx, tlsSecretWrite{read: secret, exists: exists, key: key, data: data, owners: s.OwnerReferences}); err != nil {
 		return time.Time{}, fmt.Errorf("writing serving Secret %s: %w", key, err)
 	}
 	logf.FromContext(ctx).Info("Issued a webhook serving certificate", "secret", key, "reason", reason, "notAfter", next.Cert.NotAfter)
 	return RenewAt(next.Cert), nil
+}
+
+// tlsSecretWrite is a kubernetes.io/tls Secret to write.
+type tlsSecretWrite struct {
+	// read is the Secret as read; exists says whether it was found.
+	read   *corev1.Secret
+	exists bool
+	key    types.NamespacedName
+	data   map[string][]byte
+	// owners are set when the Secret is created.
+	owners []metav1.OwnerReference
+}
+
+// writeTLSSecret updates the Secret (as read, with the manager's labels added) when it exists,
+// or creates it with the manager's labels and the owners.
+func (m *Manager) writeTLSSecret(ctx context.Context, w tlsSecretWrite) error {
+	if w.exists {
+		w.read.Data = w.data
+		w.read.Type = corev1.SecretTypeTLS
+		w.read.Labels = mergeLabels(w.read.Labels, m.opts.Labels)
+		return m.writer.Update(ctx, w.read)
+	}
+	return m.writer.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: w.key.Name, Namespace: w.key.Namespace, Labels: maps.Clone(m.opts.Labels), OwnerReferences: w.owners,
+		},
+		Type: corev1.SecretTypeTLS,
+		Data: w.data,
+	})
 }
 
 func mergeLabels(have, want map[string]string) map[string]string {
