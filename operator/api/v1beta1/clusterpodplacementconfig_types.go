@@ -21,6 +21,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -145,6 +146,19 @@ type NamespacedObjectReference struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+}
+
+// NamespacedName is the object the reference names, its namespace defaulted to
+// defaultNamespace (the namespace the operator runs in); nil for a nil reference.
+func (r *NamespacedObjectReference) NamespacedName(defaultNamespace string) *types.NamespacedName {
+	if r == nil {
+		return nil
+	}
+	ns := r.Namespace
+	if ns == "" {
+		ns = defaultNamespace
+	}
+	return &types.NamespacedName{Namespace: ns, Name: r.Name}
 }
 
 // Defaults and bounds of ImageInspection: the one place they are declared. The markers of

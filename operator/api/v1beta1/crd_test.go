@@ -100,7 +100,7 @@ func TestCRDFiles(t *testing.T) {
 			plural:      "podplacementconfigs",
 			wantKind:    "PodPlacementConfig",
 			wantScope:   apiextensionsv1.NamespaceScoped,
-			wantColumns: []string{"Priority", "Age"},
+			wantColumns: []string{"Priority", "In Effect", "Reason", "Selector Valid", "Age"},
 			wantRules: map[string][]string{
 				".spec.plugins.nodeAffinityScoring":           {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
 				".spec.plugins.nodeAffinityScoring.platforms": {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},

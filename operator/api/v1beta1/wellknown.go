@@ -16,7 +16,12 @@ limitations under the License.
 
 package v1beta1
 
-import "strings"
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // SingletonName is the only accepted name of the ClusterPodPlacementConfig.
 const SingletonName = "cluster"
@@ -24,6 +29,21 @@ const SingletonName = "cluster"
 // SchedulingGateName is the scheduling gate the webhook adds to new pods and the pod placement
 // controller removes once it has merged the architecture constraints into the pod.
 const SchedulingGateName = "multiarch.openshift.io/scheduling-gate"
+
+// SchedulingGateIndex returns the position of archgate's scheduling gate among the pod's gates,
+// -1 when the pod does not carry it. Gate membership is decided here only: the webhook, the pod
+// placement controller, the release of gated pods, `archgate explain` and the simulator's
+// recorder all ask this function (or HasSchedulingGate).
+func SchedulingGateIndex(spec *corev1.PodSpec) int {
+	return slices.IndexFunc(spec.SchedulingGates, IsSchedulingGate)
+}
+
+// HasSchedulingGate reports whether the pod carries archgate's scheduling gate; other gates do
+// not count.
+func HasSchedulingGate(spec *corev1.PodSpec) bool { return SchedulingGateIndex(spec) >= 0 }
+
+// IsSchedulingGate reports whether g is archgate's scheduling gate.
+func IsSchedulingGate(g corev1.PodSchedulingGate) bool { return g.Name == SchedulingGateName }
 
 // NodeArchLabel is the well-known node label that carries the CPU architecture
 // (the same key as corev1.LabelArchStable). It is the only node label archgate constrains.

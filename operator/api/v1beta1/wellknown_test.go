@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -140,5 +141,36 @@ func TestAddToScheme(t *testing.T) {
 		if err != nil || len(gvks) != 1 || gvks[0].GroupVersion() != v1beta1.GroupVersion {
 			t.Errorf("%T: kinds %v, err %v", obj, gvks, err)
 		}
+	}
+}
+
+func TestSchedulingGateIndex(t *testing.T) {
+	gates := func(names ...string) *corev1.PodSpec {
+		spec := &corev1.PodSpec{}
+		for _, n := range names {
+			spec.SchedulingGates = append(spec.SchedulingGates, corev1.PodSchedulingGate{Name: n})
+		}
+		return spec
+	}
+	tests := map[string]struct {
+		spec      *corev1.PodSpec
+		wantIndex int
+	}{
+		"no gates":                 {spec: gates(), wantIndex: -1},
+		"only archgate's":          {spec: gates(v1beta1.SchedulingGateName), wantIndex: 0},
+		"after another gate":       {spec: gates("example.com/other", v1beta1.SchedulingGateName), wantIndex: 1},
+		"only another gate":        {spec: gates("example.com/other"), wantIndex: -1},
+		"a prefix of the name":     {spec: gates("multiarch.openshift.io/scheduling"), wantIndex: -1},
+		"the label key, as a gate": {spec: gates(v1beta1.LabelSchedulingGate + "x"), wantIndex: -1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := v1beta1.SchedulingGateIndex(tc.spec); got != tc.wantIndex {
+				t.Errorf("SchedulingGateIndex() = %d, want %d", got, tc.wantIndex)
+			}
+			if got, want := v1beta1.HasSchedulingGate(tc.spec), tc.wantIndex >= 0; got != want {
+				t.Errorf("HasSchedulingGate() = %v, want %v", got, want)
+			}
+		})
 	}
 }

@@ -24,11 +24,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/tools/explain"
-	"github.com/archgate/archgate/operator/pkg/roles"
 )
 
 // newExplainCmd returns `archgate explain`: what archgate did to one pod and why.
@@ -54,15 +52,7 @@ the node the pod landed on and the Events about it.`,
 			if !ok || ns == "" || name == "" {
 				return fmt.Errorf("%q: want NAMESPACE/POD", args[0])
 			}
-			cfg, err := g.restConfig()
-			if err != nil {
-				return err
-			}
-			scheme, err := roles.NewScheme()
-			if err != nil {
-				return err
-			}
-			c, err := client.New(cfg, client.Options{Scheme: scheme})
+			c, err := g.client()
 			if err != nil {
 				return err
 			}

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
@@ -105,6 +106,20 @@ func (g *globalFlags) restConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("loading the client configuration: %w", err)
 	}
 	return cfg, nil
+}
+
+// client is an uncached client of the cluster for the one-shot commands (explain, ungate),
+// knowing archgate's kinds.
+func (g *globalFlags) client() (client.Client, error) {
+	cfg, err := g.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := roles.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
 // commonFlags binds the flags of roles.Common.

@@ -21,16 +21,15 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/tools/ungate"
-	"github.com/archgate/archgate/operator/pkg/roles"
 )
 
 // newUngateCmd returns `archgate ungate`: the emergency release of gated pods.
 func newUngateCmd(g *globalFlags) *cobra.Command {
 	var (
-		opts     ungate.Options
+		opts     podplacement.ReleaseOptions
 		all      bool
 		selector string
 	)
@@ -59,15 +58,7 @@ releases every gated pod itself) or the MutatingWebhookConfiguration first.`,
 				}
 				opts.Selector = sel
 			}
-			cfg, err := g.restConfig()
-			if err != nil {
-				return err
-			}
-			scheme, err := roles.NewScheme()
-			if err != nil {
-				return err
-			}
-			c, err := client.New(cfg, client.Options{Scheme: scheme})
+			c, err := g.client()
 			if err != nil {
 				return err
 			}
@@ -80,6 +71,6 @@ releases every gated pod itself) or the MutatingWebhookConfiguration first.`,
 	fs.BoolVarP(&all, "all-namespaces", "A", false, "Release the gated pods of every namespace.")
 	fs.StringVarP(&selector, "selector", "l", "", "Only the pods matching this label selector (e.g. app=web).")
 	fs.BoolVar(&opts.DryRun, "dry-run", true, "Print what would be released without changing anything.")
-	fs.IntVar(&opts.Workers, "workers", ungate.DefaultWorkers, "Pods released concurrently.")
+	fs.IntVar(&opts.Workers, "workers", podplacement.DefaultReleaseWorkers, "Pods released concurrently.")
 	return cmd
 }

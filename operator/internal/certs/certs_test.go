@@ -20,15 +20,18 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 const ns = "archgate-system"
@@ -257,6 +260,55 @@ func TestManagerRecoversFromCorruptSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	verifies(t, secret(t, c, "serving"), ca.Bundle, "x.y.svc", t0)
+}
+
+func TestManagerLogsUnreadableCASecret(t *testing.T) {
+	tests := map[string]struct {
+		corrupt func(*corev1.Secret)
+		wantLog string
+		wantNew bool // a new CA is issued
+	}{
+		"corrupt bundle": {
+			corrupt: func(s *corev1.Secret) { s.Data[KeyCABundle] = []byte("junk") },
+			wantLog: `"msg"="CA bundle unreadable, rebuilding it`,
+		},
+		"corrupt key pair": {
+			corrupt: func(s *corev1.Secret) { s.Data[corev1.TLSCertKey] = []byte("junk") },
+			wantLog: `"msg"="CA key pair unreadable, issuing a new CA"`,
+			wantNew: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := fake.NewClientBuilder().Build()
+			m := newManager(c, &clock{now: t0})
+			first, err := m.EnsureCA(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := secret(t, c, DefaultCASecretName)
+			tc.corrupt(s)
+			if err := c.Update(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+			var logged []string
+			log := funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{})
+			ca, err := m.EnsureCA(logf.IntoContext(context.Background(), log))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := strings.Join(logged, "\n")
+			if !strings.Contains(all, tc.wantLog) || !strings.Contains(all, ns+"/"+DefaultCASecretName) {
+				t.Errorf("log = %q, want %q naming the Secret %s/%s", all, tc.wantLog, ns, DefaultCASecretName)
+			}
+			if got := !ca.KeyPair.Cert.Equal(first.KeyPair.Cert); got != tc.wantNew {
+				t.Errorf("new CA issued = %t, want %t", got, tc.wantNew)
+			}
+			if trusted, err := ParseCertificates(secret(t, c, DefaultCASecretName).Data[KeyCABundle]); err != nil || !trusted[0].Equal(ca.KeyPair.Cert) {
+				t.Errorf("the stored bundle does not start with the current CA (err %v)", err)
+			}
+		})
+	}
 }
 
 func TestSecretSource(t *testing.T) {

@@ -125,10 +125,7 @@ func (m *Manager) EnsureCA(ctx context.Context) (CA, error) {
 	var current *KeyPair
 	var bundle []*x509.Certificate
 	if exists {
-		if kp, err := ParseKeyPair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey]); err == nil {
-			current = &kp
-		}
-		bundle, _ = ParseCertificates(secret.Data[KeyCABundle])
+		current, bundle = m.readCA(ctx, secret)
 	}
 	if !caNeedsRotation(current, now) {
 		trusted := trustedCAs(current.Cert, bundle, now)
@@ -158,23 +155,37 @@ func (m *Manager) EnsureCA(ctx context.Context) (CA, error) {
 		corev1.TLSPrivateKeyKey: next.KeyPEM,
 		KeyCABundle:             pemBundle,
 	}
-	if exists {
-		secret.Data = data
-		secret.Type = corev1.SecretTypeTLS
-		secret.Labels = mergeLabels(secret.Labels, m.opts.Labels)
-		err = m.writer.Update(ctx, secret)
-	} else {
-		err = m.writer.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: maps.Clone(m.opts.Labels)},
-			Type:       corev1.SecretTypeTLS,
-			Data:       data,
-		})
-	}
-	if err != nil {
+	if err := m.writeTLSSecret(ctx, tlsSecretWrite{read: secret, exists: exists, key: key, data: data}); err != nil {
 		return CA{}, fmt.Errorf("writing CA Secret %s: %w", key, err)
 	}
 	logf.FromContext(ctx).Info("Issued a new webhook CA", "secret", key, "notAfter", next.Cert.NotAfter, "trustedCAs", len(trusted))
 	return CA{KeyPair: next, Bundle: pemBundle, RenewAt: RenewAt(next.Cert)}, nil
+}
+
+// readCA parses the CA Secret's key pair and bundle. Neither being unreadable is fatal — a
+// corrupt key pair is replaced by a new CA, a corrupt bundle is rebuilt from the current CA and
+// the serving certificates not signed by it are re-issued — but both are logged with the Secret
+// and the parse error: CAs that were trusted until then are dropped, which an administrator
+// must be able to trace.
+func (m *Manager) readCA(ctx context.Context, secret *corev1.Secret) (*KeyPair, []*x509.Certificate) {
+	log := logf.FromContext(ctx).WithValues("secret", client.ObjectKeyFromObject(secret).String())
+	var current *KeyPair
+	kp, err := ParseKeyPair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey])
+	switch {
+	case err == nil:
+		current = &kp
+	case len(secret.Data[corev1.TLSCertKey]) > 0 || len(secret.Data[corev1.TLSPrivateKeyKey]) > 0:
+		log.Error(err, "CA key pair unreadable, issuing a new CA")
+	}
+	if len(secret.Data[KeyCABundle]) == 0 {
+		return current, nil
+	}
+	bundle, err := ParseCertificates(secret.Data[KeyCABundle])
+	if err != nil {
+		log.Error(err, "CA bundle unreadable, rebuilding it: serving certificates signed by CAs only it held are re-issued", "key", KeyCABundle)
+		return current, nil
+	}
+	return current, bundle
 }
 
 // ServingSecret describes a serving certificate Secret.
@@ -232,25 +243,40 @@ func (m *Manager) EnsureServing(ctx context.Context, ca CA, s ServingSecret) (ti
 		corev1.TLSPrivateKeyKey: next.KeyPEM,
 		KeyServingCA:            ca.Bundle,
 	}
-	if exists {
-		secret.Data = data
-		secret.Type = corev1.SecretTypeTLS
-		secret.Labels = mergeLabels(secret.Labels, m.opts.Labels)
-		err = m.writer.Update(ctx, secret)
-	} else {
-		err = m.writer.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: key.Name, Namespace: key.Namespace, Labels: maps.Clone(m.opts.Labels), OwnerReferences: s.OwnerReferences,
-			},
-			Type: corev1.SecretTypeTLS,
-			Data: data,
-		})
-	}
-	if err != nil {
+	if err := m.writeTLSSecret(ctx, tlsSecretWrite{read: secret, exists: exists, key: key, data: data, owners: s.OwnerReferences}); err != nil {
 		return time.Time{}, fmt.Errorf("writing serving Secret %s: %w", key, err)
 	}
 	logf.FromContext(ctx).Info("Issued a webhook serving certificate", "secret", key, "reason", reason, "notAfter", next.Cert.NotAfter)
 	return RenewAt(next.Cert), nil
+}
+
+// tlsSecretWrite is a kubernetes.io/tls Secret to write.
+type tlsSecretWrite struct {
+	// read is the Secret as read; exists says whether it was found.
+	read   *corev1.Secret
+	exists bool
+	key    types.NamespacedName
+	data   map[string][]byte
+	// owners are set when the Secret is created.
+	owners []metav1.OwnerReference
+}
+
+// writeTLSSecret updates the Secret (as read, with the manager's labels added) when it exists,
+// or creates it with the manager's labels and the owners.
+func (m *Manager) writeTLSSecret(ctx context.Context, w tlsSecretWrite) error {
+	if w.exists {
+		w.read.Data = w.data
+		w.read.Type = corev1.SecretTypeTLS
+		w.read.Labels = mergeLabels(w.read.Labels, m.opts.Labels)
+		return m.writer.Update(ctx, w.read)
+	}
+	return m.writer.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: w.key.Name, Namespace: w.key.Namespace, Labels: maps.Clone(m.opts.Labels), OwnerReferences: w.owners,
+		},
+		Type: corev1.SecretTypeTLS,
+		Data: w.data,
+	})
 }
 
 func mergeLabels(have, want map[string]string) map[string]string {

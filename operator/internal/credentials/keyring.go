@@ -1,10 +1,7 @@
 package credentials
 
 import (
-	"errors"
 	"slices"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // Credential is one candidate credential for an image.
@@ -62,32 +59,6 @@ func NewKeyring(global *Config, pod ...Config) *Keyring {
 		k.global = []Config{*global}
 	}
 	return k
-}
-
-// KeyringFromSecrets parses the global pull secret (nil when there is none) and the pod's
-// imagePullSecrets. A secret that cannot be parsed is left out; the keyring over the others
-// is returned together with the joined ParseErrors, so callers can report and carry on.
-func KeyringFromSecrets(global *corev1.Secret, pod []*corev1.Secret) (*Keyring, error) {
-	var errs []error
-	var globalCfg *Config
-	if global != nil {
-		cfg, err := ParseSecret(global, true)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			globalCfg = &cfg
-		}
-	}
-	podCfgs := make([]Config, 0, len(pod))
-	for _, s := range pod {
-		cfg, err := ParseSecret(s, false)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		podCfgs = append(podCfgs, cfg)
-	}
-	return NewKeyring(globalCfg, podCfgs...), errors.Join(errs...)
 }
 
 // Lookup returns the candidate credentials for an image reference (short names,

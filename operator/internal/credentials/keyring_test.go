@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // cfg builds a parsed pull secret from registry key → username (the password is "pw-"+username).
@@ -225,23 +224,6 @@ func TestKeyringLookupSourcesAndPatterns(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, gotSummary); diff != "" {
 		t.Errorf("Lookup() sources mismatch (-want +got):\n%s", diff)
-	}
-}
-
-func TestKeyringFromSecretsSkipsBadSecrets(t *testing.T) {
-	good := secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{"auths":{"r.example":{"auth":"`+b64("u:p")+`"}}}`)
-	bad := secret(corev1.SecretTypeDockerConfigJson, corev1.DockerConfigJsonKey, `{`)
-	bad.Name = "broken"
-	kr, err := KeyringFromSecrets(nil, []*corev1.Secret{bad, good})
-	if err == nil || !containsAll(err.Error(), "team-a/broken", ".dockerconfigjson", "malformed JSON") {
-		t.Errorf("KeyringFromSecrets() error = %v, want it to name team-a/broken, its key and the problem", err)
-	}
-	got, lookupErr := kr.Lookup("r.example/app")
-	if lookupErr != nil {
-		t.Fatal(lookupErr)
-	}
-	if diff := cmp.Diff([]string{"u"}, users(got)); diff != "" {
-		t.Errorf("Lookup() users mismatch (-want +got):\n%s", diff)
 	}
 }
 

@@ -431,7 +431,7 @@ func TestCachingInspectorInvalidReference(t *testing.T) {
 func TestCachingInspectorDeduplicatesConcurrentLookups(t *testing.T) {
 	const n = 16
 	reg := newTestRegistry(t, withGate())
-	reg.pushIndex("team/app:1", testIndex(t, true,
+	reg.pushIndex("team/app:1", testIndex(t, formatOCI,
 		indexEntry{os: "linux", arch: "amd64"},
 		indexEntry{os: "linux", arch: "arm64"},
 	))
@@ -497,7 +497,7 @@ func histogramCount(t *testing.T, o prometheus.Observer) uint64 {
 // nobody else.
 func TestCachingInspectorRegistryAuthSeparation(t *testing.T) {
 	reg := newTestRegistry(t, withBasicAuth("alice", "right"))
-	reg.pushImage("private/app:1", testImage(t, "linux", "s390x", "", nil, true))
+	reg.pushImage("private/app:1", imageOf("linux", "s390x").inFormat(formatOCI).build(t))
 	cfg := newPodmanConfig(t, "")
 	cfg.trust(t, reg)
 	c := NewCachingInspector(mustInspector(t, cfg.options()), CacheOptions{})
@@ -542,7 +542,7 @@ func TestCachingInspectorRegistryErrorsNotCached(t *testing.T) {
 	if _, err := c.Architectures(context.Background(), img, nil); ReasonOf(err) != ReasonNotFound {
 		t.Fatalf("before the push: error = %v, want reason %s", err, ReasonNotFound)
 	}
-	reg.pushImage("late/app:1", testImage(t, "linux", "arm64", "", nil, false))
+	reg.pushImage("late/app:1", imageOf("linux", "arm64").build(t))
 	got, err := c.Architectures(context.Background(), img, nil)
 	if err != nil {
 		t.Fatalf("after the push: error = %v", err)

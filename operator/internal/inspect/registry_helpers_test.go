@@ -189,22 +189,47 @@ func (r *testRegistry) pushRef(repoTag string) name.Reference {
 	return ref
 }
 
-// testImage returns a layer-less image whose config says os/arch/variant and carries labels.
-// oci selects OCI media types; otherwise Docker schema 2.
-func testImage(t *testing.T, os, arch, variant string, labels map[string]string, oci bool) v1.Image {
+// imageFormat is the media types of a test image or index.
+type imageFormat int
+
+const (
+	// formatDocker is Docker schema 2 (a manifest list for an index).
+	formatDocker imageFormat = iota
+	// formatOCI is OCI (an image index for an index).
+	formatOCI
+)
+
+// imageBuilder builds layer-less test images whose config says os/arch/variant and carries
+// labels.
+type imageBuilder struct {
+	os, arch, variant string
+	labels            map[string]string
+	format            imageFormat
+}
+
+// imageOf starts a Docker schema 2 image for os/arch.
+func imageOf(os, arch string) *imageBuilder { return &imageBuilder{os: os, arch: arch} }
+
+func (b *imageBuilder) withVariant(v string) *imageBuilder { b.variant = v; return b }
+
+func (b *imageBuilder) withLabels(l map[string]string) *imageBuilder { b.labels = l; return b }
+
+func (b *imageBuilder) inFormat(f imageFormat) *imageBuilder { b.format = f; return b }
+
+func (b *imageBuilder) build(t *testing.T) v1.Image {
 	t.Helper()
 	cfg, err := empty.Image.ConfigFile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture, cfg.Variant = os, arch, variant
-	cfg.Config.Labels = labels
+	cfg.OS, cfg.Architecture, cfg.Variant = b.os, b.arch, b.variant
+	cfg.Config.Labels = b.labels
 	img, err := mutate.ConfigFile(empty.Image, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if oci {
+	if b.format == formatOCI {
 		img = mutate.ConfigMediaType(mutate.MediaType(img, ggcrtypes.OCIManifestSchema1), ggcrtypes.OCIConfigJSON)
 	}
 	return img
@@ -216,16 +241,16 @@ type indexEntry struct {
 	annotations       map[string]string
 }
 
-// testIndex returns an OCI index (or a Docker manifest list when oci is false) of images with
-// the platforms of entries.
-func testIndex(t *testing.T, oci bool, entries ...indexEntry) v1.ImageIndex {
+// testIndex returns an OCI index or a Docker manifest list (format) of images with the
+// platforms of entries.
+func testIndex(t *testing.T, format imageFormat, entries ...indexEntry) v1.ImageIndex {
 	t.Helper()
 	var idx v1.ImageIndex = empty.Index
-	if !oci {
+	if format == formatDocker {
 		idx = mutate.IndexMediaType(idx, ggcrtypes.DockerManifestList)
 	}
 	for _, e := range entries {
-		img := testImage(t, e.os, e.arch, e.variant, nil, oci)
+		img := imageOf(e.os, e.arch).withVariant(e.variant).inFormat(format).build(t)
 		mt, err := img.MediaType()
 		if err != nil {
 			t.Fatal(err)

@@ -26,23 +26,23 @@ var attestation = map[string]string{
 
 func TestRegistryInspectorImageKinds(t *testing.T) {
 	reg := newTestRegistry(t)
-	multi := reg.pushIndex("oci/multi:1", testIndex(t, true,
+	multi := reg.pushIndex("oci/multi:1", testIndex(t, formatOCI,
 		indexEntry{os: "linux", arch: "amd64"},
 		indexEntry{os: "linux", arch: "arm64", variant: "v8"},
 		indexEntry{os: "windows", arch: "amd64"},
 		indexEntry{os: "unknown", arch: "unknown", annotations: attestation},
 	))
-	list := reg.pushIndex("docker/list:1", testIndex(t, false,
+	list := reg.pushIndex("docker/list:1", testIndex(t, formatDocker,
 		indexEntry{os: "linux", arch: "ppc64le"},
 		indexEntry{os: "linux", arch: "s390x"},
 		indexEntry{os: "linux", arch: "arm", variant: "v7"},
 	))
-	ociSingle := reg.pushImage("oci/single:1", testImage(t, "linux", "arm64", "v8", nil, true))
-	dockerSingle := reg.pushImage("docker/single:1", testImage(t, "linux", "amd64", "", nil, false))
-	deep := reg.pushImage("team/sub/deep/app:1", testImage(t, "linux", "s390x", "", nil, false))
-	bundle := reg.pushImage("operators/bundle:v1", testImage(t, "linux", "amd64", "", map[string]string{bundleLabel: "registry+v1"}, false))
-	windows := reg.pushImage("windows/only:1", testImage(t, "windows", "amd64", "", nil, true))
-	hub := reg.pushImage("library/nginx:1.27", testImage(t, "linux", "arm64", "", nil, false))
+	ociSingle := reg.pushImage("oci/single:1", imageOf("linux", "arm64").withVariant("v8").inFormat(formatOCI).build(t))
+	dockerSingle := reg.pushImage("docker/single:1", imageOf("linux", "amd64").build(t))
+	deep := reg.pushImage("team/sub/deep/app:1", imageOf("linux", "s390x").build(t))
+	bundle := reg.pushImage("operators/bundle:v1", imageOf("linux", "amd64").withLabels(map[string]string{bundleLabel: "registry+v1"}).build(t))
+	windows := reg.pushImage("windows/only:1", imageOf("windows", "amd64").inFormat(formatOCI).build(t))
+	hub := reg.pushImage("library/nginx:1.27", imageOf("linux", "arm64").build(t))
 
 	// docker.io is remapped to the test registry: short names resolve as on a node.
 	cfg := newPodmanConfig(t, sprintfConf(`
@@ -114,7 +114,7 @@ location = "%s"
 
 func TestRegistryInspectorErrors(t *testing.T) {
 	reg := newTestRegistry(t)
-	reg.pushImage("present:1", testImage(t, "linux", "amd64", "", nil, false))
+	reg.pushImage("present:1", imageOf("linux", "amd64").build(t))
 	cfg := newPodmanConfig(t, "")
 	cfg.trust(t, reg)
 	insp := mustInspector(t, cfg.options())
@@ -155,7 +155,7 @@ func TestRegistryInspectorAuth(t *testing.T) {
 
 func testRegistryInspectorAuth(t *testing.T, auth registryOption) {
 	reg := newTestRegistry(t, auth)
-	reg.pushImage("private/app:1", testImage(t, "linux", "ppc64le", "", nil, true))
+	reg.pushImage("private/app:1", imageOf("linux", "ppc64le").inFormat(formatOCI).build(t))
 	cfg := newPodmanConfig(t, "")
 	cfg.trust(t, reg)
 	insp := mustInspector(t, cfg.options())
@@ -200,7 +200,7 @@ func testRegistryInspectorAuth(t *testing.T, auth registryOption) {
 
 func TestRegistryInspectorMirror(t *testing.T) {
 	mirror := newTestRegistry(t)
-	mirror.pushIndex("team/app:1", testIndex(t, true,
+	mirror.pushIndex("team/app:1", testIndex(t, formatOCI,
 		indexEntry{os: "linux", arch: "arm64"},
 		indexEntry{os: "linux", arch: "s390x"},
 	))
@@ -229,7 +229,7 @@ location = "%s"
 
 func TestRegistryInspectorCABundle(t *testing.T) {
 	reg := newTestRegistry(t)
-	reg.pushImage("app:1", testImage(t, "linux", "s390x", "", nil, false))
+	reg.pushImage("app:1", imageOf("linux", "s390x").build(t))
 	cfg := newPodmanConfig(t, "") // certs.d stays empty: trust comes from the bundle only
 	bundle := filepath.Join(t.TempDir(), "ca-bundle.crt")
 	if err := os.WriteFile(bundle, reg.caPEM(), 0o644); err != nil {
@@ -248,7 +248,7 @@ func TestRegistryInspectorCABundle(t *testing.T) {
 
 func TestRegistryInspectorPlainHTTP(t *testing.T) {
 	reg := newTestRegistry(t, withPlainHTTP())
-	reg.pushImage("app:1", testImage(t, "linux", "arm64", "", nil, false))
+	reg.pushImage("app:1", imageOf("linux", "arm64").build(t))
 	img := reg.host + "/app:1"
 
 	t.Run("refused unless the registry is insecure", func(t *testing.T) {
@@ -286,7 +286,7 @@ insecure = true
 
 func TestRegistryInspectorTimeout(t *testing.T) {
 	reg := newTestRegistry(t, withGate()) // the gate never opens: manifests hang
-	reg.pushImage("app:1", testImage(t, "linux", "arm64", "", nil, false))
+	reg.pushImage("app:1", imageOf("linux", "arm64").build(t))
 	cfg := newPodmanConfig(t, "")
 	cfg.trust(t, reg)
 	opts := cfg.options()
@@ -343,18 +343,18 @@ func TestRegistryInspectorRequestsPerImage(t *testing.T) {
 	}{
 		"index: ping, manifest": {
 			push: func(r *testRegistry) {
-				r.pushIndex("app:1", testIndex(t, true, indexEntry{os: "linux", arch: "amd64"}))
+				r.pushIndex("app:1", testIndex(t, formatOCI, indexEntry{os: "linux", arch: "amd64"}))
 			},
 			wantRequests: 2,
 		},
 		"single manifest: ping, manifest, config": {
-			push:         func(r *testRegistry) { r.pushImage("app:1", testImage(t, "linux", "amd64", "", nil, false)) },
+			push:         func(r *testRegistry) { r.pushImage("app:1", imageOf("linux", "amd64").build(t)) },
 			wantRequests: 3,
 		},
 		"bearer index: ping, token, manifest": {
 			auth: []registryOption{withBearerAuth("alice", "right")},
 			push: func(r *testRegistry) {
-				r.pushIndex("app:1", testIndex(t, true, indexEntry{os: "linux", arch: "amd64"}))
+				r.pushIndex("app:1", testIndex(t, formatOCI, indexEntry{os: "linux", arch: "amd64"}))
 			},
 			creds:        credentials.Candidates{{Auth: credentials.AuthConfig{Username: "alice", Password: "right"}}},
 			wantRequests: 3,

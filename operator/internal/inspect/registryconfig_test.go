@@ -82,7 +82,7 @@ func TestParseCertificates(t *testing.T) {
 // request; with a mirror, the mirror serves the image.
 func TestRegistryInspectorBlocked(t *testing.T) {
 	reg := newTestRegistry(t)
-	reg.pushImage("app:1", testImage(t, "linux", "arm64", "", nil, false))
+	reg.pushImage("app:1", imageOf("linux", "arm64").build(t))
 	cfg := newPodmanConfig(t, sprintfConf("[[registry]]\nlocation = \"%s\"\nblocked = true\n", reg.host))
 	cfg.trust(t, reg)
 	_, err := mustInspector(t, cfg.options()).Architectures(context.Background(), reg.host+"/app:1", nil)
@@ -95,7 +95,7 @@ func TestRegistryInspectorBlocked(t *testing.T) {
 	}
 
 	mirror := newTestRegistry(t)
-	mirror.pushImage("app:1", testImage(t, "linux", "s390x", "", nil, false))
+	mirror.pushImage("app:1", imageOf("linux", "s390x").build(t))
 	cfg = newPodmanConfig(t, sprintfConf("[[registry]]\nlocation = \"%s\"\nblocked = true\n\n[[registry.mirror]]\nlocation = \"%s\"\n", reg.host, mirror.host))
 	cfg.trust(t, mirror)
 	ReloadRegistriesConf()

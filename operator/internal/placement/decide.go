@@ -37,13 +37,17 @@ func PodImages(spec *corev1.PodSpec) []string {
 	images := sets.New[string]()
 	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 		for _, c := range list {
-			if img := strings.TrimSpace(c.Image); img != "" {
+			if img := ContainerImage(c); img != "" {
 				images.Insert(img)
 			}
 		}
 	}
 	return sets.List(images)
 }
+
+// ContainerImage is the image reference of c as placement inspects it (surrounding white space
+// trimmed, as the kubelet does); "" when the container names no image.
+func ContainerImage(c corev1.Container) string { return strings.TrimSpace(c.Image) }
 
 // ImageArchitectures is what inspection found for one image.
 type ImageArchitectures struct {

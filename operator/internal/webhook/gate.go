@@ -202,7 +202,7 @@ func skipReason(pod *corev1.Pod) SkipReason {
 		return SkipNodeNameSet
 	case slices.ContainsFunc(pod.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" }):
 		return SkipDaemonSet
-	case slices.ContainsFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == v1beta1.SchedulingGateName }):
+	case v1beta1.HasSchedulingGate(&pod.Spec):
 		return SkipAlreadyGated
 	case placement.NodeSelectorPinsArchitecture(&pod.Spec):
 		return SkipNodeSelectorArch

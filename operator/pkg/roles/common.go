@@ -21,8 +21,8 @@ limitations under the License.
 //
 // Options are structs passed by value; zero fields take the defaults documented on each field
 // (applied in one place, withDefaults). Each Run function blocks until its context is done and
-// returns nil after a clean shutdown. Several components may run in one process, and a
-// component may be started again after it stopped (the simulator restarts them).
+// returns nil after a clean shutdown. A component is started once per process unless
+// Common.Restartable says otherwise (the simulator's --in-process mode restarts them).
 package roles
 
 import (
@@ -76,10 +76,16 @@ type Common struct {
 	// the default: profiles show internals and cost CPU while taken, so an admin opts in.
 	PprofBindAddress string
 	// Registerer receives the component's metrics; nil means controller-runtime's
-	// metrics.Registry, which MetricsBindAddress serves. A metric already registered (a
-	// component restarted in the same process) is replaced by the new instance's, whose
-	// counters restart at zero as after a process restart.
+	// metrics.Registry, which MetricsBindAddress serves. A metric registered twice is an error
+	// unless Restartable is set.
 	Registerer prometheus.Registerer
+	// Restartable lets the component be started again in the same process after it stopped
+	// (the simulator's --in-process mode): controller names need not be unique, podman's
+	// process-wide registries.conf cache is dropped at start, and metrics already registered by
+	// a previous instance are replaced (their counters restart at zero, as after a process
+	// restart). Off, the default and what the archgate binary runs: a second instance in one
+	// process is then a bug that fails loudly instead of silently replacing the first one's state.
+	Restartable bool
 	// Logger receives the component's logs; the zero Logger means the one in the context passed
 	// to Run, or none.
 	Logger logr.Logger
@@ -139,7 +145,7 @@ func (c Common) restConfig(cfg *rest.Config) (*rest.Config, error) {
 }
 
 // managerOptions returns the manager options every component uses. Controller names need not
-// be unique: a component may be started again in the same process.
+// be unique only for a Restartable component.
 func (c Common) managerOptions() manager.Options {
 	return manager.Options{
 		Scheme:                 c.Scheme,
@@ -147,7 +153,7 @@ func (c Common) managerOptions() manager.Options {
 		Metrics:                metricsserver.Options{BindAddress: c.MetricsBindAddress},
 		HealthProbeBindAddress: c.HealthProbeBindAddress,
 		PprofBindAddress:       c.PprofBindAddress,
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(c.Restartable)},
 		// Without a logger of its own, the client logs API warnings to controller-runtime's
 		// global logger (which warns that it was never set when an embedder does not set it).
 		Client: client.Options{Log: c.Logger.WithName("client")},
@@ -156,28 +162,49 @@ func (c Common) managerOptions() manager.Options {
 	}
 }
 
-// addProbes installs the liveness check and the readiness check ready, and, when onReady is
-// set, calls it once ready holds (and, with needsLeader, once this replica leads): /readyz and
-// the in-process Ready callback answer the same question.
-func addProbes(mgr manager.Manager, ready func() error, onReady func(), needsLeader bool) error {
+// probes say when a component is ready.
+type probes struct {
+	// check answers /readyz.
+	check func() error
+	// wait, when set, blocks until check holds (a push, e.g. the cache's WaitForCacheSync);
+	// without it the Ready callback polls check.
+	wait func(context.Context) bool
+	// onReady is the component's Ready callback; nil: none.
+	onReady func()
+	// needsLeader delays onReady until this replica leads.
+	needsLeader bool
+}
+
+// addProbes installs the liveness check and the readiness check, and, when p.onReady is set,
+// calls it once the component is ready: /readyz and the in-process Ready callback answer the
+// same question.
+func addProbes(mgr manager.Manager, p probes) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the liveness check: %w", err)
 	}
-	if err := mgr.AddReadyzCheck("ready", func(*http.Request) error { return ready() }); err != nil {
+	if err := mgr.AddReadyzCheck("ready", func(*http.Request) error { return p.check() }); err != nil {
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
-	if onReady == nil {
+	if p.onReady == nil {
 		return nil
 	}
-	return mgr.Add(readyNotifier{check: ready, ready: onReady, needsLeader: needsLeader})
+	return mgr.Add(readyNotifier{check: p.check, wait: p.wait, ready: p.onReady, needsLeader: p.needsLeader})
 }
 
-// register registers collectors, replacing any already registered by a previous instance.
+// registerer is where the component registers its metrics: Registerer, which replaces those
+// of a previous instance only when the component is Restartable.
+func (c Common) registerer() prometheus.Registerer {
+	if c.Restartable {
+		return replacingRegisterer{c.Registerer}
+	}
+	return c.Registerer
+}
+
+// register registers collectors with r.
 func register(r prometheus.Registerer, collectors ...prometheus.Collector) error {
-	rr := replacingRegisterer{r}
 	var errs []error
 	for _, c := range collectors {
-		errs = append(errs, rr.Register(c))
+		errs = append(errs, r.Register(c))
 	}
 	return errors.Join(errs...)
 }
@@ -208,9 +235,11 @@ func (r replacingRegisterer) MustRegister(cs ...prometheus.Collector) {
 	}
 }
 
-// readyNotifier calls ready once check succeeds; it runs as a manager runnable.
+// readyNotifier calls ready once wait returns true or, without wait, once check succeeds; it
+// runs as a manager runnable.
 type readyNotifier struct {
 	check         func() error
+	wait          func(context.Context) bool
 	ready         func()
 	needsLeader   bool
 	checkInterval time.Duration
@@ -224,8 +253,15 @@ var (
 // NeedLeaderElection reports whether the notifier waits for leadership before it checks.
 func (n readyNotifier) NeedLeaderElection() bool { return n.needsLeader }
 
-// Start polls check until it succeeds, calls ready, and returns.
+// Start waits (or, without wait, polls check) until the component is ready, calls ready, and
+// returns. Polling is left for the webhook server, which offers only a check.
 func (n readyNotifier) Start(ctx context.Context) error {
+	if n.wait != nil {
+		if n.wait(ctx) {
+			n.ready()
+		}
+		return nil
+	}
 	t := time.NewTicker(cmp.Or(n.checkInterval, 20*time.Millisecond))
 	defer t.Stop()
 	for {

@@ -118,17 +118,57 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	if err != nil {
 		return err
 	}
-	ii := *opts.ImageInspection
 	restCfg, err := opts.restConfig(cfg)
 	if err != nil {
 		return err
 	}
-	log := opts.Logger.WithName("podplacement")
+	inspection, err := newInspection(opts)
+	if err != nil {
+		return err
+	}
+	mgr, err := newControllerManager(restCfg, opts)
+	if err != nil {
+		return err
+	}
+	if err := setUpPlacementController(mgr, opts, inspection); err != nil {
+		return err
+	}
+	synced := func() error {
+		ctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return fmt.Errorf("caches not synced")
+		}
+		return nil
+	}
+	if err := addProbes(mgr, probes{check: synced, wait: mgr.GetCache().WaitForCacheSync, onReady: opts.Ready, needsLeader: true}); err != nil {
+		return err
+	}
+	ii := *opts.ImageInspection
+	opts.Logger.WithName("podplacement").Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", ii.CacheSize,
+		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "leaderElection", opts.LeaderElection)
+	return mgr.Start(ctx)
+}
 
-	// Podman caches parsed registries.conf files for the whole process: a restarted controller
-	// must read the current ones.
-	inspect.ReloadRegistriesConf()
-	inspectMetrics := inspect.NewMetrics()
+// inspection is the image inspection the controller uses.
+type inspection struct {
+	inspector inspect.Inspector
+	// invalidator drops cached results; nil without a cache.
+	invalidator podplacement.Invalidator
+	// published is what the known-images publisher reads; nil without a cache.
+	published knownimages.Source
+	metrics   *inspect.Metrics
+}
+
+// newInspection builds the registry inspector, behind the bounded cache unless its size is zero.
+func newInspection(opts ControllerOptions) (inspection, error) {
+	ii := *opts.ImageInspection
+	if opts.Restartable {
+		// Podman caches parsed registries.conf files for the whole process: a controller
+		// restarted in the same process must read the current ones.
+		inspect.ReloadRegistriesConf()
+	}
+	metrics := inspect.NewMetrics()
 	registry, err := inspect.NewRegistryInspector(inspect.Options{
 		RegistriesConfPath:    opts.RegistriesConfPath,
 		RegistriesConfDirPath: opts.RegistriesConfDirPath,
@@ -137,21 +177,23 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 		AuthFilePath:          opts.AuthFilePath,
 		InsecureSkipTLSVerify: opts.InsecureSkipTLSVerify,
 		Timeout:               ii.Timeout,
-		Metrics:               inspectMetrics,
+		Metrics:               metrics,
 	})
 	if err != nil {
-		return fmt.Errorf("configuring image inspection: %w", err)
+		return inspection{}, fmt.Errorf("configuring image inspection: %w", err)
 	}
-	var inspector inspect.Inspector = registry
-	var invalidator podplacement.Invalidator
-	var published knownimages.Source
-	if ii.CacheSize > 0 {
-		caching := inspect.NewCachingInspector(registry, inspect.CacheOptions{
-			Size: ii.CacheSize, TTL: ii.CacheTTL, DigestSize: ii.CacheSize, Metrics: inspectMetrics,
-		})
-		inspector, invalidator, published = caching, caching, caching
+	if ii.CacheSize <= 0 {
+		return inspection{inspector: registry, metrics: metrics}, nil
 	}
+	caching := inspect.NewCachingInspector(registry, inspect.CacheOptions{
+		Size: ii.CacheSize, TTL: ii.CacheTTL, DigestSize: ii.CacheSize, Metrics: metrics,
+	})
+	return inspection{inspector: caching, invalidator: caching, published: caching, metrics: metrics}, nil
+}
 
+// newControllerManager creates the controller's manager: the cache of gated pods and of the
+// global pull secret, uncached secrets, leader election.
+func newControllerManager(restCfg *rest.Config, opts ControllerOptions) (manager.Manager, error) {
 	mopts := opts.managerOptions()
 	mopts.Cache = podplacement.CacheOptions(opts.GlobalPullSecret)
 	clientOpts := podplacement.ClientOptions()
@@ -163,19 +205,24 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	mopts.LeaderElectionReleaseOnCancel = true
 	mgr, err := manager.New(restCfg, mopts)
 	if err != nil {
-		return fmt.Errorf("creating the placement controller manager: %w", err)
+		return nil, fmt.Errorf("creating the placement controller manager: %w", err)
 	}
+	return mgr, nil
+}
 
+// setUpPlacementController registers the metrics and the pod placement reconciler.
+func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in inspection) error {
+	ii := *opts.ImageInspection
 	metrics := podplacement.NewMetrics()
-	if err := inspectMetrics.Register(replacingRegisterer{opts.Registerer}); err != nil {
+	if err := in.metrics.Register(opts.registerer()); err != nil {
 		return fmt.Errorf("registering inspection metrics: %w", err)
 	}
-	if err := register(opts.Registerer, metrics.Collectors()...); err != nil {
+	if err := register(opts.registerer(), metrics.Collectors()...); err != nil {
 		return fmt.Errorf("registering placement metrics: %w", err)
 	}
 	r, err := podplacement.New(podplacement.Options{
-		Inspector:        inspector,
-		Invalidator:      invalidator,
+		Inspector:        in.inspector,
+		Invalidator:      in.invalidator,
 		GlobalPullSecret: opts.GlobalPullSecret,
 		Workers:          opts.Workers,
 		InspectWorkers:   opts.InspectWorkers,
@@ -191,22 +238,5 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := addKnownImagesPublisher(mgr, opts, published, r.GlobalKeyring); err != nil {
-		return err
-	}
-
-	synced := func() error {
-		ctx, cancel := context.WithTimeout(ctx, time.Millisecond)
-		defer cancel()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
-			return fmt.Errorf("caches not synced")
-		}
-		return nil
-	}
-	if err := addProbes(mgr, synced, opts.Ready, true); err != nil {
-		return err
-	}
-	log.Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", ii.CacheSize,
-		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "leaderElection", opts.LeaderElection)
-	return mgr.Start(ctx)
+	return addKnownImagesPublisher(mgr, opts, in.published, r.GlobalKeyring)
 }

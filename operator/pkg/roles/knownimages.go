@@ -45,7 +45,7 @@ func addKnownImagesPublisher(mgr manager.Manager, opts ControllerOptions, source
 		return nil
 	}
 	metrics := knownimages.NewPublisherMetrics()
-	if err := metrics.Register(replacingRegisterer{opts.Registerer}); err != nil {
+	if err := metrics.Register(opts.registerer()); err != nil {
 		return fmt.Errorf("registering known-images metrics: %w", err)
 	}
 	key := types.NamespacedName{Namespace: opts.OperatorNamespace, Name: opts.KnownImagesConfigMap}

@@ -25,11 +25,9 @@ import (
 	"net/http"
 	"os"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -125,7 +123,6 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 	if err != nil {
 		return err
 	}
-	log := opts.Logger.WithName("operator")
 	uncached, err := client.New(restCfg, client.Options{Scheme: opts.Scheme})
 	if err != nil {
 		return fmt.Errorf("creating the operator's client: %w", err)
@@ -135,13 +132,40 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 			return err
 		}
 	}
-
 	var certSource *certs.SecretSource
+	if opts.WebhookCertDir == "" {
+		certSource = certs.NewSecretSource(uncached, types.NamespacedName{Namespace: opts.Namespace, Name: opts.ServingSecretName}, 0)
+	}
+	mgr, err := newOperatorManager(restCfg, opts, certSource)
+	if err != nil {
+		return err
+	}
+	deps := operatorDeps{uncached: uncached, provider: provider, certSource: certSource}
+	if provider == certs.ProviderSelfSigned {
+		deps.certManager = certs.NewManager(uncached, uncached, certs.Options{
+			Namespace: opts.Namespace,
+			Labels:    operator.ManagedLabels("archgate-operator"),
+		})
+	}
+	if err := setUpOperator(mgr, opts, deps); err != nil {
+		return err
+	}
+	if err := addOperatorServing(mgr, opts, deps); err != nil {
+		return err
+	}
+	opts.Logger.WithName("operator").Info("Starting the operator", "namespace", opts.Namespace, "image", opts.Image,
+		"certProvider", provider, "leaderElection", opts.LeaderElection)
+	return mgr.Start(ctx)
+}
+
+// newOperatorManager creates the operator's manager: its cache, leader election and the
+// validating webhooks' server, serving certSource's certificate (nil: the files in
+// WebhookCertDir).
+func newOperatorManager(restCfg *rest.Config, opts OperatorOptions, certSource *certs.SecretSource) (manager.Manager, error) {
 	serverOpts := webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort}
-	if opts.WebhookCertDir != "" {
+	if certSource == nil {
 		serverOpts.CertDir, serverOpts.CertName, serverOpts.KeyName = opts.WebhookCertDir, TLSCertName, TLSKeyName
 	} else {
-		certSource = certs.NewSecretSource(uncached, types.NamespacedName{Namespace: opts.Namespace, Name: opts.ServingSecretName}, 0)
 		serverOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.GetCertificate = certSource.GetCertificate }}
 	}
 	mopts := opts.managerOptions()
@@ -153,24 +177,32 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 	mopts.LeaderElectionReleaseOnCancel = true
 	mgr, err := manager.New(restCfg, mopts)
 	if err != nil {
-		return fmt.Errorf("creating the operator manager: %w", err)
+		return nil, fmt.Errorf("creating the operator manager: %w", err)
 	}
+	return mgr, nil
+}
 
-	var certManager *certs.Manager
-	if provider == certs.ProviderSelfSigned {
-		certManager = certs.NewManager(uncached, uncached, certs.Options{
-			Namespace: opts.Namespace,
-			Labels:    operator.ManagedLabels("archgate-operator"),
-		})
-	}
-	validation.Register(mgr.GetWebhookServer(), uncached, opts.Scheme)
-	r, err := operator.New(mgr.GetClient(), uncached, opts.Scheme, operator.Options{
+// operatorDeps is what the operator's parts share besides the manager.
+type operatorDeps struct {
+	// uncached reads and writes without the manager's cache.
+	uncached client.Client
+	// provider issues the serving certificates; certManager keeps them when self-signed.
+	provider    certs.Provider
+	certManager *certs.Manager
+	// certSource serves the operator's own certificate from its Secret; nil when it comes
+	// from WebhookCertDir.
+	certSource *certs.SecretSource
+}
+
+// setUpOperator registers the validating webhooks and the ClusterPodPlacementConfig reconciler.
+func setUpOperator(mgr manager.Manager, opts OperatorOptions, deps operatorDeps) error {
+	validation.Register(mgr.GetWebhookServer(), deps.uncached, opts.Scheme)
+	r, err := operator.New(mgr.GetClient(), deps.uncached, opts.Scheme, operator.Options{
 		Namespace:                        opts.Namespace,
 		Image:                            opts.Image,
-		CertProvider:                     provider,
-		Certs:                            certManager,
+		CertProvider:                     deps.provider,
+		Certs:                            deps.certManager,
 		MutatingWebhookConfigurationName: opts.MutatingWebhookConfigurationName,
-		WebhookConfiguration:             operatorWebhookConfiguration,
 		Recorder:                         mgr.GetEventRecorder("archgate-operator"),
 		ProxyEnv:                         opts.ProxyEnv,
 	})
@@ -180,22 +212,26 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 	if err := ppcstatus.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the PodPlacementConfig status controller: %w", err)
 	}
-	if err := r.SetupWithManager(mgr); err != nil {
-		return err
-	}
+	return r.SetupWithManager(mgr)
+}
 
+// addOperatorServing adds the upkeep of the operator's own serving certificate (unless it
+// comes from WebhookCertDir, certSource nil) and the probes: ready once the validating
+// webhooks serve with a certificate.
+func addOperatorServing(mgr manager.Manager, opts OperatorOptions, deps operatorDeps) error {
 	serving := mgr.GetWebhookServer().StartedChecker()
+	certSource := deps.certSource
 	if certSource != nil {
 		if err := mgr.Add(certSource); err != nil {
 			return err
 		}
-		if err := mgr.Add(operator.NewWebhookTLS(uncached, opts.Scheme, operator.WebhookTLSOptions{
+		if err := mgr.Add(operator.NewWebhookTLS(deps.uncached, opts.Scheme, operator.WebhookTLSOptions{
 			Namespace:                          opts.Namespace,
 			ServiceName:                        opts.ServiceName,
 			SecretName:                         opts.ServingSecretName,
 			ValidatingWebhookConfigurationName: opts.ValidatingWebhookConfigurationName,
-			Provider:                           provider,
-			Certs:                              certManager,
+			Provider:                           deps.provider,
+			Certs:                              deps.certManager,
 		})); err != nil {
 			return err
 		}
@@ -207,22 +243,7 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 			return started(req)
 		}
 	}
-	if err := addProbes(mgr, func() error { return serving(&http.Request{}) }, opts.Ready, false); err != nil {
-		return err
-	}
-	log.Info("Starting the operator", "namespace", opts.Namespace, "image", opts.Image, "certProvider", provider,
-		"leaderElection", opts.LeaderElection)
-	return mgr.Start(ctx)
-}
-
-// operatorWebhookConfiguration registers the scheduling-gate webhook Service the operator
-// rolls out, with MutatingWebhookConfiguration.
-func operatorWebhookConfiguration(p operator.WebhookConfigurationParams) *admissionregistrationv1.MutatingWebhookConfiguration {
-	return MutatingWebhookConfiguration(p.Name, admissionregistrationv1.WebhookClientConfig{
-		Service: &admissionregistrationv1.ServiceReference{
-			Namespace: p.ServiceNamespace, Name: p.ServiceName, Port: ptr.To(p.ServicePort),
-		},
-	}, p.CABundle, p.NamespaceSelector, p.ServiceNamespace)
+	return addProbes(mgr, probes{check: func() error { return serving(&http.Request{}) }, onReady: opts.Ready})
 }
 
 // ownImage returns the image of the operator's own container.

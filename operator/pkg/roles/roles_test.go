@@ -32,91 +32,13 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 )
-
-func TestMutatingWebhookConfiguration(t *testing.T) {
-	url := "https://127.0.0.1:9443/gate-pods"
-	userSelector := &metav1.LabelSelector{
-		MatchLabels:      map[string]string{"team": "a"},
-		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod"}}},
-	}
-	tests := map[string]struct {
-		clientConfig      admissionregistrationv1.WebhookClientConfig
-		caBundle          []byte
-		selector          *metav1.LabelSelector
-		operatorNamespace string
-		wantClientConfig  admissionregistrationv1.WebhookClientConfig
-		wantSelector      *metav1.LabelSelector
-	}{
-		"service without path gets the webhook path and the CA bundle": {
-			clientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: "archgate-system", Name: "webhook"}},
-			caBundle:     []byte("CA"),
-			wantClientConfig: admissionregistrationv1.WebhookClientConfig{
-				Service:  &admissionregistrationv1.ServiceReference{Namespace: "archgate-system", Name: "webhook", Path: ptr.To(WebhookPath)},
-				CABundle: []byte("CA"),
-			},
-			operatorNamespace: "archgate-system",
-			wantSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-				{Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"archgate-system", "kube-node-lease", "kube-public", "kube-system"}},
-			}},
-		},
-		"URL kept, the user's selector ANDed with the exclusions": {
-			clientConfig:     admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: []byte("kept")},
-			wantClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: []byte("kept")},
-			selector:         userSelector,
-			wantSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{"team": "a"},
-				MatchExpressions: []metav1.LabelSelectorRequirement{
-					{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod"}},
-					{Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-node-lease", "kube-public", "kube-system"}},
-				},
-			},
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			before := tc.selector.DeepCopy()
-			got := MutatingWebhookConfiguration("archgate", tc.clientConfig, tc.caBundle, tc.selector, tc.operatorNamespace)
-			if got.Name != "archgate" || len(got.Webhooks) != 1 {
-				t.Fatalf("got %s with %d webhooks", got.Name, len(got.Webhooks))
-			}
-			wh := got.Webhooks[0]
-			if diff := cmp.Diff(tc.wantClientConfig, wh.ClientConfig); diff != "" {
-				t.Errorf("clientConfig (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantSelector, wh.NamespaceSelector); diff != "" {
-				t.Errorf("namespaceSelector (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(before, tc.selector); diff != "" {
-				t.Errorf("the caller's selector was modified:\n%s", diff)
-			}
-			wantRules := []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
-					Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
-			}}
-			if diff := cmp.Diff(wantRules, wh.Rules); diff != "" {
-				t.Errorf("rules (-want +got):\n%s", diff)
-			}
-			if *wh.FailurePolicy != admissionregistrationv1.Ignore || *wh.SideEffects != admissionregistrationv1.SideEffectClassNone ||
-				*wh.TimeoutSeconds != WebhookTimeoutSeconds || *wh.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy {
-				t.Errorf("policies: failure %v sideEffects %v timeout %v reinvocation %v", *wh.FailurePolicy, *wh.SideEffects, *wh.TimeoutSeconds, *wh.ReinvocationPolicy)
-			}
-			wantCondition := "!(request.namespace.startsWith('kube-') || request.namespace.startsWith('openshift-') || request.namespace.startsWith('hypershift-'))"
-			if len(wh.MatchConditions) != 1 || wh.MatchConditions[0].Expression != wantCondition {
-				t.Errorf("matchConditions = %+v", wh.MatchConditions)
-			}
-		})
-	}
-}
 
 func TestControllerOptionsDefaults(t *testing.T) {
 	defaults := v1beta1.DefaultImageInspectionSettings()
@@ -174,31 +96,47 @@ func TestControllerOptionsDefaults(t *testing.T) {
 	}
 }
 
-func TestReplacingRegisterer(t *testing.T) {
-	reg := prometheus.NewRegistry()
+func TestRegistererReplacesOnlyWhenRestartable(t *testing.T) {
 	newCounter := func() prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Name: "archgate_test_total", Help: "test"})
 	}
-	first, second := newCounter(), newCounter()
-	first.Add(5)
-	if err := register(reg, first); err != nil {
-		t.Fatal(err)
+	tests := map[string]struct {
+		restartable     bool
+		wantSecondError bool
+	}{
+		"production: a second instance is an error": {restartable: false, wantSecondError: true},
+		"restartable: the second instance replaces": {restartable: true},
 	}
-	if err := register(reg, second); err != nil {
-		t.Fatalf("registering the restarted instance: %v", err)
-	}
-	second.Add(2)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(families) != 1 || families[0].GetMetric()[0].GetCounter().GetValue() != 2 {
-		t.Errorf("gathered %v, want the second instance's value 2", families)
-	}
-	// A clash that is not an equal collector is still an error.
-	clash := prometheus.NewGauge(prometheus.GaugeOpts{Name: "archgate_test_total", Help: "other help"})
-	if err := register(reg, clash); err == nil {
-		t.Error("registering an inconsistent collector succeeded")
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			c := Common{Registerer: reg, Restartable: tc.restartable}
+			first, second := newCounter(), newCounter()
+			first.Add(5)
+			if err := register(c.registerer(), first); err != nil {
+				t.Fatal(err)
+			}
+			err := register(c.registerer(), second)
+			if (err != nil) != tc.wantSecondError {
+				t.Fatalf("registering the second instance: error %v, want error %t", err, tc.wantSecondError)
+			}
+			if err != nil {
+				return
+			}
+			second.Add(2)
+			families, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(families) != 1 || families[0].GetMetric()[0].GetCounter().GetValue() != 2 {
+				t.Errorf("gathered %v, want the second instance's value 2", families)
+			}
+			// A clash that is not an equal collector is still an error.
+			clash := prometheus.NewGauge(prometheus.GaugeOpts{Name: "archgate_test_total", Help: "other help"})
+			if err := register(c.registerer(), clash); err == nil {
+				t.Error("registering an inconsistent collector succeeded")
+			}
+		})
 	}
 }
 
@@ -217,7 +155,7 @@ func TestRunWebhookRestart(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- RunWebhook(ctx, cfg, WebhookOptions{
-				Common: Common{Registerer: reg, Ready: func() { close(ready) }},
+				Common: Common{Registerer: reg, Restartable: true, Ready: func() { close(ready) }},
 				Host:   "127.0.0.1", Port: port, CertDir: certDir, OperatorNamespace: "archgate-system",
 			})
 		}()

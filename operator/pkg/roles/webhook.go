@@ -22,33 +22,21 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/archgate/archgate/operator/api/v1beta1"
 	gatewebhook "github.com/archgate/archgate/operator/internal/webhook"
 )
 
 // Webhook defaults and well-known values.
 const (
-	// WebhookPath is the HTTP path the scheduling-gate webhook serves.
-	WebhookPath = "/gate-pods"
-	// WebhookName is the name of the webhook inside the MutatingWebhookConfiguration.
-	WebhookName = "scheduling-gate.multiarch.openshift.io"
-	// WebhookTimeoutSeconds is how long the apiserver waits for the webhook. The handler decides
-	// in microseconds; a slow answer means the webhook is unhealthy, and with failurePolicy
-	// Ignore the pod is then admitted ungated rather than delaying every pod creation.
-	WebhookTimeoutSeconds = 5
+	// WebhookPath is the HTTP path the scheduling-gate webhook serves (webhook.Path).
+	WebhookPath = gatewebhook.Path
 	// DefaultWebhookPort is the port the webhook listens on when WebhookOptions.Port is zero.
 	DefaultWebhookPort = 9443
 	// DefaultWebhookCertDir is where the serving certificate is read from when
@@ -58,8 +46,6 @@ const (
 	// (the keys of a kubernetes.io/tls secret).
 	TLSCertName = "tls.crt"
 	TLSKeyName  = "tls.key"
-	// metadataNameLabel is the label the apiserver sets on every namespace to its name.
-	metadataNameLabel = "kubernetes.io/metadata.name"
 )
 
 // WebhookOptions configure the scheduling-gate webhook.
@@ -113,7 +99,7 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 		return fmt.Errorf("creating the webhook manager: %w", err)
 	}
 	metrics := gatewebhook.NewMetrics()
-	if err := metrics.Register(replacingRegisterer{opts.Registerer}); err != nil {
+	if err := metrics.Register(opts.registerer()); err != nil {
 		return fmt.Errorf("registering webhook metrics: %w", err)
 	}
 	hopts, err := atAdmission.setUp(ctx, mgr, gatewebhook.Options{OperatorNamespace: opts.OperatorNamespace, Metrics: metrics})
@@ -134,7 +120,7 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 	})
 	started := server.StartedChecker()
 	ready := func() error { return errors.Join(started(&http.Request{}), atAdmission.ready(mgr)) }
-	if err := addProbes(mgr, ready, opts.Ready, false); err != nil {
+	if err := addProbes(mgr, probes{check: ready, onReady: opts.Ready}); err != nil {
 		return err
 	}
 	log.Info("Starting the scheduling-gate webhook", "port", opts.Port, "path", WebhookPath,
@@ -142,78 +128,12 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 	return mgr.Start(ctx)
 }
 
+// WebhookConfigurationOptions describe the MutatingWebhookConfiguration to build.
+type WebhookConfigurationOptions = gatewebhook.ConfigurationOptions
+
 // MutatingWebhookConfiguration returns the configuration that registers the scheduling-gate
-// webhook with the apiserver, named name:
-//
-//   - pods, CREATE only, failurePolicy Ignore (a webhook outage admits pods ungated, it never
-//     blocks them), sideEffects None, timeoutSeconds WebhookTimeoutSeconds, reinvocation Never;
-//   - clientConfig is a Service or a URL; a Service without a path gets WebhookPath; caBundle,
-//     when not empty, replaces clientConfig.caBundle;
-//   - namespaceSelector is the user's selector (nil selects every namespace) ANDed with
-//     "kubernetes.io/metadata.name NotIn [operatorNamespace, kube-system, kube-public,
-//     kube-node-lease]". Label selectors cannot match name prefixes, so the kube-*,
-//     openshift-* and hypershift-* globs are excluded by a CEL match condition instead: the
-//     apiserver does not even call the webhook for them (the handler checks again).
-func MutatingWebhookConfiguration(name string, clientConfig admissionregistrationv1.WebhookClientConfig, caBundle []byte,
-	namespaceSelector *metav1.LabelSelector, operatorNamespace string) *admissionregistrationv1.MutatingWebhookConfiguration {
-	cc := *clientConfig.DeepCopy()
-	if len(caBundle) > 0 {
-		cc.CABundle = slices.Clone(caBundle)
-	}
-	if cc.Service != nil && cc.Service.Path == nil {
-		cc.Service.Path = ptr.To(WebhookPath)
-	}
-
-	selector := namespaceSelector.DeepCopy()
-	if selector == nil {
-		selector = &metav1.LabelSelector{}
-	}
-	excluded := []string{"kube-node-lease", "kube-public", "kube-system"}
-	if operatorNamespace != "" && !slices.Contains(excluded, operatorNamespace) {
-		excluded = append(excluded, operatorNamespace)
-		slices.Sort(excluded)
-	}
-	selector.MatchExpressions = append(selector.MatchExpressions, metav1.LabelSelectorRequirement{
-		Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: excluded,
-	})
-
-	return &admissionregistrationv1.MutatingWebhookConfiguration{
-		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingWebhookConfiguration"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:         WebhookName,
-			ClientConfig: cc,
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule: admissionregistrationv1.Rule{
-					APIGroups:   []string{corev1.GroupName},
-					APIVersions: []string{"v1"},
-					Resources:   []string{"pods"},
-					Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
-				},
-			}},
-			FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
-			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
-			NamespaceSelector:       selector,
-			ObjectSelector:          &metav1.LabelSelector{},
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			TimeoutSeconds:          ptr.To[int32](WebhookTimeoutSeconds),
-			AdmissionReviewVersions: []string{"v1"},
-			ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
-			MatchConditions: []admissionregistrationv1.MatchCondition{{
-				Name:       "not-in-reserved-namespace",
-				Expression: reservedNamespaceCondition(),
-			}},
-		}},
-	}
-}
-
-// reservedNamespaceCondition is the CEL expression that is false for the reserved namespace
-// prefixes: !(request.namespace.startsWith('kube-') || ...).
-func reservedNamespaceCondition() string {
-	var terms []string
-	for _, p := range v1beta1.ReservedNamespacePrefixes() {
-		terms = append(terms, fmt.Sprintf("request.namespace.startsWith('%s')", p))
-	}
-	return "!(" + strings.Join(terms, " || ") + ")"
+// webhook (webhook.Configuration, next to the handler), for the simulator and the operator's
+// placement tests, which cannot import internal packages.
+func MutatingWebhookConfiguration(o WebhookConfigurationOptions) *admissionregistrationv1.MutatingWebhookConfiguration {
+	return gatewebhook.Configuration(o)
 }

@@ -36,19 +36,27 @@ func newReaper(assetsDir string) (*reaper, error) {
 }
 
 // recordChildren writes this process and its control-plane children to the
-// run file.
-func (r *reaper) recordChildren() {
+// run file. Without that file a later start cannot reap them if this test
+// binary dies, so failing to write it is an error, not a detail.
+func (r *reaper) recordChildren() error {
 	self, ok := procfs.Read(os.Getpid())
 	if !ok {
-		return
+		return nil // no /proc: not Linux, nothing to record (see reaper)
 	}
 	r.children = childrenRunning(os.Getpid(), r.assetsDir)
+	return writePIDFile(r.file, append([]procfs.ID{self.ID}, r.children...))
+}
+
+// writePIDFile writes one "pid start-time" line per process to path.
+func writePIDFile(path string, ids []procfs.ID) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%d %d\n", self.PID, self.Start)
-	for _, c := range r.children {
-		fmt.Fprintf(&b, "%d %d\n", c.PID, c.Start)
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%d %d\n", id.PID, id.Start)
 	}
-	_ = os.WriteFile(r.file, b.Bytes(), 0o644)
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("recording the control plane's processes for orphan cleanup: %w", err)
+	}
+	return nil
 }
 
 // killChildren kills the recorded process groups that are still alive.

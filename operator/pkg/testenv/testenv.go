@@ -98,7 +98,12 @@ func Start(opts Options) (*Env, error) {
 		rp.release()
 		return nil, fmt.Errorf("starting control plane from %s: %w", dir, err)
 	}
-	rp.recordChildren()
+	if err := rp.recordChildren(); err != nil {
+		rp.killChildren()
+		_ = env.Stop()
+		rp.release()
+		return nil, err
+	}
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	if cfg.QPS == 0 {
 		cfg.QPS = DefaultQPS

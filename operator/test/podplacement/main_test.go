@@ -130,10 +130,14 @@ func run(m *testing.M) int {
 	url := "https://127.0.0.1:" + strconv.Itoa(port) + roles.WebhookPath
 	// The namespaces labelled admissionPlacementLabel are served by a second webhook, with
 	// admission placement on (startAdmissionWebhook); every other namespace by this one.
-	mwc := roles.MutatingWebhookConfiguration("archgate-scheduling-gate",
-		admissionregistrationv1.WebhookClientConfig{URL: &url}, nil, &metav1.LabelSelector{
+	mwc := roles.MutatingWebhookConfiguration(roles.WebhookConfigurationOptions{
+		Name:         "archgate-scheduling-gate",
+		ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url},
+		NamespaceSelector: &metav1.LabelSelector{
 			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: admissionPlacementLabel, Operator: metav1.LabelSelectorOpDoesNotExist}},
-		}, operatorNamespace)
+		},
+		OperatorNamespace: operatorNamespace,
+	})
 	env, err := testenv.Start(testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
@@ -334,8 +338,13 @@ func startAdmissionWebhook(ctx context.Context, certDir string, caBundle []byte)
 		return nil, err
 	}
 	url := "https://127.0.0.1:" + strconv.Itoa(port) + roles.WebhookPath
-	mwc := roles.MutatingWebhookConfiguration("archgate-admission-placement", admissionregistrationv1.WebhookClientConfig{URL: &url},
-		caBundle, &metav1.LabelSelector{MatchLabels: map[string]string{admissionPlacementLabel: "on"}}, operatorNamespace)
+	mwc := roles.MutatingWebhookConfiguration(roles.WebhookConfigurationOptions{
+		Name:              "archgate-admission-placement",
+		ClientConfig:      admissionregistrationv1.WebhookClientConfig{URL: &url},
+		CABundle:          caBundle,
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{admissionPlacementLabel: "on"}},
+		OperatorNamespace: operatorNamespace,
+	})
 	if err := s.client.Create(ctx, mwc); err != nil {
 		stop()
 		return nil, fmt.Errorf("registering the admission-placement webhook: %w", err)
@@ -349,7 +358,7 @@ const blockedRegistry = "blocked.registry.example"
 // controllerOptions are the options the tests run the controller with.
 func controllerOptions() roles.ControllerOptions {
 	return roles.ControllerOptions{
-		Common:                roles.Common{Logger: s.log.WithName("controller"), Registerer: s.controllerMetrics},
+		Common:                roles.Common{Logger: s.log.WithName("controller"), Registerer: s.controllerMetrics, Restartable: true},
 		OperatorNamespace:     operatorNamespace,
 		GlobalPullSecret:      &types.NamespacedName{Namespace: operatorNamespace, Name: globalSecretName},
 		RegistriesConfPath:    s.registriesConf,

@@ -25,17 +25,16 @@ type Operand interface {
 // start-up package exports (roles.RunWebhook, roles.RunPlacementController).
 type RunFunc func(ctx context.Context) error
 
-// ReadyFunc reports whether a started component is ready to serve.
-type ReadyFunc func(ctx context.Context) error
-
-// Runner is an Operand around a RunFunc: Start launches it and polls ready,
-// Stop cancels it. Between a Stop and the next Start, Prepare runs, so a
+// Runner is an Operand around a RunFunc: Start launches it and waits until
+// the component closes its ready channel (its roles.Common.Ready callback: a
+// push, nothing is polled), Stop cancels it. Between a Stop and the next Start, Prepare runs, so a
 // restart gets fresh state (a new metrics registry).
 type Runner struct {
 	// Name names the component in errors.
 	Name string
-	// Prepare, when set, builds the RunFunc and ReadyFunc of each start.
-	Prepare func() (RunFunc, ReadyFunc, error)
+	// Prepare builds the RunFunc of each start and the channel it closes
+	// once ready (nil: ready as soon as it runs).
+	Prepare func() (RunFunc, <-chan struct{}, error)
 	// ReadyTimeout bounds the wait for readiness; default 30s.
 	ReadyTimeout time.Duration
 	// OnStop runs after the component has returned (e.g. to keep its final
@@ -76,35 +75,27 @@ func (r *Runner) Start(ctx context.Context) error {
 	return nil
 }
 
-// waitReady polls ready until it succeeds, the component returns, or the
+// waitReady waits until ready is closed, the component returns, or the
 // timeout passes.
-func waitReady(ctx context.Context, ready ReadyFunc, done chan error, timeout time.Duration) error {
+func waitReady(ctx context.Context, ready <-chan struct{}, done chan error, timeout time.Duration) error {
 	if ready == nil {
 		return nil
 	}
-	deadline := time.Now().Add(timeout)
-	var last error
-	for {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		last = ready(pctx)
-		cancel()
-		if last == nil {
-			return nil
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-ready:
+		return nil
+	case err := <-done:
+		done <- err // keep it for the caller's drain
+		if err == nil {
+			err = errors.New("returned before it was ready")
 		}
-		select {
-		case err := <-done:
-			done <- err // keep it for the caller's drain
-			if err == nil {
-				err = errors.New("returned before it was ready")
-			}
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not ready after %s: %w", timeout, last)
-		}
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return fmt.Errorf("not ready after %s", timeout)
 	}
 }
 

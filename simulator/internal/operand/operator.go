@@ -77,8 +77,10 @@ type Component interface {
 	Err() error
 }
 
-// Operator is the operator's components, ready to start.
-type Operator struct {
+// WebhookAndController is what the simulator runs of archgate: the scheduling-gate webhook and
+// the pod placement controller, ready to start (not the operator, which deploys them in a
+// cluster and which the simulator does not run).
+type WebhookAndController struct {
 	// Webhook is the scheduling-gate webhook server.
 	Webhook Component
 	// Controller is the pod placement controller.
@@ -92,14 +94,14 @@ type Operator struct {
 }
 
 // Processes returns the components that run as processes (none in-process).
-func (o *Operator) Processes() []*Process { return o.processList }
+func (o *WebhookAndController) Processes() []*Process { return o.processList }
 
-// New prepares the operator's components; nothing runs until Start.
-func New(cfg Config) (*Operator, error) { return newOperator(cfg) }
+// New prepares the webhook and the controller; nothing runs until Start.
+func New(cfg Config) (*WebhookAndController, error) { return newWebhookAndController(cfg) }
 
 // WebhookConfiguration returns the operator's MutatingWebhookConfiguration
 // with its client config pointed at the webhook's path under baseURL
 // (https://host:port) and trusting caBundle.
-func (o *Operator) WebhookConfiguration(baseURL string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
+func (o *WebhookAndController) WebhookConfiguration(baseURL string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
 	return o.webhookConfiguration(baseURL, caBundle)
 }

@@ -17,14 +17,14 @@ import (
 // simulator registers.
 const webhookConfigurationName = "archgate-simulator"
 
-// newOperator wires the components: as processes of the archgate binary
+// newWebhookAndController wires the components: as processes of the archgate binary
 // when cfg.Binary is set, else in-process through the operator's start-up
 // package.
-func newOperator(cfg Config) (*Operator, error) {
+func newWebhookAndController(cfg Config) (*WebhookAndController, error) {
 	if cfg.RestConfig == nil {
 		return nil, errors.New("operand: nil rest.Config")
 	}
-	o := &Operator{Counters: NewCounters()}
+	o := &WebhookAndController{Counters: NewCounters()}
 	if cfg.Binary != "" {
 		if err := o.processes(cfg); err != nil {
 			return nil, err
@@ -34,7 +34,10 @@ func newOperator(cfg Config) (*Operator, error) {
 	}
 	o.webhookConfiguration = func(baseURL string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
 		cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(baseURL + roles.WebhookPath)}
-		return roles.MutatingWebhookConfiguration(webhookConfigurationName, cc, caBundle, cfg.NamespaceSelector, cfg.Namespace)
+		return roles.MutatingWebhookConfiguration(roles.WebhookConfigurationOptions{
+			Name: webhookConfigurationName, ClientConfig: cc, CABundle: caBundle,
+			NamespaceSelector: cfg.NamespaceSelector, OperatorNamespace: cfg.Namespace,
+		})
 	}
 	return o, nil
 }
@@ -42,31 +45,25 @@ func newOperator(cfg Config) (*Operator, error) {
 // inProcess runs the components in the simulator's process. Every start gets
 // a fresh metrics registry (Counters keeps the final values of stopped
 // instances) and a ready channel closed by the component's Ready callback.
-func (o *Operator) inProcess(cfg Config) {
-	common := func(name string) (roles.Common, ReadyFunc, func()) {
+func (o *WebhookAndController) inProcess(cfg Config) {
+	common := func(name string) (roles.Common, <-chan struct{}, func()) {
 		reg, retire := o.Counters.NewRegistry()
 		ready := make(chan struct{})
 		c := roles.Common{
 			QPS:        cfg.QPS,
 			Burst:      cfg.Burst,
 			Registerer: reg,
-			Logger:     cfg.Logger.WithName(name),
-			Ready:      func() { close(ready) },
+			// The simulator restarts components in its own process.
+			Restartable: true,
+			Logger:      cfg.Logger.WithName(name),
+			Ready:       func() { close(ready) },
 		}
-		readyFunc := func(ctx context.Context) error {
-			select {
-			case <-ready:
-				return nil
-			default:
-				return errors.New("not ready yet")
-			}
-		}
-		return c, readyFunc, retire
+		return c, ready, retire
 	}
 	var retireWebhook, retireController func()
 	o.Webhook = &Runner{
 		Name: "webhook",
-		Prepare: func() (RunFunc, ReadyFunc, error) {
+		Prepare: func() (RunFunc, <-chan struct{}, error) {
 			c, ready, retire := common("webhook")
 			retireWebhook = retire
 			opts := webhookOptions(cfg)
@@ -77,7 +74,7 @@ func (o *Operator) inProcess(cfg Config) {
 	}
 	o.Controller = &Runner{
 		Name: "placement controller",
-		Prepare: func() (RunFunc, ReadyFunc, error) {
+		Prepare: func() (RunFunc, <-chan struct{}, error) {
 			c, ready, retire := common("controller")
 			retireController = retire
 			opts := controllerOptions(cfg)
@@ -90,7 +87,7 @@ func (o *Operator) inProcess(cfg Config) {
 
 // processes runs the components as `archgate webhook` and `archgate
 // controller`, with the same settings as inProcess, as flags.
-func (o *Operator) processes(cfg Config) error {
+func (o *WebhookAndController) processes(cfg Config) error {
 	newProcess := func(name string, args []string) (*Process, error) {
 		ports, err := FreePorts("127.0.0.1", 3)
 		if err != nil {

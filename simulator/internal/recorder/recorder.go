@@ -13,7 +13,6 @@ package recorder
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -179,17 +178,10 @@ func toEvent(t watch.EventType, obj runtime.Object) (event, bool) {
 	return event{
 		index:     int32(i),
 		deleted:   t == watch.Deleted,
-		gated:     HasGate(pod),
+		gated:     v1beta1.HasSchedulingGate(&pod.Spec),
 		node:      pod.Spec.NodeName,
 		placement: pod.Labels[v1beta1.LabelPlacement],
 	}, true
-}
-
-// HasGate reports whether the pod carries the operator's scheduling gate.
-func HasGate(pod *corev1.Pod) bool {
-	return slices.ContainsFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool {
-		return g.Name == v1beta1.SchedulingGateName
-	})
 }
 
 // aggregate applies events to the per-pod times.

@@ -12,16 +12,27 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
-func pod(name string, gated bool, node, placement string) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}, Spec: corev1.PodSpec{NodeName: node}}
-	if gated {
-		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}}
-	}
-	if placement != "" {
-		p.Labels[v1beta1.LabelPlacement] = placement
-	}
-	return p
+// podBuilder builds test pods: ungated, unbound, without outcome until set.
+type podBuilder struct{ p *corev1.Pod }
+
+func newPod(name string) *podBuilder {
+	return &podBuilder{p: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}}
 }
+
+func (b *podBuilder) gated() *podBuilder {
+	b.p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}}
+	return b
+}
+
+func (b *podBuilder) onNode(node string) *podBuilder { b.p.Spec.NodeName = node; return b }
+
+// placed records the pod placement controller's outcome.
+func (b *podBuilder) placed(outcome string) *podBuilder {
+	b.p.Labels[v1beta1.LabelPlacement] = outcome
+	return b
+}
+
+func (b *podBuilder) build() *corev1.Pod { return b.p }
 
 func TestAggregateTransitions(t *testing.T) {
 	r := &Recorder{events: make(chan event, 16), pods: make([]PodTimes, 2), changed: make(chan struct{}, 1)}
@@ -34,13 +45,13 @@ func TestAggregateTransitions(t *testing.T) {
 		typ watch.EventType
 		pod *corev1.Pod
 	}{
-		{1 * ms, watch.Added, pod("p-00000", true, "", "")},
-		{2 * ms, watch.Added, pod("p-00001", false, "", "")},                  // never gated (webhook skipped it)
-		{5 * ms, watch.Modified, pod("p-00000", false, "", "arch-set")},       // gate removed
-		{7 * ms, watch.Modified, pod("p-00001", false, "node-b", "")},         // bound
-		{9 * ms, watch.Modified, pod("p-00000", false, "node-a", "arch-set")}, // bound
-		{9 * ms, watch.Modified, pod("other", false, "node-a", "")},           // not ours
-		{10 * ms, watch.Deleted, pod("p-00000", false, "node-a", "")},         // ignored
+		{1 * ms, watch.Added, newPod("p-00000").gated().build()},
+		{2 * ms, watch.Added, newPod("p-00001").build()},                                        // never gated (webhook skipped it)
+		{5 * ms, watch.Modified, newPod("p-00000").placed("arch-set").build()},                  // gate removed
+		{7 * ms, watch.Modified, newPod("p-00001").onNode("node-b").build()},                    // bound
+		{9 * ms, watch.Modified, newPod("p-00000").onNode("node-a").placed("arch-set").build()}, // bound
+		{9 * ms, watch.Modified, newPod("other").onNode("node-a").build()},                      // not ours
+		{10 * ms, watch.Deleted, newPod("p-00000").onNode("node-a").build()},                    // ignored
 	}
 	for _, f := range feed {
 		e, ok := toEvent(f.typ, f.pod)

@@ -12,8 +12,14 @@ import (
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
 
-// apiserverMetrics is a fragment of kube-apiserver's /metrics.
-func apiserverMetrics(creates, patches, bindings, watchEvents float64) string {
+// apiserverCounts are the counters of a test /metrics fragment.
+type apiserverCounts struct {
+	creates, patches, bindings, watchEvents float64
+}
+
+// apiserverMetrics is a fragment of kube-apiserver's /metrics with the counts c.
+func apiserverMetrics(c apiserverCounts) string {
+	creates, patches, bindings, watchEvents := c.creates, c.patches, c.bindings, c.watchEvents
 	return strings.Join([]string{
 		"# TYPE apiserver_request_total counter",
 		`apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} ` + ftoa(creates),
@@ -43,11 +49,11 @@ func TestCostPerPass(t *testing.T) {
 	sec := time.Second
 	start := costMark{
 		sample: procs.Sample{At: 10 * sec, CPU: map[string]time.Duration{"kube-apiserver": 100 * sec, "controller": 5 * sec, procs.SelfName: 20 * sec, report.ComponentBackground: 50 * sec}},
-		api:    parse(apiserverMetrics(500, 100, 400, 3000)),
+		api:    parse(apiserverMetrics(apiserverCounts{creates: 500, patches: 100, bindings: 400, watchEvents: 3000})),
 	}
 	end := costMark{
 		sample: procs.Sample{At: 110 * sec, CPU: map[string]time.Duration{"kube-apiserver": 180 * sec, "controller": 15 * sec, procs.SelfName: 30 * sec, report.ComponentBackground: 75 * sec}},
-		api:    parse(apiserverMetrics(10500, 10100, 10400, 113000)),
+		api:    parse(apiserverMetrics(apiserverCounts{creates: 10500, patches: 10100, bindings: 10400, watchEvents: 113000})),
 	}
 	samples := []procs.Sample{
 		{At: 5 * sec, RSS: map[string]int64{"controller": 900}}, // before the pass: not its peak

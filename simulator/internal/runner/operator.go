@@ -27,7 +27,6 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/roles"
 	"github.com/archgate/archgate/simulator/internal/operand"
-	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 	"github.com/archgate/archgate/simulator/internal/workload"
@@ -44,7 +43,7 @@ type operatorEnv struct {
 	r          *run
 	ctx        context.Context // outlives passes: restarted components use it
 	reg        *fakeregistry.Registry
-	op         *operand.Operator
+	op         *operand.WebhookAndController
 	crc        crclient.Client
 	baseFaults fakeregistry.Faults
 	password   string
@@ -66,8 +65,28 @@ func (r *run) registryHost() string {
 // secrets and ClusterPodPlacementConfig, starts the controller and the
 // webhook and registers the webhook with the apiserver.
 func (r *run) startOperator(ctx context.Context) error {
-	s := r.s
 	e := &operatorEnv{r: r, ctx: ctx}
+	if err := e.startRegistry(ctx); err != nil {
+		return err
+	}
+	global, err := e.prepareCluster(ctx)
+	if err != nil {
+		return err
+	}
+	cfg, caPEM, err := e.componentsConfig(global)
+	if err != nil {
+		return err
+	}
+	if err := e.startComponents(ctx, cfg, caPEM); err != nil {
+		return err
+	}
+	r.op = e
+	return e.waitWebhookEffective(ctx)
+}
+
+// startRegistry starts the fake registry with the scenario's faults and auth.
+func (e *operatorEnv) startRegistry(ctx context.Context) error {
+	r, s := e.r, e.r.s
 	faults, err := baseFaults(s.Registry)
 	if err != nil {
 		return err
@@ -88,29 +107,40 @@ func (r *run) startOperator(ctx context.Context) error {
 		return fmt.Errorf("starting the registry: %w", err)
 	}
 	r.defer_(func() { _ = e.reg.Close() })
+	return nil
+}
 
+// prepareCluster creates the operator's namespace, the global pull secret (returned, nil when
+// the scenario has none) and the ClusterPodPlacementConfig.
+func (e *operatorEnv) prepareCluster(ctx context.Context) (*types.NamespacedName, error) {
+	r, s := e.r, e.r.s
 	scheme := runtime.NewScheme()
 	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1beta1.AddToScheme(scheme)); err != nil {
-		return err
+		return nil, err
 	}
+	var err error
 	if e.crc, err = crclient.New(r.cfg, crclient.Options{Scheme: scheme}); err != nil {
-		return err
+		return nil, err
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.Operator.Namespace}}
 	if err := e.crc.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the operator namespace: %w", err)
+		return nil, fmt.Errorf("creating the operator namespace: %w", err)
 	}
 	var global *types.NamespacedName
 	if s.Operator.GlobalPullSecret {
 		global = &types.NamespacedName{Namespace: s.Operator.Namespace, Name: globalPullSecretName}
 		if err := e.createPullSecret(ctx, global.Namespace, global.Name); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if err := e.createClusterConfig(ctx); err != nil {
-		return err
-	}
+	return global, e.createClusterConfig(ctx)
+}
 
+// componentsConfig is how the webhook and the controller run: the scenario's settings, the
+// registry's certificates, a self-signed serving certificate for the webhook (its CA is
+// returned) and, with an archgate binary, as processes.
+func (e *operatorEnv) componentsConfig(global *types.NamespacedName) (operand.Config, []byte, error) {
+	r, s := e.r, e.r.s
 	cfg := operand.Config{
 		RestConfig:        r.cfg,
 		Namespace:         s.Operator.Namespace,
@@ -125,41 +155,49 @@ func (r *run) startOperator(ctx context.Context) error {
 		RetryMaxDelay:     s.Operator.RetryMaxDelay.D(),
 		NamespaceSelector: s.Operator.ClusterConfig.NamespaceSelector,
 		Logger:            r.opts.Logger,
+		// Resolved as the operator resolves it for a deployed controller.
+		ImageInspection: s.Operator.ClusterConfig.ImageInspection.Settings(),
 	}
-	// Resolved as the operator resolves it for deployed components.
-	cfg.ImageInspection = s.Operator.ClusterConfig.ImageInspection.Settings()
 	if s.Operator.ClusterConfig.AdmissionPlacementEnabled() {
 		cfg.KnownImagesConfigMap = roles.DefaultKnownImagesConfigMap
 	}
 	if *s.Registry.TLS {
 		cfg.CertsDir = filepath.Join(r.tmp, "certs.d")
 		if _, err := e.reg.WriteCertsDir(cfg.CertsDir); err != nil {
-			return err
+			return cfg, nil, err
 		}
 	}
 	cfg.WebhookCertDir = filepath.Join(r.tmp, "webhook")
 	if err := os.MkdirAll(cfg.WebhookCertDir, 0o700); err != nil {
-		return err
+		return cfg, nil, err
 	}
 	caPEM, err := roles.WriteSelfSignedServingCert(cfg.WebhookCertDir, 24*time.Hour, cfg.WebhookHost)
 	if err != nil {
-		return err
+		return cfg, nil, err
 	}
 	ports, err := operand.FreePorts(cfg.WebhookHost, 1)
 	if err != nil {
-		return err
+		return cfg, nil, err
 	}
 	cfg.WebhookPort = ports[0]
 	if r.opts.Archgate != "" {
 		cfg.Binary = r.opts.Archgate
 		if cfg.Kubeconfig, err = r.kubeconfig(); err != nil {
-			return err
+			return cfg, nil, err
 		}
 		if cfg.LogDir, err = r.logDir(); err != nil {
-			return err
+			return cfg, nil, err
 		}
 		cfg.OnStart = func(name string, pid int) { r.sampler.Watch(pid, name) }
 	}
+	return cfg, caPEM, nil
+}
+
+// startComponents starts the controller, then the webhook, and registers the webhook (trusting
+// caPEM) with the apiserver.
+func (e *operatorEnv) startComponents(ctx context.Context, cfg operand.Config, caPEM []byte) error {
+	r := e.r
+	var err error
 	e.op, err = operand.New(cfg)
 	if err != nil {
 		return fmt.Errorf("operator.enabled: %w", err)
@@ -178,8 +216,7 @@ func (r *run) startOperator(ctx context.Context) error {
 		return fmt.Errorf("registering the webhook: %w", err)
 	}
 	r.defer_(func() { _ = e.crc.Delete(context.Background(), mwc) })
-	r.op = e
-	return e.waitWebhookEffective(ctx)
+	return nil
 }
 
 // waitWebhookEffective dry-runs pod creations until the apiserver calls the
@@ -198,7 +235,7 @@ func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 		pod.Namespace = name
 		pod.Spec.InitContainers = nil
 		err := e.crc.Create(ctx, pod, crclient.DryRunAll)
-		if err == nil && (recorder.HasGate(pod) || pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission) {
+		if err == nil && (v1beta1.HasSchedulingGate(&pod.Spec) || pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission) {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -309,7 +309,7 @@ func (r *run) summarize(spec passSpec, c *creates, res recorder.Result, final []
 		if !ok || i >= len(pods) {
 			continue
 		}
-		if recorder.HasGate(&pod) {
+		if v1beta1.HasSchedulingGate(&pod.Spec) {
 			p.GatedAtEnd++
 		}
 		if spec.operator {

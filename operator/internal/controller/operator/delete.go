@@ -38,7 +38,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
-	"github.com/archgate/archgate/operator/internal/tools/ungate"
+	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 )
 
 // webhookSettle is how long after the webhook was unregistered an empty list of gated pods is
@@ -82,7 +82,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 
 	prog.phase = "releasing gated pods"
 	passCtx, cancel := context.WithTimeout(ctx, r.opts.ReleasePassTimeout)
-	sum, err := ungate.Release(passCtx, r.uncached, ungate.Options{Workers: r.opts.ReleaseWorkers})
+	sum, err := podplacement.Release(passCtx, r.uncached, podplacement.ReleaseOptions{Workers: r.opts.ReleaseWorkers})
 	cancel()
 	prog.released, prog.remaining = sum.Released, sum.Remaining()
 	// A pass that ran out of time is not a failure: the next one carries on.
@@ -146,27 +146,27 @@ func (r *Reconciler) operandObjects() []client.Object {
 	certificate.SetName(WebhookCertificateName)
 	return []client.Object{
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: cluster(r.opts.MutatingWebhookConfigurationName)},
-		&appsv1.Deployment{ObjectMeta: m(WebhookName)},
-		&appsv1.Deployment{ObjectMeta: m(ControllerName)},
-		&policyv1.PodDisruptionBudget{ObjectMeta: m(WebhookName)},
-		&policyv1.PodDisruptionBudget{ObjectMeta: m(ControllerName)},
-		&corev1.Service{ObjectMeta: m(WebhookName)},
+		&appsv1.Deployment{ObjectMeta: m(WebhookComponentName)},
+		&appsv1.Deployment{ObjectMeta: m(ControllerComponentName)},
+		&policyv1.PodDisruptionBudget{ObjectMeta: m(WebhookComponentName)},
+		&policyv1.PodDisruptionBudget{ObjectMeta: m(ControllerComponentName)},
+		&corev1.Service{ObjectMeta: m(WebhookComponentName)},
 		certificate,
 		&corev1.Secret{ObjectMeta: m(WebhookServingSecretName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCABundleName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistriesConfName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCertsName)},
 		&corev1.ConfigMap{ObjectMeta: m(KnownImagesName)},
-		&rbacv1.RoleBinding{ObjectMeta: m(ControllerName)},
-		&rbacv1.Role{ObjectMeta: m(ControllerName)},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: cluster(ControllerName)},
-		&rbacv1.ClusterRole{ObjectMeta: cluster(ControllerName)},
-		&rbacv1.RoleBinding{ObjectMeta: m(WebhookName)},
-		&rbacv1.Role{ObjectMeta: m(WebhookName)},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: cluster(WebhookName)},
-		&rbacv1.ClusterRole{ObjectMeta: cluster(WebhookName)},
-		&corev1.ServiceAccount{ObjectMeta: m(WebhookName)},
-		&corev1.ServiceAccount{ObjectMeta: m(ControllerName)},
+		&rbacv1.RoleBinding{ObjectMeta: m(ControllerComponentName)},
+		&rbacv1.Role{ObjectMeta: m(ControllerComponentName)},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: cluster(ControllerComponentName)},
+		&rbacv1.ClusterRole{ObjectMeta: cluster(ControllerComponentName)},
+		&rbacv1.RoleBinding{ObjectMeta: m(WebhookComponentName)},
+		&rbacv1.Role{ObjectMeta: m(WebhookComponentName)},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: cluster(WebhookComponentName)},
+		&rbacv1.ClusterRole{ObjectMeta: cluster(WebhookComponentName)},
+		&corev1.ServiceAccount{ObjectMeta: m(WebhookComponentName)},
+		&corev1.ServiceAccount{ObjectMeta: m(ControllerComponentName)},
 	}
 }
 

@@ -231,16 +231,16 @@ func TestDeletionReleasesGatedPods(t *testing.T) {
 	install(t, v1beta1.ClusterPodPlacementConfigSpec{})
 	eventually(t, 30*time.Second, "webhook registered again", webhookRegistered)
 	want := []string{
-		"ClusterRole/" + operator.ControllerName, "ClusterRole/" + operator.WebhookName,
-		"ClusterRoleBinding/" + operator.ControllerName, "ClusterRoleBinding/" + operator.WebhookName,
+		"ClusterRole/" + operator.ControllerComponentName, "ClusterRole/" + operator.WebhookComponentName,
+		"ClusterRoleBinding/" + operator.ControllerComponentName, "ClusterRoleBinding/" + operator.WebhookComponentName,
 		"ConfigMap/" + operator.KnownImagesName,
-		"Deployment/" + operator.ControllerName, "Deployment/" + operator.WebhookName,
+		"Deployment/" + operator.ControllerComponentName, "Deployment/" + operator.WebhookComponentName,
 		"MutatingWebhookConfiguration/" + operator.DefaultMutatingWebhookConfigurationName,
-		"PodDisruptionBudget/" + operator.ControllerName, "PodDisruptionBudget/" + operator.WebhookName,
-		"Role/" + operator.ControllerName, "Role/" + operator.WebhookName,
-		"RoleBinding/" + operator.ControllerName, "RoleBinding/" + operator.WebhookName,
-		"Secret/" + operator.WebhookServingSecretName, "Service/" + operator.WebhookName,
-		"ServiceAccount/" + operator.ControllerName, "ServiceAccount/" + operator.WebhookName,
+		"PodDisruptionBudget/" + operator.ControllerComponentName, "PodDisruptionBudget/" + operator.WebhookComponentName,
+		"Role/" + operator.ControllerComponentName, "Role/" + operator.WebhookComponentName,
+		"RoleBinding/" + operator.ControllerComponentName, "RoleBinding/" + operator.WebhookComponentName,
+		"Secret/" + operator.WebhookServingSecretName, "Service/" + operator.WebhookComponentName,
+		"ServiceAccount/" + operator.ControllerComponentName, "ServiceAccount/" + operator.WebhookComponentName,
 	}
 	if diff := cmp.Diff(want, managedObjects(t)); diff != "" {
 		t.Errorf("components after recreation (-want +got):\n%s", diff)

@@ -56,25 +56,13 @@ type linkedState struct {
 	configured []string
 }
 
-// resolveRef returns the object a reference names, defaulting the namespace to the operator's.
-func resolveRef(ref *v1beta1.NamespacedObjectReference, namespace string) *types.NamespacedName {
-	if ref == nil {
-		return nil
-	}
-	ns := ref.Namespace
-	if ns == "" {
-		ns = namespace
-	}
-	return &types.NamespacedName{Namespace: ns, Name: ref.Name}
-}
-
 // lookupLinked reads the pull secret and the CA bundle the spec references. The secret's
 // content never leaves this function: the hash covers its UID and resourceVersion, which
 // change with every write, and the CA bundle's (public) content.
 func lookupLinked(ctx context.Context, reader client.Reader, spec *v1beta1.ClusterPodPlacementConfigSpec, namespace string) (linkedState, error) {
 	st := linkedState{
-		pullSecret:  resolveRef(spec.GlobalPullSecretRef, namespace),
-		caBundleRef: resolveRef(spec.CABundleConfigmapRef, namespace),
+		pullSecret:  spec.GlobalPullSecretRef.NamespacedName(namespace),
+		caBundleRef: spec.CABundleConfigmapRef.NamespacedName(namespace),
 	}
 	h := sha256.New()
 	if st.pullSecret != nil {
@@ -135,8 +123,8 @@ func (st *linkedState) invalid(message string) {
 // lookupRegistryConfig reads and validates registriesConfConfigmapRef and
 // registryCertsConfigmapRef, with the same loaders the controller uses.
 func (st *linkedState) lookupRegistryConfig(ctx context.Context, reader client.Reader, spec *v1beta1.ClusterPodPlacementConfigSpec, namespace string, h hash.Hash) error {
-	st.registriesConfRef = resolveRef(spec.RegistriesConfConfigmapRef, namespace)
-	st.registryCertsRef = resolveRef(spec.RegistryCertsConfigmapRef, namespace)
+	st.registriesConfRef = spec.RegistriesConfConfigmapRef.NamespacedName(namespace)
+	st.registryCertsRef = spec.RegistryCertsConfigmapRef.NamespacedName(namespace)
 	get := func(key *types.NamespacedName, field string) (*corev1.ConfigMap, error) {
 		cm := &corev1.ConfigMap{}
 		switch err := reader.Get(ctx, *key, cm); {
@@ -229,10 +217,10 @@ func refersTo(spec *v1beta1.ClusterPodPlacementConfigSpec, namespace, kind strin
 	var ref *types.NamespacedName
 	switch kind {
 	case "Secret":
-		ref = resolveRef(spec.GlobalPullSecretRef, namespace)
+		ref = spec.GlobalPullSecretRef.NamespacedName(namespace)
 	case "ConfigMap":
 		for _, r := range []*v1beta1.NamespacedObjectReference{spec.CABundleConfigmapRef, spec.RegistriesConfConfigmapRef, spec.RegistryCertsConfigmapRef} {
-			if ref := resolveRef(r, namespace); ref != nil && *ref == key {
+			if ref := r.NamespacedName(namespace); ref != nil && *ref == key {
 				return true
 			}
 		}

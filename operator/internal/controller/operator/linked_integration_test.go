@@ -38,7 +38,7 @@ func TestLinkedObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	install(t, v1beta1.ClusterPodPlacementConfigSpec{})
-	if a := getDeployment(t, operator.ControllerName).Spec.Template.Annotations; a[operator.AnnotationLinkedObjectsHash] != "" {
+	if a := getDeployment(t, operator.ControllerComponentName).Spec.Template.Annotations; a[operator.AnnotationLinkedObjectsHash] != "" {
 		t.Errorf("hash annotation %q without linked objects", a[operator.AnnotationLinkedObjectsHash])
 	}
 
@@ -82,7 +82,7 @@ func TestLinkedObjects(t *testing.T) {
 	wantCondition(t, v1beta1.ConditionLinkedObjectsExist, metav1.ConditionTrue, v1beta1.ReasonAsExpected)
 	var firstHash string
 	eventually(t, 30*time.Second, "controller configured with the linked objects", func() error {
-		d := getDeployment(t, operator.ControllerName)
+		d := getDeployment(t, operator.ControllerComponentName)
 		spec := d.Spec.Template.Spec
 		args := spec.Containers[0].Args
 		if !containsArg(args, "--global-pull-secret=registry-config/pull-secret") ||
@@ -101,7 +101,7 @@ func TestLinkedObjects(t *testing.T) {
 	if err := k8s.Get(ctx, key(testNamespace, operator.RegistryCABundleName), copied); err != nil || copied.Data[operator.CABundleKey] != bundle.Data[operator.CABundleKey] {
 		t.Fatalf("CA bundle copy %v (err %v)", copied.Data, err)
 	}
-	if env := getDeployment(t, operator.WebhookName).Spec.Template.Annotations[operator.AnnotationLinkedObjectsHash]; env != "" {
+	if env := getDeployment(t, operator.WebhookComponentName).Spec.Template.Annotations[operator.AnnotationLinkedObjectsHash]; env != "" {
 		t.Error("the webhook, which never reads the linked objects, carries their hash")
 	}
 
@@ -131,7 +131,7 @@ func TestLinkedObjects(t *testing.T) {
 		c.Spec.GlobalPullSecretRef, c.Spec.CABundleConfigmapRef = nil, nil
 	})
 	eventually(t, 30*time.Second, "linked objects unconfigured", func() error {
-		d := getDeployment(t, operator.ControllerName)
+		d := getDeployment(t, operator.ControllerComponentName)
 		if a := argWithPrefix(d.Spec.Template.Spec.Containers[0].Args, "--global-pull-secret"); a != "" {
 			return fmt.Errorf("still %s", a)
 		}
@@ -146,7 +146,7 @@ func waitHashChange(t *testing.T, from string) string {
 	t.Helper()
 	var to string
 	eventually(t, 30*time.Second, "controller pod template changed", func() error {
-		to = getDeployment(t, operator.ControllerName).Spec.Template.Annotations[operator.AnnotationLinkedObjectsHash]
+		to = getDeployment(t, operator.ControllerComponentName).Spec.Template.Annotations[operator.AnnotationLinkedObjectsHash]
 		if to == from || to == "" {
 			return fmt.Errorf("hash still %q", to)
 		}

@@ -30,12 +30,12 @@ const Finalizer = v1beta1.GroupName + "/operand-cleanup"
 
 // Names of the components' objects, in the operator's namespace unless cluster-scoped.
 const (
-	// WebhookName names the webhook's Deployment, Service, ServiceAccount, PodDisruptionBudget,
-	// Role, RoleBinding, ClusterRole and ClusterRoleBinding.
-	WebhookName = "archgate-webhook"
-	// ControllerName names the pod placement controller's Deployment, ServiceAccount,
+	// WebhookComponentName names the webhook's Deployment, Service, ServiceAccount,
 	// PodDisruptionBudget, Role, RoleBinding, ClusterRole and ClusterRoleBinding.
-	ControllerName = "archgate-controller"
+	WebhookComponentName = "archgate-webhook"
+	// ControllerComponentName names the pod placement controller's Deployment, ServiceAccount,
+	// PodDisruptionBudget, Role, RoleBinding, ClusterRole and ClusterRoleBinding.
+	ControllerComponentName = "archgate-controller"
 	// ControllerPullSecretRoleName names the Role and RoleBinding, in the global pull secret's
 	// namespace, that let the controller list and watch that one secret. The operator's own
 	// cluster-wide RBAC names it in resourceNames.
@@ -106,9 +106,9 @@ func ManagedLabels(component string) map[string]string {
 
 func componentOf(name string) string {
 	switch name {
-	case WebhookName:
+	case WebhookComponentName:
 		return "webhook"
-	case ControllerName:
+	case ControllerComponentName:
 		return "controller"
 	default:
 		return "operator"

@@ -18,19 +18,19 @@ package operator
 
 import (
 	"fmt"
-	"maps"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
+
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
@@ -80,6 +80,9 @@ type operandParams struct {
 	provider certs.Provider
 	// args build the components' command lines.
 	args ArgsFunc
+	// owner is the controller owner reference to the ClusterPodPlacementConfig set on every
+	// object; nil in unit tests.
+	owner *metav1ac.OwnerReferenceApplyConfiguration
 }
 
 // ArgsFunc returns the container arguments of a component ("webhook" or "controller").
@@ -182,12 +185,39 @@ func (p operandParams) componentArgs() ComponentArgs {
 	return a
 }
 
-func objectMeta(namespace, name, component string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: ManagedLabels(component)}
+// The builders below return client-go's typed apply configurations: only the fields they set
+// are sent, so the operator owns exactly those (server-side apply) and never a zero value it
+// did not mean to set.
+
+// owners is the controller owner reference to the ClusterPodPlacementConfig; none when unset.
+func (p operandParams) owners() []*metav1ac.OwnerReferenceApplyConfiguration {
+	if p.owner == nil {
+		return nil
+	}
+	return []*metav1ac.OwnerReferenceApplyConfiguration{p.owner}
 }
 
-func serviceAccount(p operandParams, name string) *corev1.ServiceAccount {
-	return &corev1.ServiceAccount{ObjectMeta: objectMeta(p.namespace, name, name)}
+func serviceAccount(p operandParams, name string) *corev1ac.ServiceAccountApplyConfiguration {
+	return corev1ac.ServiceAccount(name, p.namespace).WithLabels(ManagedLabels(name)).WithOwnerReferences(p.owners()...)
+}
+
+// policyRule is one RBAC rule on resources of the core or a named API group.
+func policyRule(group string, resources, verbs []string) *rbacv1ac.PolicyRuleApplyConfiguration {
+	return rbacv1ac.PolicyRule().WithAPIGroups(group).WithResources(resources...).WithVerbs(verbs...)
+}
+
+// controllerSubject is the controller's ServiceAccount, as an RBAC subject.
+func controllerSubject(p operandParams) *rbacv1ac.SubjectApplyConfiguration {
+	return componentSubject(p, ControllerComponentName)
+}
+
+// componentSubject is the ServiceAccount of the component name, as an RBAC subject.
+func componentSubject(p operandParams, name string) *rbacv1ac.SubjectApplyConfiguration {
+	return rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithNamespace(p.namespace).WithName(name)
+}
+
+func roleRef(kind, name string) *rbacv1ac.RoleRefApplyConfiguration {
+	return rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind(kind).WithName(name)
 }
 
 // controllerClusterRole is everything the pod placement controller may do cluster-wide: read
@@ -195,281 +225,238 @@ func serviceAccount(p operandParams, name string) *corev1.ServiceAccount {
 // report anomalies as Events. It may not list or watch Secrets anywhere (see
 // controllerPullSecretRole) and may not update pods (it writes one optimistic-locked patch).
 // The webhook's roles are webhookClusterRole and webhookRole.
-func controllerClusterRole(p operandParams) *rbacv1.ClusterRole {
+func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfiguration {
 	read := []string{"get", "list", "watch"}
-	return &rbacv1.ClusterRole{
-		ObjectMeta: objectMeta("", ControllerName, ControllerName),
-		Rules: []rbacv1.PolicyRule{
+	return rbacv1ac.ClusterRole(ControllerComponentName).
+		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
+		WithRules(
 			// The controller writes the gate removal and the affinity with an optimistic-locked patch.
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}},
+			policyRule("", []string{"pods"}, []string{"get", "list", "watch", "patch"}),
 			// The pods' imagePullSecrets, anywhere, read one by one. The registry CA bundle
 			// reaches the controller as a mounted copy, so no ConfigMap access.
-			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
-			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-			{APIGroups: []string{v1beta1.GroupName}, Resources: []string{"clusterpodplacementconfigs", "podplacementconfigs"}, Verbs: read},
-		},
-	}
+			policyRule("", []string{"secrets"}, []string{"get"}),
+			policyRule("", []string{"events"}, []string{"create", "patch"}),
+			policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}),
+			policyRule(v1beta1.GroupName, []string{"clusterpodplacementconfigs", "podplacementconfigs"}, read),
+		)
 }
 
 // controllerPullSecretRole lets the controller list and watch the global pull secret, and
 // nothing else: it lives in the secret's namespace and names the secret (the controller's
 // cache selects it with a metadata.name field selector, which the apiserver authorizes as a
 // request for that name). Nil without a global pull secret.
-func controllerPullSecretRole(p operandParams) *rbacv1.Role {
+func controllerPullSecretRole(p operandParams) *rbacv1ac.RoleApplyConfiguration {
 	if p.pullSecret == nil {
 		return nil
 	}
-	return &rbacv1.Role{
-		ObjectMeta: objectMeta(p.pullSecret.Namespace, ControllerPullSecretRoleName, ControllerName),
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{p.pullSecret.Name},
-			Verbs: []string{"get", "list", "watch"},
-		}},
-	}
+	return rbacv1ac.Role(ControllerPullSecretRoleName, p.pullSecret.Namespace).
+		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
+		WithRules(policyRule("", []string{"secrets"}, []string{"get", "list", "watch"}).WithResourceNames(p.pullSecret.Name))
 }
 
 // controllerPullSecretRoleBinding binds controllerPullSecretRole; nil without a global pull secret.
-func controllerPullSecretRoleBinding(p operandParams) *rbacv1.RoleBinding {
+func controllerPullSecretRoleBinding(p operandParams) *rbacv1ac.RoleBindingApplyConfiguration {
 	if p.pullSecret == nil {
 		return nil
 	}
-	return &rbacv1.RoleBinding{
-		ObjectMeta: objectMeta(p.pullSecret.Namespace, ControllerPullSecretRoleName, ControllerName),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ControllerPullSecretRoleName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: ControllerName}},
-	}
+	return rbacv1ac.RoleBinding(ControllerPullSecretRoleName, p.pullSecret.Namespace).
+		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
+		WithRoleRef(roleRef("Role", ControllerPullSecretRoleName)).
+		WithSubjects(controllerSubject(p))
 }
 
 // clusterRoleBinding binds the ClusterRole named name to the ServiceAccount of the same name.
-func clusterRoleBinding(p operandParams, name string) *rbacv1.ClusterRoleBinding {
-	return &rbacv1.ClusterRoleBinding{
-		ObjectMeta: objectMeta("", name, name),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: name}},
-	}
+func clusterRoleBinding(p operandParams, name string) *rbacv1ac.ClusterRoleBindingApplyConfiguration {
+	return rbacv1ac.ClusterRoleBinding(name).
+		WithLabels(ManagedLabels(name)).WithOwnerReferences(p.owners()...).
+		WithRoleRef(roleRef("ClusterRole", name)).
+		WithSubjects(componentSubject(p, name))
 }
 
 // controllerRole lets the controller hold its leader-election Lease in the operator's namespace
 // and publish the known images (a server-side apply patch of the one ConfigMap the operator
 // creates).
-func controllerRole(p operandParams) *rbacv1.Role {
-	return &rbacv1.Role{
-		ObjectMeta: objectMeta(p.namespace, ControllerName, ControllerName),
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{KnownImagesName}, Verbs: []string{"patch"}},
-		},
-	}
+func controllerRole(p operandParams) *rbacv1ac.RoleApplyConfiguration {
+	return rbacv1ac.Role(ControllerComponentName, p.namespace).
+		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
+		WithRules(
+			policyRule(coordinationv1.GroupName, []string{"leases"}, []string{"get", "create", "update"}),
+			policyRule("", []string{"configmaps"}, []string{"patch"}).WithResourceNames(KnownImagesName),
+		)
 }
 
 // webhookClusterRole lets the webhook read the placement configurations, for admission
 // placement; it reads nothing else cluster-wide (no pods, no secrets).
-func webhookClusterRole(p operandParams) *rbacv1.ClusterRole {
-	return &rbacv1.ClusterRole{
-		ObjectMeta: objectMeta("", WebhookName, WebhookName),
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{v1beta1.GroupName}, Resources: []string{"clusterpodplacementconfigs", "podplacementconfigs"}, Verbs: []string{"get", "list", "watch"}},
-		},
-	}
+func webhookClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfiguration {
+	return rbacv1ac.ClusterRole(WebhookComponentName).
+		WithLabels(ManagedLabels(WebhookComponentName)).WithOwnerReferences(p.owners()...).
+		WithRules(policyRule(v1beta1.GroupName, []string{"clusterpodplacementconfigs", "podplacementconfigs"}, []string{"get", "list", "watch"}))
 }
 
 // webhookRole lets the webhook watch the known-images ConfigMap, by name.
-func webhookRole(p operandParams) *rbacv1.Role {
-	return &rbacv1.Role{
-		ObjectMeta: objectMeta(p.namespace, WebhookName, WebhookName),
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{KnownImagesName}, Verbs: []string{"get", "list", "watch"}},
-		},
-	}
+func webhookRole(p operandParams) *rbacv1ac.RoleApplyConfiguration {
+	return rbacv1ac.Role(WebhookComponentName, p.namespace).
+		WithLabels(ManagedLabels(WebhookComponentName)).WithOwnerReferences(p.owners()...).
+		WithRules(policyRule("", []string{"configmaps"}, []string{"get", "list", "watch"}).WithResourceNames(KnownImagesName))
 }
 
 // knownImagesConfigMap is the ConfigMap the controller publishes into; the operator creates it
-// (without data, which is the controller's field) so that it lives and goes with the components.
-func knownImagesConfigMap(p operandParams) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: objectMeta(p.namespace, KnownImagesName, ControllerName)}
+// (without data, which is the controller's field and which this apply configuration does not
+// claim) so that it lives and goes with the components.
+func knownImagesConfigMap(p operandParams) *corev1ac.ConfigMapApplyConfiguration {
+	return corev1ac.ConfigMap(KnownImagesName, p.namespace).
+		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...)
 }
 
 // roleBinding binds the Role named name to the ServiceAccount of the same name, both in the
 // operator's namespace.
-func roleBinding(p operandParams, name string) *rbacv1.RoleBinding {
-	return &rbacv1.RoleBinding{
-		ObjectMeta: objectMeta(p.namespace, name, name),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: p.namespace, Name: name}},
-	}
+func roleBinding(p operandParams, name string) *rbacv1ac.RoleBindingApplyConfiguration {
+	return rbacv1ac.RoleBinding(name, p.namespace).
+		WithLabels(ManagedLabels(name)).WithOwnerReferences(p.owners()...).
+		WithRoleRef(roleRef("Role", name)).
+		WithSubjects(componentSubject(p, name))
 }
 
-func webhookService(p operandParams) *corev1.Service {
-	s := &corev1.Service{
-		ObjectMeta: objectMeta(p.namespace, WebhookName, WebhookName),
-		Spec: corev1.ServiceSpec{
-			Selector: selectorLabels(WebhookName),
-			Ports: []corev1.ServicePort{{
-				Name: "webhook", Port: 443, TargetPort: intstr.FromString("webhook"), Protocol: corev1.ProtocolTCP,
-			}},
-		},
+func webhookService(p operandParams) *corev1ac.ServiceApplyConfiguration {
+	s := corev1ac.Service(WebhookComponentName, p.namespace).
+		WithLabels(ManagedLabels(WebhookComponentName)).WithOwnerReferences(p.owners()...).
+		WithSpec(corev1ac.ServiceSpec().
+			WithSelector(selectorLabels(WebhookComponentName)).
+			WithPorts(corev1ac.ServicePort().
+				WithName("webhook").WithPort(443).WithTargetPort(intstr.FromString("webhook")).WithProtocol(corev1.ProtocolTCP)))
+	if a := certs.ServiceAnnotations(p.provider, WebhookServingSecretName); a != nil {
+		s.WithAnnotations(a)
 	}
-	s.Annotations = certs.ServiceAnnotations(p.provider, WebhookServingSecretName)
 	return s
 }
 
 // linkedCopy is the operator's copy, next to the controller, of a ConfigMap the spec
 // references (CA bundle, registries.conf, per-registry certificates), which may live in
 // another namespace than the pods that mount it.
-func linkedCopy(p operandParams, name string, data map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
-		ObjectMeta: objectMeta(p.namespace, name, ControllerName),
-		Data:       data,
-	}
+func linkedCopy(p operandParams, name string, data map[string]string) *corev1ac.ConfigMapApplyConfiguration {
+	return corev1ac.ConfigMap(name, p.namespace).
+		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
+		WithData(data)
 }
 
 func selectorLabels(name string) map[string]string {
 	return map[string]string{LabelName: name, LabelPartOf: PartOf}
 }
 
-func podDisruptionBudget(p operandParams, name string) *policyv1.PodDisruptionBudget {
-	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: objectMeta(p.namespace, name, name),
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable: ptr.To(intstr.FromInt32(1)),
-			Selector:     &metav1.LabelSelector{MatchLabels: selectorLabels(name)},
-		},
-	}
+func podDisruptionBudget(p operandParams, name string) *policyv1ac.PodDisruptionBudgetApplyConfiguration {
+	return policyv1ac.PodDisruptionBudget(name, p.namespace).
+		WithLabels(ManagedLabels(name)).WithOwnerReferences(p.owners()...).
+		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
+			WithMinAvailable(intstr.FromInt32(1)).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(name))))
 }
 
-func webhookDeployment(p operandParams) *appsv1.Deployment {
-	d := deployment(p, WebhookName, WebhookReplicas, p.args("webhook", p.componentArgs()))
-	spec := &d.Spec.Template.Spec
+func webhookDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguration {
+	d := deployment(p, WebhookComponentName, WebhookReplicas, p.args("webhook", p.componentArgs()))
+	spec := d.Spec.Template.Spec
 	c := &spec.Containers[0]
-	c.Ports = append([]corev1.ContainerPort{{Name: "webhook", ContainerPort: WebhookPort, Protocol: corev1.ProtocolTCP}}, c.Ports...)
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "serving-cert", MountPath: ServingCertDir, ReadOnly: true})
-	c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: WebhookDrainSeconds}}}
-	spec.TerminationGracePeriodSeconds = ptr.To[int64](WebhookTerminationGraceSeconds)
-	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "serving-cert", VolumeSource: corev1.VolumeSource{
-		Secret: &corev1.SecretVolumeSource{SecretName: WebhookServingSecretName},
-	}})
+	c.Ports = append([]corev1ac.ContainerPortApplyConfiguration{
+		*corev1ac.ContainerPort().WithName("webhook").WithContainerPort(WebhookPort).WithProtocol(corev1.ProtocolTCP),
+	}, c.Ports...)
+	c.WithVolumeMounts(corev1ac.VolumeMount().WithName("serving-cert").WithMountPath(ServingCertDir).WithReadOnly(true))
+	c.WithLifecycle(corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().WithSleep(corev1ac.SleepAction().WithSeconds(WebhookDrainSeconds))))
+	spec.WithTerminationGracePeriodSeconds(WebhookTerminationGraceSeconds)
+	spec.WithVolumes(corev1ac.Volume().WithName("serving-cert").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(WebhookServingSecretName)))
 	return d
 }
 
-func controllerDeployment(p operandParams) *appsv1.Deployment {
-	d := deployment(p, ControllerName, ControllerReplicas, p.args("controller", p.componentArgs()))
-	tmpl := &d.Spec.Template
+func controllerDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguration {
+	d := deployment(p, ControllerComponentName, ControllerReplicas, p.args("controller", p.componentArgs()))
+	tmpl := d.Spec.Template
 	if p.linkedHash != "" {
-		tmpl.Annotations[AnnotationLinkedObjectsHash] = p.linkedHash
+		tmpl.WithAnnotations(map[string]string{AnnotationLinkedObjectsHash: p.linkedHash})
 	}
-	mount := func(volume, configMap, dir string, items []corev1.KeyToPath) {
-		c := &tmpl.Spec.Containers[0]
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volume, MountPath: dir, ReadOnly: true})
-		tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{
-			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}, Items: items},
-		}})
+	mount := func(volume, configMap, dir string, items ...*corev1ac.KeyToPathApplyConfiguration) {
+		tmpl.Spec.Containers[0].WithVolumeMounts(corev1ac.VolumeMount().WithName(volume).WithMountPath(dir).WithReadOnly(true))
+		tmpl.Spec.WithVolumes(corev1ac.Volume().WithName(volume).WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(configMap).WithItems(items...)))
 	}
 	if p.caBundle {
-		mount("registry-ca", RegistryCABundleName, RegistryCADir, nil)
+		mount("registry-ca", RegistryCABundleName, RegistryCADir)
 	}
 	if p.registriesConf {
-		mount("registries-conf", RegistriesConfName, RegistriesConfDir, nil)
+		mount("registries-conf", RegistriesConfName, RegistriesConfDir)
 	}
 	if len(p.registryCerts) > 0 {
 		// certs.d layout: <host[:port]>/ca.crt for every key ("registry.example..5000").
-		items := make([]corev1.KeyToPath, 0, len(p.registryCerts))
+		items := make([]*corev1ac.KeyToPathApplyConfiguration, 0, len(p.registryCerts))
 		for _, k := range p.registryCerts {
 			host, _ := certsDirHost(k) // validated by lookupLinked
-			items = append(items, corev1.KeyToPath{Key: k, Path: host + "/ca.crt"})
+			items = append(items, corev1ac.KeyToPath().WithKey(k).WithPath(host+"/ca.crt"))
 		}
-		mount("registry-certs", RegistryCertsName, CertsDir, items)
+		mount("registry-certs", RegistryCertsName, CertsDir, items...)
 	}
 	return d
 }
 
 // deployment is the part the two components share: restricted security context, probes,
 // spreading over nodes, any architecture the (multi-arch) image supports.
-func deployment(p operandParams, name string, replicas int32, args []string) *appsv1.Deployment {
-	labels := ManagedLabels(name)
-	return &appsv1.Deployment{
-		ObjectMeta: objectMeta(p.namespace, name, name),
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(name)},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels:      maps.Clone(labels),
-					Annotations: map[string]string{"kubectl.kubernetes.io/default-container": componentOf(name)},
-				},
-				Spec: corev1.PodSpec{
-					ServiceAccountName: name,
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot:   ptr.To(true),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
-					Affinity: &corev1.Affinity{
-						NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-							NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
-								{Key: corev1.LabelOSStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}},
-								{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: v1beta1.SupportedArchitectures()},
-							}}},
-						}},
-						PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
-							Weight: 100,
-							PodAffinityTerm: corev1.PodAffinityTerm{
-								LabelSelector: &metav1.LabelSelector{MatchLabels: selectorLabels(name)},
-								TopologyKey:   corev1.LabelHostname,
-							},
-						}}},
-					},
-					Containers: []corev1.Container{{
-						Name:  componentOf(name),
-						Image: p.image,
-						Args:  args,
-						Env: append([]corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
-							FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
-						}}}, p.proxyEnv...),
-						Ports: []corev1.ContainerPort{
-							{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
-							{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP},
-						},
-						ReadinessProbe: &corev1.Probe{
-							ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("health")}},
-							PeriodSeconds: 5,
-						},
-						LivenessProbe: &corev1.Probe{
-							ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("health")}},
-							InitialDelaySeconds: 10,
-							PeriodSeconds:       10,
-						},
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
-							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
-						},
-						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptr.To(false),
-							ReadOnlyRootFilesystem:   ptr.To(true),
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-						},
-						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-						VolumeMounts:             []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
-					}},
-					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-				},
-			},
-		},
+func deployment(p operandParams, name string, replicas int32, args []string) *appsv1ac.DeploymentApplyConfiguration {
+	return appsv1ac.Deployment(name, p.namespace).
+		WithLabels(ManagedLabels(name)).WithOwnerReferences(p.owners()...).
+		WithSpec(appsv1ac.DeploymentSpec().
+			WithReplicas(replicas).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(name))).
+			WithTemplate(corev1ac.PodTemplateSpec().
+				WithLabels(ManagedLabels(name)).
+				WithAnnotations(map[string]string{"kubectl.kubernetes.io/default-container": componentOf(name)}).
+				WithSpec(corev1ac.PodSpec().
+					WithServiceAccountName(name).
+					WithSecurityContext(corev1ac.PodSecurityContext().
+						WithRunAsNonRoot(true).
+						WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
+					WithAffinity(componentAffinity(name)).
+					WithContainers(componentContainer(p, name, args)).
+					WithVolumes(corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource())))))
+}
+
+// componentAffinity keeps a component on Linux nodes of a supported architecture and spreads
+// its replicas over nodes.
+func componentAffinity(name string) *corev1ac.AffinityApplyConfiguration {
+	return corev1ac.Affinity().
+		WithNodeAffinity(corev1ac.NodeAffinity().WithRequiredDuringSchedulingIgnoredDuringExecution(
+			corev1ac.NodeSelector().WithNodeSelectorTerms(corev1ac.NodeSelectorTerm().WithMatchExpressions(
+				corev1ac.NodeSelectorRequirement().WithKey(corev1.LabelOSStable).WithOperator(corev1.NodeSelectorOpIn).WithValues("linux"),
+				corev1ac.NodeSelectorRequirement().WithKey(corev1.LabelArchStable).WithOperator(corev1.NodeSelectorOpIn).WithValues(v1beta1.SupportedArchitectures()...),
+			)))).
+		WithPodAntiAffinity(corev1ac.PodAntiAffinity().WithPreferredDuringSchedulingIgnoredDuringExecution(
+			corev1ac.WeightedPodAffinityTerm().WithWeight(100).WithPodAffinityTerm(corev1ac.PodAffinityTerm().
+				WithLabelSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(name))).
+				WithTopologyKey(corev1.LabelHostname))))
+}
+
+// componentContainer is a component's one container: restricted, probed, bounded.
+func componentContainer(p operandParams, name string, args []string) *corev1ac.ContainerApplyConfiguration {
+	env := []*corev1ac.EnvVarApplyConfiguration{corev1ac.EnvVar().WithName("POD_NAMESPACE").WithValueFrom(
+		corev1ac.EnvVarSource().WithFieldRef(corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath("metadata.namespace")))}
+	for _, e := range p.proxyEnv {
+		env = append(env, corev1ac.EnvVar().WithName(e.Name).WithValue(e.Value))
 	}
+	probe := func(path string) *corev1ac.ProbeApplyConfiguration {
+		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstr.FromString("health")))
+	}
+	return corev1ac.Container().
+		WithName(componentOf(name)).
+		WithImage(p.image).
+		WithArgs(args...).
+		WithEnv(env...).
+		WithPorts(
+			corev1ac.ContainerPort().WithName("metrics").WithContainerPort(MetricsPort).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName("health").WithContainerPort(HealthPort).WithProtocol(corev1.ProtocolTCP),
+		).
+		WithReadinessProbe(probe("/readyz").WithPeriodSeconds(5)).
+		WithLivenessProbe(probe("/healthz").WithInitialDelaySeconds(10).WithPeriodSeconds(10)).
+		WithResources(corev1ac.ResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")})).
+		WithSecurityContext(corev1ac.SecurityContext().
+			WithAllowPrivilegeEscalation(false).
+			WithReadOnlyRootFilesystem(true).
+			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL"))).
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
+		WithVolumeMounts(corev1ac.VolumeMount().WithName("tmp").WithMountPath("/tmp"))
 }
-
-// WebhookConfigurationParams is what the MutatingWebhookConfiguration depends on.
-type WebhookConfigurationParams struct {
-	// Name of the MutatingWebhookConfiguration.
-	Name string
-	// ServiceNamespace, ServiceName and ServicePort locate the webhook Service.
-	ServiceNamespace, ServiceName string
-	ServicePort                   int32
-	// NamespaceSelector is the ClusterPodPlacementConfig's selector (nil selects every namespace).
-	NamespaceSelector *metav1.LabelSelector
-	// CABundle verifies the webhook's serving certificate; nil when an external provider injects it.
-	CABundle []byte
-}
-
-// WebhookConfigurationFunc builds the MutatingWebhookConfiguration that registers the
-// scheduling-gate webhook (pkg/roles.MutatingWebhookConfiguration, shared with the simulator).
-type WebhookConfigurationFunc func(WebhookConfigurationParams) *admissionregistrationv1.MutatingWebhookConfiguration

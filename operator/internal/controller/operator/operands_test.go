@@ -17,12 +17,15 @@ limitations under the License.
 package operator
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +33,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
+	"github.com/archgate/archgate/operator/internal/webhook"
 )
 
 func params() operandParams {
@@ -99,8 +103,8 @@ func TestDeploymentsAreRestricted(t *testing.T) {
 		replicas int32
 		spec     corev1.PodSpec
 	}{
-		{WebhookName, 3, webhookDeployment(p).Spec.Template.Spec},
-		{ControllerName, 2, controllerDeployment(p).Spec.Template.Spec},
+		{WebhookComponentName, 3, typed[appsv1.Deployment](t, webhookDeployment(p)).Spec.Template.Spec},
+		{ControllerComponentName, 2, typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec},
 	} {
 		t.Run(d.name, func(t *testing.T) {
 			psc := d.spec.SecurityContext
@@ -117,17 +121,17 @@ func TestDeploymentsAreRestricted(t *testing.T) {
 			}
 		})
 	}
-	ctl := controllerDeployment(p)
+	ctl := typed[appsv1.Deployment](t, controllerDeployment(p))
 	if ctl.Spec.Template.Annotations[AnnotationLinkedObjectsHash] != "abc" {
 		t.Error("linked-objects hash missing on the controller's pod template")
 	}
-	if wh := webhookDeployment(p); wh.Spec.Template.Annotations[AnnotationLinkedObjectsHash] != "" {
+	if wh := typed[appsv1.Deployment](t, webhookDeployment(p)); wh.Spec.Template.Annotations[AnnotationLinkedObjectsHash] != "" {
 		t.Error("the webhook's pod template carries the linked-objects hash")
 	}
 }
 
 func TestControllerRoleIsLeastPrivilege(t *testing.T) {
-	rules := controllerClusterRole(params()).Rules
+	rules := typed[rbacv1.ClusterRole](t, controllerClusterRole(params())).Rules
 	got := map[string][]string{}
 	for _, r := range rules {
 		for _, g := range r.APIGroups {
@@ -151,7 +155,7 @@ func TestControllerRoleIsLeastPrivilege(t *testing.T) {
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{KnownImagesName}, Verbs: []string{"patch"}},
 	}
-	if diff := cmp.Diff(wantRole, controllerRole(params()).Rules); diff != "" {
+	if diff := cmp.Diff(wantRole, typed[rbacv1.Role](t, controllerRole(params())).Rules); diff != "" {
 		t.Errorf("controller Role (-want +got):\n%s", diff)
 	}
 }
@@ -163,28 +167,59 @@ func TestControllerPullSecretRole(t *testing.T) {
 		t.Error("pull-secret Role rendered without a global pull secret")
 	}
 	p.pullSecret = &types.NamespacedName{Namespace: "pull-ns", Name: "pull"}
-	role, binding := controllerPullSecretRole(p), controllerPullSecretRoleBinding(p)
+	role, binding := typed[rbacv1.Role](t, controllerPullSecretRole(p)), typed[rbacv1.RoleBinding](t, controllerPullSecretRoleBinding(p))
 	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"pull"}, Verbs: []string{"get", "list", "watch"}}}
 	if diff := cmp.Diff(want, role.Rules); diff != "" {
 		t.Errorf("pull-secret Role rules (-want +got):\n%s", diff)
 	}
 	if role.Namespace != "pull-ns" || binding.Namespace != "pull-ns" || binding.RoleRef.Name != role.Name ||
-		binding.Subjects[0].Name != ControllerName || binding.Subjects[0].Namespace != p.namespace {
+		binding.Subjects[0].Name != ControllerComponentName || binding.Subjects[0].Namespace != p.namespace {
 		t.Errorf("pull-secret Role %s/%s bound by %+v", role.Namespace, role.Name, binding)
 	}
 }
 
-func TestToApplyConfigurationDropsServerFields(t *testing.T) {
-	u, err := toApplyConfiguration(webhookDeployment(params()))
+// typed decodes an apply configuration into its API type, for assertions.
+func typed[T any](t *testing.T, ac any) *T {
+	t.Helper()
+	raw, err := json.Marshal(ac)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := u.Object["status"]; ok {
-		t.Error("status sent in the apply configuration")
+	out := new(T)
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatal(err)
 	}
-	tmpl := u.Object["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)
-	if _, ok := tmpl["creationTimestamp"]; ok {
-		t.Error("null creationTimestamp sent in the apply configuration")
+	return out
+}
+
+// TestApplyConfigurationsClaimOnlyWhatTheySet: what the operator applies holds no status, no
+// server-set metadata and no empty value it never meant to set (the typed-to-unstructured
+// conversion it replaced sent "strategy": {} and "creationTimestamp": null).
+func TestApplyConfigurationsClaimOnlyWhatTheySet(t *testing.T) {
+	mwc, err := mutatingWebhookApplyConfiguration(webhook.Configuration(webhook.ConfigurationOptions{
+		Name:         DefaultMutatingWebhookConfigurationName,
+		ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: "ns", Name: "svc"}},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ac := range map[string]any{
+		"webhook Deployment":           webhookDeployment(params()),
+		"controller Deployment":        controllerDeployment(params()),
+		"Service":                      webhookService(params()),
+		"MutatingWebhookConfiguration": mwc,
+	} {
+		raw, err := json.Marshal(ac)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The empty values set on purpose: an emptyDir volume and "every object" selector.
+		sent := strings.NewReplacer(`"emptyDir":{}`, "", `"objectSelector":{}`, "").Replace(string(raw))
+		for _, unwanted := range []string{`"status"`, `"creationTimestamp"`, `"strategy"`, `:{}`, `:null`, `"resourceVersion"`} {
+			if strings.Contains(sent, unwanted) {
+				t.Errorf("%s: the apply configuration holds %s: %s", name, unwanted, raw)
+			}
+		}
 	}
 }
 
@@ -193,7 +228,7 @@ func TestControllerDeploymentMountsRegistryConfiguration(t *testing.T) {
 	p.registriesConf = true
 	p.registryCerts = []string{"10.0.0.1..5000", "registry.example"}
 	p.proxyEnv = []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example:3128"}}
-	spec := controllerDeployment(p).Spec.Template.Spec
+	spec := typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec
 	volumes := map[string]*corev1.ConfigMapVolumeSource{}
 	for _, v := range spec.Volumes {
 		volumes[v.Name] = v.ConfigMap
@@ -212,7 +247,7 @@ func TestControllerDeploymentMountsRegistryConfiguration(t *testing.T) {
 	if mounts["registries-conf"] != RegistriesConfDir || mounts["registry-certs"] != CertsDir {
 		t.Errorf("mounts %v", mounts)
 	}
-	for _, d := range []*corev1.PodSpec{&spec, &webhookDeployment(p).Spec.Template.Spec} {
+	for _, d := range []*corev1.PodSpec{&spec, &typed[appsv1.Deployment](t, webhookDeployment(p)).Spec.Template.Spec} {
 		if !slices.Contains(d.Containers[0].Env, p.proxyEnv[0]) {
 			t.Errorf("container %s env %v lacks %v", d.Containers[0].Name, d.Containers[0].Env, p.proxyEnv[0])
 		}
@@ -264,7 +299,7 @@ func TestProxyEnv(t *testing.T) {
 // TestWebhookDrains: a terminating webhook replica keeps serving through endpoint propagation
 // (preStop sleep), and the grace period outlasts the sleep plus the server's shutdown.
 func TestWebhookDrains(t *testing.T) {
-	spec := webhookDeployment(params()).Spec.Template.Spec
+	spec := typed[appsv1.Deployment](t, webhookDeployment(params())).Spec.Template.Spec
 	lc := spec.Containers[0].Lifecycle
 	if lc == nil || lc.PreStop == nil || lc.PreStop.Sleep == nil || lc.PreStop.Sleep.Seconds != WebhookDrainSeconds {
 		t.Fatalf("webhook lifecycle %+v, want a preStop sleep of %ds", lc, WebhookDrainSeconds)
@@ -272,7 +307,7 @@ func TestWebhookDrains(t *testing.T) {
 	if g := spec.TerminationGracePeriodSeconds; g == nil || *g < WebhookDrainSeconds+10 {
 		t.Errorf("termination grace %v does not outlast the %ds drain by 10s", g, WebhookDrainSeconds)
 	}
-	if c := controllerDeployment(params()).Spec.Template.Spec.Containers[0]; c.Lifecycle != nil {
+	if c := typed[appsv1.Deployment](t, controllerDeployment(params())).Spec.Template.Spec.Containers[0]; c.Lifecycle != nil {
 		t.Errorf("the controller, which serves no admission call, got a preStop delay: %+v", c.Lifecycle)
 	}
 }

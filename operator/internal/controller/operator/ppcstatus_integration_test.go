@@ -61,9 +61,9 @@ func TestPodPlacementConfigStatus(t *testing.T) {
 
 	// The ClusterPodPlacementConfig losing its Available condition takes the configuration out
 	// of effect.
-	setDeploymentStatus(t, operator.WebhookName, 0)
+	setDeploymentStatus(t, operator.WebhookComponentName, 0)
 	wantPPC(t, first, v1beta1.ConditionInEffect, v1beta1.ReasonClusterConfigNotAvailable)
-	setDeploymentStatus(t, operator.WebhookName, operator.WebhookReplicas)
+	setDeploymentStatus(t, operator.WebhookComponentName, operator.WebhookReplicas)
 	wantPPC(t, first, v1beta1.ConditionInEffect, v1beta1.ReasonApplied)
 }
 

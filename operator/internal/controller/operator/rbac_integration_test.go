@@ -99,9 +99,9 @@ func TestLeastPrivilege(t *testing.T) {
 	})
 
 	const (
-		ctl = operator.ControllerName
+		ctl = operator.ControllerComponentName
 		op  = "archgate-operator"
-		wh  = operator.WebhookName
+		wh  = operator.WebhookComponentName
 		rb  = rbacv1.GroupName
 		adm = "admissionregistration.k8s.io"
 	)
@@ -134,8 +134,8 @@ func TestLeastPrivilege(t *testing.T) {
 		{sa: op, verb: "patch", resource: "clusterroles", group: rb, name: "cluster-admin", want: false},
 		{sa: op, verb: "update", resource: "clusterrolebindings", group: rb, name: "cluster-admin", want: false},
 		{sa: op, verb: "create", resource: "clusterroles", group: rb, want: false},
-		{sa: op, verb: "patch", resource: "clusterroles", group: rb, name: operator.ControllerName, want: true},
-		{sa: op, verb: "delete", resource: "clusterrolebindings", group: rb, name: operator.ControllerName, want: true},
+		{sa: op, verb: "patch", resource: "clusterroles", group: rb, name: operator.ControllerComponentName, want: true},
+		{sa: op, verb: "delete", resource: "clusterrolebindings", group: rb, name: operator.ControllerComponentName, want: true},
 		{sa: op, verb: "patch", resource: "roles", group: rb, namespace: "kube-system", name: "extension-apiserver-authentication-reader", want: false},
 		{sa: op, verb: "patch", resource: "rolebindings", group: rb, namespace: pullNS, name: operator.ControllerPullSecretRoleName, want: true},
 		{sa: op, verb: "create", resource: "rolebindings", group: rb, namespace: "team-a", want: false},
@@ -150,7 +150,7 @@ func TestLeastPrivilege(t *testing.T) {
 		{sa: op, verb: "delete", resource: "pods", namespace: "team-a", name: "p", want: false},
 		{sa: op, verb: "create", resource: "secrets", namespace: "team-a", want: false},
 		{sa: op, verb: "delete", resource: "deployments", group: "apps", namespace: "team-a", name: "d", want: false},
-		{sa: op, verb: "patch", resource: "deployments", group: "apps", namespace: testNamespace, name: operator.ControllerName, want: true},
+		{sa: op, verb: "patch", resource: "deployments", group: "apps", namespace: testNamespace, name: operator.ControllerComponentName, want: true},
 
 		// The webhook reads the placement configurations and the known-images ConfigMap, nothing else.
 		{sa: wh, verb: "list", resource: "podplacementconfigs", group: v1beta1.GroupName, want: true},

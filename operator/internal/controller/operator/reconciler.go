@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -109,8 +110,6 @@ type Options struct {
 	// MutatingWebhookConfigurationName names the MutatingWebhookConfiguration;
 	// DefaultMutatingWebhookConfigurationName when empty.
 	MutatingWebhookConfigurationName string
-	// WebhookConfiguration builds the MutatingWebhookConfiguration. Required.
-	WebhookConfiguration WebhookConfigurationFunc
 	// Args builds the components' command lines; DefaultArgs when nil.
 	Args ArgsFunc
 	// ReleaseWorkers and ReleasePassTimeout tune the release of gated pods on deletion.
@@ -151,9 +150,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MutatingWebhookConfigurationName == "" {
 		o.MutatingWebhookConfigurationName = DefaultMutatingWebhookConfigurationName
-	}
-	if o.WebhookConfiguration == nil {
-		return o, errors.New("operator reconciler: WebhookConfiguration is required")
 	}
 	if o.Args == nil {
 		o.Args = DefaultArgs
@@ -329,7 +325,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 
+	owner, err := ownerApplyConfiguration(cppc, r.scheme)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	s.params = operandParams{
+		owner:     owner,
 		namespace: r.opts.Namespace,
 		image:     r.opts.Image,
 		verbosity: cppc.Spec.LogVerbosity,
@@ -374,7 +375,7 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) error {
 	for _, d := range []struct {
 		name string
 		into *deploymentState
-	}{{WebhookName, &s.obs.webhook}, {ControllerName, &s.obs.controller}} {
+	}{{WebhookComponentName, &s.obs.webhook}, {ControllerComponentName, &s.obs.controller}} {
 		key := types.NamespacedName{Namespace: r.opts.Namespace, Name: d.name}
 		dep := &appsv1.Deployment{}
 		switch err := r.client.Get(ctx, key, dep); {
@@ -433,7 +434,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
 	before := s.cppc.DeepCopy()
 	s.obs.missing, s.obs.configured = s.linked.missing, s.linked.configured
 	setConditions(&s.cppc.Status, s.cppc.Generation, conditions(before.Status.Conditions, s.obs))
-	if equalStatus(before.Status, s.cppc.Status) {
+	if equality.Semantic.DeepEqual(before.Status, s.cppc.Status) {
 		return nil
 	}
 	if err := r.client.Status().Patch(ctx, s.cppc, client.MergeFrom(before)); err != nil {
@@ -443,18 +444,4 @@ func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil
-}
-
-func equalStatus(a, b v1beta1.ClusterPodPlacementConfigStatus) bool {
-	if a.ObservedGeneration != b.ObservedGeneration || len(a.Conditions) != len(b.Conditions) {
-		return false
-	}
-	for i := range a.Conditions {
-		x, y := a.Conditions[i], b.Conditions[i]
-		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message ||
-			x.ObservedGeneration != y.ObservedGeneration || !x.LastTransitionTime.Equal(&y.LastTransitionTime) {
-			return false
-		}
-	}
-	return true
 }

@@ -89,7 +89,7 @@ func TestRegistryConfiguration(t *testing.T) {
 		RegistryCertsConfigmapRef:  &v1beta1.NamespacedObjectReference{Namespace: ns, Name: certs.Name},
 	})
 
-	d := getDeployment(t, operator.ControllerName)
+	d := getDeployment(t, operator.ControllerComponentName)
 	spec := d.Spec.Template.Spec
 	for _, want := range []string{"--registries-conf=" + operator.RegistriesConfDir + "/registries.conf", "--certs-dir=" + operator.CertsDir} {
 		if !containsArg(spec.Containers[0].Args, want) {
@@ -121,7 +121,7 @@ func TestRegistryConfiguration(t *testing.T) {
 			t.Errorf("copy %s lacks the referenced content: %v", name, copied.Data)
 		}
 	}
-	for _, name := range []string{operator.WebhookName, operator.ControllerName} {
+	for _, name := range []string{operator.WebhookComponentName, operator.ControllerComponentName} {
 		env := getDeployment(t, name).Spec.Template.Spec.Containers[0].Env
 		for _, want := range testProxyEnv() {
 			if !slices.Contains(env, want) {
@@ -156,7 +156,7 @@ func TestRegistryConfiguration(t *testing.T) {
 				}
 			}
 			consistently(t, time.Second, "controller not rolled with the broken content", func() error {
-				if h := getDeployment(t, operator.ControllerName).Spec.Template.Annotations[operator.AnnotationLinkedObjectsHash]; h != goodHash {
+				if h := getDeployment(t, operator.ControllerComponentName).Spec.Template.Annotations[operator.AnnotationLinkedObjectsHash]; h != goodHash {
 					return fmt.Errorf("pod template hash %q, was %q", h, goodHash)
 				}
 				return nil

@@ -45,8 +45,8 @@ func TestRollout(t *testing.T) {
 	cppc := createCluster(t, v1beta1.ClusterPodPlacementConfigSpec{NamespaceSelector: selector})
 
 	// The components appear, the webhook registration does not: no Deployment is available.
-	wh := getDeployment(t, operator.WebhookName)
-	ctl := getDeployment(t, operator.ControllerName)
+	wh := getDeployment(t, operator.WebhookComponentName)
+	ctl := getDeployment(t, operator.ControllerComponentName)
 	wantCondition(t, v1beta1.ConditionProgressing, metav1.ConditionTrue, v1beta1.ReasonRollingOut)
 	wantCondition(t, v1beta1.ConditionAvailable, metav1.ConditionFalse, v1beta1.ReasonComponentsUnavailable)
 	wantCondition(t, v1beta1.ConditionDegraded, metav1.ConditionFalse, v1beta1.ReasonAsExpected)
@@ -66,8 +66,8 @@ func TestRollout(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{operator.WebhookName, wh.Spec.Template.Spec.Containers[0].Args, []string{"webhook", "--log-verbosity=Normal", "--cert-dir=" + operator.ServingCertDir, "--operator-namespace=" + testNamespace}},
-		{operator.ControllerName, ctl.Spec.Template.Spec.Containers[0].Args, []string{"controller", "--log-verbosity=Normal", "--leader-elect", "--operator-namespace=" + testNamespace}},
+		{operator.WebhookComponentName, wh.Spec.Template.Spec.Containers[0].Args, []string{"webhook", "--log-verbosity=Normal", "--cert-dir=" + operator.ServingCertDir, "--operator-namespace=" + testNamespace}},
+		{operator.ControllerComponentName, ctl.Spec.Template.Spec.Containers[0].Args, []string{"controller", "--log-verbosity=Normal", "--leader-elect", "--operator-namespace=" + testNamespace}},
 	} {
 		for _, w := range d.want {
 			if !containsArg(d.args, w) {
@@ -81,7 +81,7 @@ func TestRollout(t *testing.T) {
 	if v := wh.Spec.Template.Spec.Volumes; len(v) != 2 || v[1].Secret == nil || v[1].Secret.SecretName != operator.WebhookServingSecretName {
 		t.Errorf("webhook volumes %+v lack the serving certificate", v)
 	}
-	for _, d := range []string{operator.WebhookName, operator.ControllerName} {
+	for _, d := range []string{operator.WebhookComponentName, operator.ControllerComponentName} {
 		dep := getDeployment(t, d)
 		if len(dep.OwnerReferences) != 1 || dep.OwnerReferences[0].UID != cppc.UID || !*dep.OwnerReferences[0].Controller {
 			t.Errorf("Deployment %s owner references %+v, want the ClusterPodPlacementConfig", d, dep.OwnerReferences)
@@ -92,11 +92,11 @@ func TestRollout(t *testing.T) {
 	}
 
 	// One Deployment available is not enough.
-	setDeploymentStatus(t, operator.WebhookName, operator.WebhookReplicas)
+	setDeploymentStatus(t, operator.WebhookComponentName, operator.WebhookReplicas)
 	consistently(t, time.Second, "webhook registered with the controller unavailable", webhookNotRegistered)
 
 	// Both available: the webhook is registered, failing open, with the CR's selector.
-	setDeploymentStatus(t, operator.ControllerName, operator.ControllerReplicas)
+	setDeploymentStatus(t, operator.ControllerComponentName, operator.ControllerReplicas)
 	eventually(t, 30*time.Second, "webhook registered", webhookRegistered)
 	available := wantCondition(t, v1beta1.ConditionAvailable, metav1.ConditionTrue, v1beta1.ReasonAllComponentsReady)
 	wantCondition(t, v1beta1.ConditionProgressing, metav1.ConditionFalse, v1beta1.ReasonAsExpected)
@@ -109,17 +109,17 @@ func TestRollout(t *testing.T) {
 
 	// The creations happened step by step.
 	created.assertOrder(t,
-		[]string{"ServiceAccount/" + operator.WebhookName, "ServiceAccount/" + operator.ControllerName, "ClusterRole/" + operator.ControllerName,
-			"ClusterRoleBinding/" + operator.ControllerName, "Role/" + operator.ControllerName, "RoleBinding/" + operator.ControllerName},
-		[]string{"Service/" + operator.WebhookName, "Secret/" + operator.WebhookServingSecretName},
-		[]string{"PodDisruptionBudget/" + operator.WebhookName, "PodDisruptionBudget/" + operator.ControllerName, "Deployment/" + operator.WebhookName, "Deployment/" + operator.ControllerName},
+		[]string{"ServiceAccount/" + operator.WebhookComponentName, "ServiceAccount/" + operator.ControllerComponentName, "ClusterRole/" + operator.ControllerComponentName,
+			"ClusterRoleBinding/" + operator.ControllerComponentName, "Role/" + operator.ControllerComponentName, "RoleBinding/" + operator.ControllerComponentName},
+		[]string{"Service/" + operator.WebhookComponentName, "Secret/" + operator.WebhookServingSecretName},
+		[]string{"PodDisruptionBudget/" + operator.WebhookComponentName, "PodDisruptionBudget/" + operator.ControllerComponentName, "Deployment/" + operator.WebhookComponentName, "Deployment/" + operator.ControllerComponentName},
 		[]string{"MutatingWebhookConfiguration/" + operator.DefaultMutatingWebhookConfigurationName},
 	)
 
 	// logVerbosity reaches the components: new arguments, a new rollout.
 	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) { c.Spec.LogVerbosity = v1beta1.LogVerbosityTrace })
 	eventually(t, 30*time.Second, "verbosity in the arguments", func() error {
-		for _, name := range []string{operator.WebhookName, operator.ControllerName} {
+		for _, name := range []string{operator.WebhookComponentName, operator.ControllerComponentName} {
 			if args := getDeployment(t, name).Spec.Template.Spec.Containers[0].Args; !containsArg(args, "--log-verbosity=Trace") {
 				return fmt.Errorf("%s args %q", name, args)
 			}
@@ -127,8 +127,8 @@ func TestRollout(t *testing.T) {
 		return nil
 	})
 	wantCondition(t, v1beta1.ConditionProgressing, metav1.ConditionTrue, v1beta1.ReasonRollingOut)
-	setDeploymentStatus(t, operator.WebhookName, operator.WebhookReplicas)
-	setDeploymentStatus(t, operator.ControllerName, operator.ControllerReplicas)
+	setDeploymentStatus(t, operator.WebhookComponentName, operator.WebhookReplicas)
+	setDeploymentStatus(t, operator.ControllerComponentName, operator.ControllerReplicas)
 	wantCondition(t, v1beta1.ConditionProgressing, metav1.ConditionFalse, v1beta1.ReasonAsExpected)
 
 	// A new namespace selector reaches the registration.
@@ -146,24 +146,24 @@ func TestRollout(t *testing.T) {
 	})
 
 	// The controller loses its pods: fail open, Degraded says why; back: registered again.
-	setDeploymentStatus(t, operator.ControllerName, 0)
+	setDeploymentStatus(t, operator.ControllerComponentName, 0)
 	eventually(t, 30*time.Second, "webhook unregistered", webhookNotRegistered)
 	degraded := wantCondition(t, v1beta1.ConditionDegraded, metav1.ConditionTrue, v1beta1.ReasonWebhookUnregistered)
 	wantCondition(t, v1beta1.ConditionAvailable, metav1.ConditionFalse, v1beta1.ReasonComponentsUnavailable)
-	if !strings.Contains(degraded.Message, "Deployment "+testNamespace+"/"+operator.ControllerName+" has 0 of 2 replicas available") {
+	if !strings.Contains(degraded.Message, "Deployment "+testNamespace+"/"+operator.ControllerComponentName+" has 0 of 2 replicas available") {
 		t.Errorf("Degraded message does not name the Deployment: %q", degraded.Message)
 	}
-	setDeploymentStatus(t, operator.ControllerName, 1)
+	setDeploymentStatus(t, operator.ControllerComponentName, 1)
 	eventually(t, 30*time.Second, "webhook registered again", webhookRegistered)
 	wantCondition(t, v1beta1.ConditionDegraded, metav1.ConditionFalse, v1beta1.ReasonAsExpected)
 	wantCondition(t, v1beta1.ConditionAvailable, metav1.ConditionTrue, v1beta1.ReasonAllComponentsReady)
 
 	// Drift is repaired: a deleted component comes back.
-	if err := k8s.Delete(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: operator.ControllerName}}); err != nil {
+	if err := k8s.Delete(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: operator.ControllerComponentName}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "ServiceAccount recreated", func() error {
-		return k8s.Get(context.Background(), key(testNamespace, operator.ControllerName), &corev1.ServiceAccount{})
+		return k8s.Get(context.Background(), key(testNamespace, operator.ControllerComponentName), &corev1.ServiceAccount{})
 	})
 }
 
@@ -202,7 +202,7 @@ func assertWebhookConfiguration(t *testing.T, mwc *admissionregistrationv1.Mutat
 	if diff := cmp.Diff(selector.MatchLabels, w.NamespaceSelector.MatchLabels); diff != "" {
 		t.Errorf("namespaceSelector (-want +got):\n%s", diff)
 	}
-	if s := w.ClientConfig.Service; s == nil || s.Namespace != testNamespace || s.Name != operator.WebhookName {
+	if s := w.ClientConfig.Service; s == nil || s.Namespace != testNamespace || s.Name != operator.WebhookComponentName {
 		t.Errorf("clientConfig.service %+v", s)
 	}
 	secret := &corev1.Secret{}
@@ -217,7 +217,7 @@ func assertWebhookConfiguration(t *testing.T, mwc *admissionregistrationv1.Mutat
 	if !pool.AppendCertsFromPEM(w.ClientConfig.CABundle) {
 		t.Fatal("caBundle holds no certificate")
 	}
-	if _, err := leaf[0].Verify(x509.VerifyOptions{Roots: pool, DNSName: operator.WebhookName + "." + testNamespace + ".svc"}); err != nil {
+	if _, err := leaf[0].Verify(x509.VerifyOptions{Roots: pool, DNSName: operator.WebhookComponentName + "." + testNamespace + ".svc"}); err != nil {
 		t.Errorf("the webhook's serving certificate does not verify against the registered caBundle: %v", err)
 	}
 }

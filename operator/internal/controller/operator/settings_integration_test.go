@@ -40,7 +40,7 @@ func controllerSettings(t *testing.T) (v1beta1.ImageInspectionSettings, error) {
 	fs.ParseErrorsAllowlist.UnknownFlags = true
 	var got v1beta1.ImageInspectionSettings
 	settings.BindImageInspectionFlags(fs, &got)
-	args := getDeployment(t, operator.ControllerName).Spec.Template.Spec.Containers[0].Args
+	args := getDeployment(t, operator.ControllerComponentName).Spec.Template.Spec.Containers[0].Args
 	for _, flag := range []string{settings.FlagCacheSize, settings.FlagCacheTTL, settings.FlagInspectTimeout, settings.FlagMaxRetries} {
 		if argWithPrefix(args, "--"+flag+"=") == "" {
 			return got, fmt.Errorf("controller args %q lack --%s: the binary's default would decide", args, flag)
@@ -61,7 +61,7 @@ func TestImageInspectionSettingsReachTheController(t *testing.T) {
 	if diff := cmp.Diff(v1beta1.DefaultImageInspectionSettings(), got); diff != "" {
 		t.Errorf("controller settings without spec.imageInspection (-api defaults +deployment):\n%s", diff)
 	}
-	webhookGeneration := getDeployment(t, operator.WebhookName).Generation
+	webhookGeneration := getDeployment(t, operator.WebhookComponentName).Generation
 
 	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) {
 		c.Spec.ImageInspection = &v1beta1.ImageInspection{
@@ -81,7 +81,7 @@ func TestImageInspectionSettingsReachTheController(t *testing.T) {
 		return nil
 	})
 	wantCondition(t, v1beta1.ConditionProgressing, metav1.ConditionTrue, v1beta1.ReasonRollingOut)
-	if g := getDeployment(t, operator.WebhookName).Generation; g != webhookGeneration {
+	if g := getDeployment(t, operator.WebhookComponentName).Generation; g != webhookGeneration {
 		t.Errorf("the webhook Deployment changed (generation %d, was %d) for a controller setting", g, webhookGeneration)
 	}
 

@@ -30,16 +30,42 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
-func deploymentWith(replicas, generation, observed, updated, available int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Generation: int64(generation)},
+// deploymentBuilder builds test Deployments: generation 1, no status until set.
+type deploymentBuilder struct{ d *appsv1.Deployment }
+
+// newDeployment starts a Deployment that wants replicas pods.
+func newDeployment(replicas int32) *deploymentBuilder {
+	return &deploymentBuilder{d: &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Generation: 1},
 		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(replicas)},
-		Status: appsv1.DeploymentStatus{
-			ObservedGeneration: int64(observed), Replicas: replicas, UpdatedReplicas: updated,
-			AvailableReplicas: available, UnavailableReplicas: replicas - available, Conditions: conds,
-		},
-	}
+		Status:     appsv1.DeploymentStatus{Replicas: replicas, UnavailableReplicas: replicas},
+	}}
 }
+
+func (b *deploymentBuilder) generation(g int64) *deploymentBuilder { b.d.Generation = g; return b }
+
+// observed sets the generation the Deployment controller has seen.
+func (b *deploymentBuilder) observed(g int64) *deploymentBuilder {
+	b.d.Status.ObservedGeneration = g
+	return b
+}
+
+func (b *deploymentBuilder) updated(n int32) *deploymentBuilder {
+	b.d.Status.UpdatedReplicas = n
+	return b
+}
+
+func (b *deploymentBuilder) available(n int32) *deploymentBuilder {
+	b.d.Status.AvailableReplicas, b.d.Status.UnavailableReplicas = n, b.d.Status.Replicas-n
+	return b
+}
+
+func (b *deploymentBuilder) withConditions(c ...appsv1.DeploymentCondition) *deploymentBuilder {
+	b.d.Status.Conditions = c
+	return b
+}
+
+func (b *deploymentBuilder) build() *appsv1.Deployment { return b.d }
 
 func depCond(t appsv1.DeploymentConditionType, s corev1.ConditionStatus, reason string) appsv1.DeploymentCondition {
 	return appsv1.DeploymentCondition{Type: t, Status: s, Reason: reason, Message: "msg"}
@@ -54,19 +80,19 @@ func TestObserveDeployment(t *testing.T) {
 		wantFailure   string
 	}{
 		"missing":                         {d: nil},
-		"just created, no status":         {d: deploymentWith(3, 1, 0, 0, 0)},
-		"all replicas available":          {d: deploymentWith(3, 1, 1, 3, 3, availableTrue), wantAvailable: true, wantRolledOut: true},
-		"new generation not observed yet": {d: deploymentWith(3, 2, 1, 3, 3, availableTrue), wantAvailable: true},
-		"rolling: one replica updated":    {d: deploymentWith(3, 2, 2, 1, 3, availableTrue), wantAvailable: true},
+		"just created, no status":         {d: newDeployment(3).build()},
+		"all replicas available":          {d: newDeployment(3).observed(1).updated(3).available(3).withConditions(availableTrue).build(), wantAvailable: true, wantRolledOut: true},
+		"new generation not observed yet": {d: newDeployment(3).generation(2).observed(1).updated(3).available(3).withConditions(availableTrue).build(), wantAvailable: true},
+		"rolling: one replica updated":    {d: newDeployment(3).generation(2).observed(2).updated(1).available(3).withConditions(availableTrue).build(), wantAvailable: true},
 		"available condition without pods (stale)": {
-			d: deploymentWith(3, 1, 1, 3, 0, availableTrue),
+			d: newDeployment(3).observed(1).updated(3).withConditions(availableTrue).build(),
 		},
 		"deadline exceeded": {
-			d:           deploymentWith(2, 1, 1, 2, 0, depCond(appsv1.DeploymentProgressing, corev1.ConditionFalse, "ProgressDeadlineExceeded")),
+			d:           newDeployment(2).observed(1).updated(2).withConditions(depCond(appsv1.DeploymentProgressing, corev1.ConditionFalse, "ProgressDeadlineExceeded")).build(),
 			wantFailure: "ProgressDeadlineExceeded: msg",
 		},
 		"replica failure": {
-			d:           deploymentWith(2, 1, 1, 0, 0, depCond(appsv1.DeploymentReplicaFailure, corev1.ConditionTrue, "FailedCreate")),
+			d:           newDeployment(2).observed(1).withConditions(depCond(appsv1.DeploymentReplicaFailure, corev1.ConditionTrue, "FailedCreate")).build(),
 			wantFailure: "FailedCreate: msg",
 		},
 	}

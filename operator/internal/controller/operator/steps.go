@@ -22,20 +22,27 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
+	"github.com/archgate/archgate/operator/internal/webhook"
 )
 
 // checkLinkedObjects resolves globalPullSecretRef and caBundleConfigmapRef; the rollout waits
@@ -62,17 +69,17 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 // ConfigMap, and removes the pull-secret Role of a previous globalPullSecretRef.
 func (r *Reconciler) applyIdentity(ctx context.Context, s *scope) (string, error) {
 	p := s.params
-	objs := []client.Object{
-		serviceAccount(p, WebhookName),
-		serviceAccount(p, ControllerName),
+	objs := []namedApplyConfiguration{
+		serviceAccount(p, WebhookComponentName),
+		serviceAccount(p, ControllerComponentName),
 		controllerClusterRole(p),
-		clusterRoleBinding(p, ControllerName),
+		clusterRoleBinding(p, ControllerComponentName),
 		controllerRole(p),
-		roleBinding(p, ControllerName),
+		roleBinding(p, ControllerComponentName),
 		webhookClusterRole(p),
-		clusterRoleBinding(p, WebhookName),
+		clusterRoleBinding(p, WebhookComponentName),
 		webhookRole(p),
-		roleBinding(p, WebhookName),
+		roleBinding(p, WebhookComponentName),
 		knownImagesConfigMap(p),
 	}
 	keep := ""
@@ -81,7 +88,7 @@ func (r *Reconciler) applyIdentity(ctx context.Context, s *scope) (string, error
 		objs = append(objs, controllerPullSecretRole(p), controllerPullSecretRoleBinding(p))
 	}
 	for _, obj := range objs {
-		if err := apply(ctx, r.client, r.scheme, s.cppc, obj); err != nil {
+		if err := apply(ctx, r.client, obj); err != nil {
 			return "", err
 		}
 	}
@@ -115,13 +122,13 @@ func (r *Reconciler) prunePullSecretRBAC(ctx context.Context, keep string) error
 // by the configured provider) and copies the registry CA bundle next to the controller.
 func (r *Reconciler) applyServing(ctx context.Context, s *scope) (string, error) {
 	p := s.params
-	if err := apply(ctx, r.client, r.scheme, s.cppc, webhookService(p)); err != nil {
+	if err := apply(ctx, r.client, webhookService(p)); err != nil {
 		return "", err
 	}
 	if err := r.syncRegistryCABundle(ctx, s); err != nil {
 		return "", err
 	}
-	dnsNames := certs.ServiceDNSNames(r.opts.Namespace, WebhookName)
+	dnsNames := certs.ServiceDNSNames(r.opts.Namespace, WebhookComponentName)
 	switch r.opts.CertProvider {
 	case certs.ProviderSelfSigned:
 		ca, err := r.opts.Certs.EnsureCA(ctx)
@@ -142,12 +149,11 @@ func (r *Reconciler) applyServing(ctx context.Context, s *scope) (string, error)
 		s.requeueIn(time.Until(earliest(renewAt, ca.RenewAt)))
 		return "", nil
 	case certs.ProviderCertManager:
-		for _, obj := range []client.Object{
+		for _, u := range []*unstructured.Unstructured{
 			certs.CertManagerIssuer(r.opts.Namespace, certs.DefaultIssuerName),
 			certs.CertManagerCertificate(r.opts.Namespace, WebhookCertificateName, WebhookServingSecretName, certs.DefaultIssuerName, dnsNames),
 		} {
-			u := obj
-			if err := apply(ctx, r.client, r.scheme, ownerFor(u, s), u); err != nil {
+			if err := applyUnstructured(ctx, r.client, r.scheme, ownerFor(u, s), u); err != nil {
 				return "", fmt.Errorf("%w (is cert-manager installed?)", err)
 			}
 		}
@@ -195,7 +201,7 @@ func (r *Reconciler) syncRegistryCABundle(ctx context.Context, s *scope) error {
 			}
 			continue
 		}
-		if err := apply(ctx, r.uncached, r.scheme, s.cppc, linkedCopy(s.params, c.name, c.data)); err != nil {
+		if err := apply(ctx, r.uncached, linkedCopy(s.params, c.name, c.data)); err != nil {
 			return err
 		}
 	}
@@ -215,18 +221,23 @@ func dataIf(ok bool, data map[string]string) map[string]string {
 // keeps the webhook registered.
 func (r *Reconciler) applyDeployments(ctx context.Context, s *scope) (string, error) {
 	p := s.params
-	for _, obj := range []client.Object{podDisruptionBudget(p, WebhookName), podDisruptionBudget(p, ControllerName)} {
-		if err := apply(ctx, r.client, r.scheme, s.cppc, obj); err != nil {
+	for _, pdb := range []namedApplyConfiguration{podDisruptionBudget(p, WebhookComponentName), podDisruptionBudget(p, ControllerComponentName)} {
+		if err := apply(ctx, r.client, pdb); err != nil {
 			return "", err
 		}
 	}
-	wh, ctl := webhookDeployment(p), controllerDeployment(p)
-	if err := apply(ctx, r.client, r.scheme, s.cppc, wh); err != nil {
-		return "", err
+	var applied []*appsv1.Deployment
+	for _, ac := range []*appsv1ac.DeploymentApplyConfiguration{webhookDeployment(p), controllerDeployment(p)} {
+		if err := apply(ctx, r.client, ac); err != nil {
+			return "", err
+		}
+		d, err := appliedDeployment(ac)
+		if err != nil {
+			return "", err
+		}
+		applied = append(applied, d)
 	}
-	if err := apply(ctx, r.client, r.scheme, s.cppc, ctl); err != nil {
-		return "", err
-	}
+	wh, ctl := applied[0], applied[1]
 	s.obs.webhook = observeDeployment(describeKey(wh), wh)
 	s.obs.controller = observeDeployment(describeKey(ctl), ctl)
 	var waiting []string
@@ -236,7 +247,7 @@ func (r *Reconciler) applyDeployments(ctx context.Context, s *scope) (string, er
 		}
 	}
 	if len(waiting) > 0 {
-		return joinWaiting(waiting), nil
+		return strings.Join(waiting, "; "), nil
 	}
 	return "", nil
 }
@@ -244,22 +255,27 @@ func (r *Reconciler) applyDeployments(ctx context.Context, s *scope) (string, er
 // registerWebhook applies the MutatingWebhookConfiguration; it runs only once both
 // Deployments are Available.
 func (r *Reconciler) registerWebhook(ctx context.Context, s *scope) (string, error) {
-	mwc := r.opts.WebhookConfiguration(WebhookConfigurationParams{
-		Name:              r.opts.MutatingWebhookConfigurationName,
-		ServiceNamespace:  r.opts.Namespace,
-		ServiceName:       WebhookName,
-		ServicePort:       443,
-		NamespaceSelector: s.cppc.Spec.NamespaceSelector,
+	mwc := webhook.Configuration(webhook.ConfigurationOptions{
+		Name: r.opts.MutatingWebhookConfigurationName,
+		ClientConfig: admissionregistrationv1.WebhookClientConfig{
+			Service: &admissionregistrationv1.ServiceReference{Namespace: r.opts.Namespace, Name: WebhookComponentName, Port: ptr.To[int32](443)},
+		},
 		CABundle:          s.caBundle,
+		NamespaceSelector: s.cppc.Spec.NamespaceSelector,
+		OperatorNamespace: r.opts.Namespace,
 	})
-	mwc.Labels = maps.Clone(ManagedLabels(WebhookName))
+	mwc.Labels = maps.Clone(ManagedLabels(WebhookComponentName))
 	if a := certs.WebhookConfigurationAnnotations(r.opts.CertProvider, r.opts.Namespace+"/"+WebhookCertificateName); a != nil {
 		if mwc.Annotations == nil {
 			mwc.Annotations = map[string]string{}
 		}
 		maps.Copy(mwc.Annotations, a)
 	}
-	if err := apply(ctx, r.client, r.scheme, s.cppc, mwc); err != nil {
+	ac, err := mutatingWebhookApplyConfiguration(mwc)
+	if err != nil {
+		return "", err
+	}
+	if err := apply(ctx, r.client, ac.WithOwnerReferences(s.params.owners()...)); err != nil {
 		return "", err
 	}
 	s.obs.registered = true
@@ -273,14 +289,6 @@ func ownerReference(cppc *v1beta1.ClusterPodPlacementConfig, scheme *runtime.Sch
 		return nil, err
 	}
 	return probe.OwnerReferences, nil
-}
-
-func joinWaiting(items []string) string {
-	out := items[0]
-	for _, i := range items[1:] {
-		out += "; " + i
-	}
-	return out
 }
 
 func earliest(a, b time.Time) time.Time {

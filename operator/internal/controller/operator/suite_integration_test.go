@@ -351,10 +351,10 @@ func setDeploymentStatus(t *testing.T, name string, available int32) {
 func install(t *testing.T, spec v1beta1.ClusterPodPlacementConfigSpec) {
 	t.Helper()
 	createCluster(t, spec)
-	getDeployment(t, operator.WebhookName)
-	getDeployment(t, operator.ControllerName)
-	setDeploymentStatus(t, operator.WebhookName, operator.WebhookReplicas)
-	setDeploymentStatus(t, operator.ControllerName, operator.ControllerReplicas)
+	getDeployment(t, operator.WebhookComponentName)
+	getDeployment(t, operator.ControllerComponentName)
+	setDeploymentStatus(t, operator.WebhookComponentName, operator.WebhookReplicas)
+	setDeploymentStatus(t, operator.ControllerComponentName, operator.ControllerReplicas)
 	wantCondition(t, v1beta1.ConditionAvailable, metav1.ConditionTrue, v1beta1.ReasonAllComponentsReady)
 }
 

@@ -18,7 +18,6 @@ package operator
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -26,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -125,9 +126,7 @@ func (w *WebhookTLS) Start(ctx context.Context) error {
 // external provider handles renewal).
 func (w *WebhookTLS) Ensure(ctx context.Context) (time.Duration, error) {
 	o := w.opts
-	vwc := &unstructured.Unstructured{}
-	vwc.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"))
-	vwc.SetName(o.ValidatingWebhookConfigurationName)
+	vwc := admissionregistrationv1ac.ValidatingWebhookConfiguration(o.ValidatingWebhookConfigurationName)
 	switch o.Provider {
 	case certs.ProviderSelfSigned:
 		ca, err := o.Certs.EnsureCA(ctx)
@@ -142,15 +141,12 @@ func (w *WebhookTLS) Ensure(ctx context.Context) (time.Duration, error) {
 		if err := w.c.Get(ctx, types.NamespacedName{Name: o.ValidatingWebhookConfigurationName}, current); err != nil {
 			return 0, fmt.Errorf("reading ValidatingWebhookConfiguration %s (part of the installation manifests): %w", o.ValidatingWebhookConfigurationName, err)
 		}
-		webhooks := make([]any, 0, len(current.Webhooks))
+		// Only the CA bundle of each webhook is the operator's; the rest is the manifests'.
 		for _, wh := range current.Webhooks {
-			webhooks = append(webhooks, map[string]any{
-				"name":         wh.Name,
-				"clientConfig": map[string]any{"caBundle": base64.StdEncoding.EncodeToString(ca.Bundle)},
-			})
+			vwc.WithWebhooks(admissionregistrationv1ac.ValidatingWebhook().WithName(wh.Name).
+				WithClientConfig(admissionregistrationv1ac.WebhookClientConfig().WithCABundle(ca.Bundle...)))
 		}
-		vwc.Object["webhooks"] = webhooks
-		if err := apply(ctx, w.c, w.scheme, nil, vwc); err != nil {
+		if err := apply(ctx, w.c, vwc); err != nil {
 			return 0, err
 		}
 		return time.Until(earliest(renewAt, ca.RenewAt)), nil
@@ -160,22 +156,17 @@ func (w *WebhookTLS) Ensure(ctx context.Context) (time.Duration, error) {
 			certs.CertManagerCertificate(o.Namespace, OperatorCertificateName, o.SecretName, certs.DefaultIssuerName,
 				certs.ServiceDNSNames(o.Namespace, o.ServiceName)),
 		} {
-			if err := apply(ctx, w.c, w.scheme, nil, obj); err != nil {
+			if err := applyUnstructured(ctx, w.c, w.scheme, nil, obj); err != nil {
 				return 0, fmt.Errorf("%w (is cert-manager installed?)", err)
 			}
 		}
-		vwc.SetAnnotations(certs.WebhookConfigurationAnnotations(o.Provider, o.Namespace+"/"+OperatorCertificateName))
+		vwc.WithAnnotations(certs.WebhookConfigurationAnnotations(o.Provider, o.Namespace+"/"+OperatorCertificateName))
 	case certs.ProviderServiceCA:
-		svc := &unstructured.Unstructured{}
-		svc.SetAPIVersion("v1")
-		svc.SetKind("Service")
-		svc.SetNamespace(o.Namespace)
-		svc.SetName(o.ServiceName)
-		svc.SetAnnotations(certs.ServiceAnnotations(o.Provider, o.SecretName))
-		if err := apply(ctx, w.c, w.scheme, nil, svc); err != nil {
+		svc := corev1ac.Service(o.ServiceName, o.Namespace).WithAnnotations(certs.ServiceAnnotations(o.Provider, o.SecretName))
+		if err := apply(ctx, w.c, svc); err != nil {
 			return 0, err
 		}
-		vwc.SetAnnotations(certs.WebhookConfigurationAnnotations(o.Provider, ""))
+		vwc.WithAnnotations(certs.WebhookConfigurationAnnotations(o.Provider, ""))
 	}
-	return 0, apply(ctx, w.c, w.scheme, nil, vwc)
+	return 0, apply(ctx, w.c, vwc)
 }

@@ -24,14 +24,14 @@ import (
 	"github.com/archgate/archgate/operator/internal/placement"
 )
 
-// imageResult is the inspection of one image of a pod.
-type imageResult struct {
+// ImageResult is the successful inspection of one image of a pod.
+type ImageResult struct {
 	Image  string
 	Result inspect.Result
 }
 
-// architectures returns what placement needs of the results.
-func architectures(results []imageResult) []placement.ImageArchitectures {
+// Architectures returns what placement needs of the results.
+func Architectures(results []ImageResult) []placement.ImageArchitectures {
 	out := make([]placement.ImageArchitectures, len(results))
 	for i, r := range results {
 		out[i] = placement.ImageArchitectures{Architectures: r.Result.Architectures, AnyArchitecture: r.Result.AnyArchitecture}
@@ -41,7 +41,7 @@ func architectures(results []imageResult) []placement.ImageArchitectures {
 
 // describeArchitectures lists each image with its architectures, for the no-common-architecture
 // Event: "a:1 [amd64], b:2 [arm64 s390x]".
-func describeArchitectures(results []imageResult) string {
+func describeArchitectures(results []ImageResult) string {
 	parts := make([]string, 0, len(results))
 	for _, r := range results {
 		archs := "any"

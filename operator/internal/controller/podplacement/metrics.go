@@ -170,7 +170,7 @@ func (c *gatedCollector) Collect(ch chan<- prometheus.Metric) {
 	n, oldest := 0, 0.0
 	t := now()
 	for i := range pods.Items {
-		if !hasGate(&pods.Items[i]) {
+		if !v1beta1.HasSchedulingGate(&pods.Items[i].Spec) {
 			continue
 		}
 		n++

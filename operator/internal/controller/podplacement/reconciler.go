@@ -38,7 +38,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,8 +55,8 @@ import (
 
 // Names of the controllers, as they appear in controller-runtime's logs and metrics.
 const (
-	ControllerName       = "podplacement"
-	PullSecretController = "global-pull-secret"
+	PodControllerName        = "podplacement"
+	PullSecretControllerName = "global-pull-secret"
 	// EventRecorderName is the reportingController of the Events the controller records.
 	EventRecorderName = "archgate-pod-placement"
 )
@@ -202,24 +201,23 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.bind(c, apiReader, mgr.GetCache(), recorder)
 
-	// Several instances may run in one process (the simulator restarts the controller): the
-	// controller names need not be unique there.
-	skip := ptr.To(true)
+	// Controller-name uniqueness follows the manager's options (relaxed only for a component
+	// restarted in one process, see roles.Common.Restartable).
 	if r.opts.GlobalPullSecret != nil {
 		if err := ctrl.NewControllerManagedBy(mgr).
-			Named(PullSecretController).
+			Named(PullSecretControllerName).
 			For(&corev1.Secret{}).
-			WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: skip}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 			Complete(r.global); err != nil {
-			return fmt.Errorf("setting up the %s controller: %w", PullSecretController, err)
+			return fmt.Errorf("setting up the %s controller: %w", PullSecretControllerName, err)
 		}
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
+		Named(PodControllerName).
 		Watches(&corev1.Pod{}, podEventHandler{forget: r.retries.Forget}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Workers, SkipNameValidation: skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Workers}).
 		Complete(r); err != nil {
-		return fmt.Errorf("setting up the %s controller: %w", ControllerName, err)
+		return fmt.Errorf("setting up the %s controller: %w", PodControllerName, err)
 	}
 	return nil
 }
@@ -247,13 +245,13 @@ var _ handler.EventHandler = podEventHandler{}
 var enqueue = &handler.EnqueueRequestForObject{}
 
 func (h podEventHandler) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if pod, ok := e.Object.(*corev1.Pod); ok && hasGate(pod) {
+	if pod, ok := e.Object.(*corev1.Pod); ok && v1beta1.HasSchedulingGate(&pod.Spec) {
 		enqueue.Create(ctx, e, q)
 	}
 }
 
 func (h podEventHandler) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if pod, ok := e.ObjectNew.(*corev1.Pod); ok && hasGate(pod) {
+	if pod, ok := e.ObjectNew.(*corev1.Pod); ok && v1beta1.HasSchedulingGate(&pod.Spec) {
 		enqueue.Update(ctx, e, q)
 	}
 }
@@ -281,7 +279,7 @@ type scope struct {
 	images  []string
 	keyring *credentials.Keyring
 	// results holds the successful inspections, failures the failed ones (by image).
-	results  []imageResult
+	results  []ImageResult
 	failures []*inspect.Error
 	// outcome is set when the pod is to be written; annotations and events go with it.
 	outcome     placement.Outcome
@@ -302,7 +300,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.client.Get(ctx, req.NamespacedName, pod); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !hasGate(pod) || pod.DeletionTimestamp != nil {
+	if !v1beta1.HasSchedulingGate(&pod.Spec) || pod.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
 	// A pod event before the next attempt is due must not inspect early: that is not backoff.
@@ -351,19 +349,9 @@ func (r *Reconciler) collectImages(_ context.Context, s *scope) error {
 
 // loadCredentials builds the keyring of the pod: its imagePullSecrets, then the global pull secret.
 func (r *Reconciler) loadCredentials(ctx context.Context, s *scope) error {
-	var global *credentials.Config
-	if r.global != nil {
-		var err error
-		if global, err = r.global.Config(ctx); err != nil {
-			return err
-		}
-	}
-	podCfgs, err := r.secrets.Configs(ctx, s.pod, s.log)
-	if err != nil {
-		return err
-	}
-	s.keyring = credentials.NewKeyring(global, podCfgs...)
-	return nil
+	keyring, err := loadKeyring(ctx, r.global, r.secrets, s.pod, s.log)
+	s.keyring = keyring
+	return err
 }
 
 // inspectImages inspects the pod's images concurrently (bounded) within one deadline.
@@ -397,7 +385,7 @@ func (r *Reconciler) inspectImages(ctx context.Context, s *scope) error {
 	}
 	for i, img := range s.images {
 		if errs[i] == nil {
-			s.results = append(s.results, imageResult{Image: img, Result: results[i]})
+			s.results = append(s.results, ImageResult{Image: img, Result: results[i]})
 			continue
 		}
 		var ie *inspect.Error
@@ -475,7 +463,7 @@ func (r *Reconciler) place(ctx context.Context, s *scope) error {
 	if err := r.client.List(ctx, configs, client.InNamespace(s.pod.Namespace), client.UnsafeDisableDeepCopy); err != nil && !meta.IsNoMatchError(err) {
 		return fmt.Errorf("listing PodPlacementConfigs: %w", err)
 	}
-	d := placement.Decide(s.updated, architectures(s.results), configs.Items, s.cluster)
+	d := placement.Decide(s.updated, Architectures(s.results), configs.Items, s.cluster)
 	s.outcome = d.Outcome
 	maps.Copy(s.annotations, d.Annotations())
 	if d.NoCommonArchitecture {
@@ -532,34 +520,6 @@ func (r *Reconciler) commit(ctx context.Context, s *scope) (reconcile.Result, er
 	s.log.V(1).Info("Scheduling gate removed", "outcome", s.outcome,
 		"architectures", s.annotations[v1beta1.AnnotationArchitectures], "images", len(s.images))
 	return reconcile.Result{}, nil
-}
-
-// hasGate reports whether the pod carries the archgate scheduling gate.
-func hasGate(pod *corev1.Pod) bool {
-	return slices.ContainsFunc(pod.Spec.SchedulingGates, isOurGate)
-}
-
-func isOurGate(g corev1.PodSchedulingGate) bool { return g.Name == v1beta1.SchedulingGateName }
-
-// ungate removes the archgate scheduling gate from pod (other gates stay, in order), marks the
-// pod ungated and records the outcome and the given annotations.
-func ungate(pod *corev1.Pod, outcome placement.Outcome, annotations map[string]string) {
-	gates := slices.DeleteFunc(slices.Clone(pod.Spec.SchedulingGates), isOurGate)
-	if len(gates) == 0 {
-		gates = nil
-	}
-	pod.Spec.SchedulingGates = gates
-	if pod.Labels == nil {
-		pod.Labels = map[string]string{}
-	}
-	pod.Labels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueRemoved
-	pod.Labels[v1beta1.LabelPlacement] = outcome.LabelValue()
-	if len(annotations) > 0 && pod.Annotations == nil {
-		pod.Annotations = map[string]string{}
-	}
-	for k, v := range annotations {
-		pod.Annotations[k] = v
-	}
 }
 
 // failureSummary lists "reason image" per failure, for logs.

@@ -252,6 +252,21 @@ func (b *podBuilder) withPullSecrets(names ...string) *podBuilder {
 	return b
 }
 
+// inNamespace moves the pod to namespace ns.
+func (b *podBuilder) inNamespace(ns string) *podBuilder { b.pod.Namespace = ns; return b }
+
+// withLabels replaces the pod's labels (the gated label included) by the key/value pairs kv.
+func (b *podBuilder) withLabels(kv ...string) *podBuilder {
+	b.pod.Labels = nil
+	for i := 0; i+1 < len(kv); i += 2 {
+		if b.pod.Labels == nil {
+			b.pod.Labels = map[string]string{}
+		}
+		b.pod.Labels[kv[i]] = kv[i+1]
+	}
+	return b
+}
+
 func (b *podBuilder) build() *corev1.Pod { return b.pod }
 
 func archTerm(archs ...string) corev1.NodeSelectorRequirement {

@@ -182,6 +182,37 @@ func (p *podSecrets) Forget(pod *corev1.Pod) {
 	}
 }
 
+// LoadKeyring reads the credentials the controller inspects the pod's images with — its
+// imagePullSecrets, then the global pull secret (global nil: none) — straight from reader,
+// without the controller's caches but through the same code. `archgate explain` uses it so that
+// it inspects with exactly the controller's credentials; log receives what the controller logs
+// about secrets it skips.
+func LoadKeyring(ctx context.Context, reader client.Reader, pod *corev1.Pod, global *types.NamespacedName, log logr.Logger) (*credentials.Keyring, error) {
+	var g *globalPullSecret
+	if global != nil {
+		g = &globalPullSecret{key: *global, reader: reader}
+	}
+	secrets := newPodSecrets(reader, max(len(pod.Spec.ImagePullSecrets), 1), time.Minute)
+	return loadKeyring(logf.IntoContext(ctx, log), g, secrets, pod, log)
+}
+
+// loadKeyring builds the keyring of the pod: its imagePullSecrets, then the global pull secret
+// (global nil: none).
+func loadKeyring(ctx context.Context, global *globalPullSecret, secrets *podSecrets, pod *corev1.Pod, log logr.Logger) (*credentials.Keyring, error) {
+	var cfg *credentials.Config
+	if global != nil {
+		var err error
+		if cfg, err = global.Config(ctx); err != nil {
+			return nil, err
+		}
+	}
+	podCfgs, err := secrets.Configs(ctx, pod, log)
+	if err != nil {
+		return nil, err
+	}
+	return credentials.NewKeyring(cfg, podCfgs...), nil
+}
+
 // quietContext is ctx without its logger, for reading Secrets: client-go's REST client logs
 // response bodies (the secret's data) through the context's logger at V(8), and no log
 // verbosity may ever write credentials. The error is returned and logged by the caller.

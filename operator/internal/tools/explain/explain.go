@@ -27,16 +27,19 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/placement"
@@ -56,6 +59,9 @@ type Facts struct {
 	OperatorNamespace string
 	// Configs are the PodPlacementConfigs that apply to the pod, highest priority first.
 	Configs []*v1beta1.PodPlacementConfig
+	// ConfigsErr names the PodPlacementConfigs left out because their label selector is
+	// invalid (the controller ignores them too).
+	ConfigsErr error
 	// Images are the pod's containers and what inspection found, in pod order.
 	Images []Image
 	// Inspected is false when inspection was not attempted (disabled).
@@ -113,7 +119,7 @@ func Gather(ctx context.Context, c client.Reader, key types.NamespacedName, opts
 	}
 	configs := &v1beta1.PodPlacementConfigList{}
 	if err := c.List(ctx, configs, client.InNamespace(key.Namespace)); err == nil {
-		f.Configs, _ = placement.SelectConfigs(f.Pod, configs.Items)
+		f.Configs, f.ConfigsErr = placement.SelectConfigs(f.Pod, configs.Items)
 	}
 	events := &corev1.EventList{}
 	if err := c.List(ctx, events, client.InNamespace(key.Namespace), client.MatchingFields{"involvedObject.name": key.Name}); err == nil {
@@ -143,8 +149,10 @@ func eventTime(e corev1.Event) time.Time {
 	return e.CreationTimestamp.Time
 }
 
-// inspectImages inspects every image concurrently with the credentials the pod placement
-// controller would use, and returns a note about credentials it could not read.
+// inspectImages inspects the pod's images as the pod placement controller does — the same
+// image references (placement.PodImages: trimmed, de-duplicated) with the same credentials
+// (podplacement.LoadKeyring) — and returns what the controller would have logged about the
+// credentials, if anything.
 func inspectImages(ctx context.Context, c client.Reader, f *Facts, opts Options) string {
 	timeout := opts.Timeout
 	if timeout <= 0 {
@@ -153,81 +161,61 @@ func inspectImages(ctx context.Context, c client.Reader, f *Facts, opts Options)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	var notes []error
-	var global *corev1.Secret
-	if f.Cluster != nil && f.Cluster.Spec.GlobalPullSecretRef != nil {
-		ref := f.Cluster.Spec.GlobalPullSecretRef
-		ns := ref.Namespace
-		if ns == "" {
-			ns = opts.OperatorNamespace
-		}
-		s := &corev1.Secret{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, s); err != nil {
-			notes = append(notes, fmt.Errorf("global pull secret %s/%s: %w", ns, ref.Name, err))
-		} else {
-			global = s
-		}
+	var notes []string
+	// The controller's own log lines about the secrets it skips are the note.
+	log := funcr.New(func(_, args string) { notes = append(notes, args) }, funcr.Options{Verbosity: 1})
+	var global *types.NamespacedName
+	if f.Cluster != nil {
+		global = f.Cluster.Spec.GlobalPullSecretRef.NamespacedName(opts.OperatorNamespace)
 	}
-	var podSecrets []*corev1.Secret
-	for _, ref := range f.Pod.Spec.ImagePullSecrets {
-		s := &corev1.Secret{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: f.Pod.Namespace, Name: ref.Name}, s); err != nil {
-			if !apierrors.IsNotFound(err) {
-				notes = append(notes, fmt.Errorf("imagePullSecret %s: %w", ref.Name, err))
-			}
-			continue
-		}
-		podSecrets = append(podSecrets, s)
-	}
-	keyring, err := credentials.KeyringFromSecrets(global, podSecrets)
+	keyring, err := podplacement.LoadKeyring(ctx, c, f.Pod, global, log)
 	if err != nil {
-		notes = append(notes, err)
+		notes = append(notes, err.Error())
 		keyring = credentials.NewKeyring(nil)
 	}
 
+	images := placement.PodImages(&f.Pod.Spec)
+	results := make([]Image, len(images))
 	var wg sync.WaitGroup
-	for i := range f.Images {
-		img := &f.Images[i]
+	for i, ref := range images {
 		wg.Go(func() {
-			creds, err := keyring.Lookup(img.Ref)
+			creds, err := keyring.Lookup(ref)
 			if err != nil {
-				img.Err = err
+				results[i].Err = err
 				return
 			}
-			img.Result, img.Err = opts.Inspector.Architectures(ctx, img.Ref, creds)
+			results[i].Result, results[i].Err = opts.Inspector.Architectures(ctx, ref, creds)
 		})
 	}
 	wg.Wait()
-	if len(notes) > 0 {
-		return errors.Join(notes...).Error()
+	for i := range f.Images {
+		img := &f.Images[i]
+		at := slices.Index(images, placement.ContainerImage(corev1.Container{Image: img.Ref}))
+		if at < 0 {
+			img.Err = errors.New("no image reference: nothing to inspect")
+			continue
+		}
+		img.Result, img.Err = results[at].Result, results[at].Err
 	}
-	return ""
+	return strings.Join(notes, "; ")
 }
 
-// Compatible returns the architectures every inspected image supports, and whether every
-// image was inspected successfully.
+// Compatible returns the architectures every inspected image supports (placement.Intersect,
+// the controller's rule; every supported architecture when all images run anywhere), and
+// whether every image was inspected successfully.
 func (f Facts) Compatible() (archs []string, complete bool) {
-	var set sets.Set[string]
 	complete = f.Inspected
+	var results []placement.ImageArchitectures
 	for _, img := range f.Images {
 		if img.Err != nil || !f.Inspected {
 			complete = false
 			continue
 		}
-		if img.Result.AnyArchitecture {
-			continue
-		}
-		s := sets.New(img.Result.Architectures...)
-		if set == nil {
-			set = s
-		} else {
-			set = set.Intersection(s)
-		}
+		results = append(results, placement.ImageArchitectures{Architectures: img.Result.Architectures, AnyArchitecture: img.Result.AnyArchitecture})
 	}
-	if set == nil {
+	set, anyArch := placement.Intersect(results)
+	if anyArch {
 		return v1beta1.SupportedArchitectures(), complete
 	}
-	out := sets.List(set)
-	slices.Sort(out)
-	return out, complete
+	return sets.List(set), complete
 }

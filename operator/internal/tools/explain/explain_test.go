@@ -27,22 +27,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
+	"github.com/archgate/archgate/operator/pkg/roles"
 )
 
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1beta1.AddToScheme(s); err != nil {
+	s, err := roles.NewScheme()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -57,6 +54,29 @@ func registry(archs map[string][]string) inspect.Inspector {
 		}
 		return inspect.Result{Architectures: a}, nil
 	})
+}
+
+// assertExplains gathers and renders the explanation of the pod key and checks that it holds
+// every line of wants.
+func assertExplains(t *testing.T, c client.Reader, key types.NamespacedName, opts Options, wants ...string) {
+	t.Helper()
+	f, err := Gather(context.Background(), c, key, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Render(&out, f); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("explanation lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("explanation:\n%s", got)
+	}
 }
 
 func TestExplain(t *testing.T) {
@@ -104,19 +124,10 @@ func TestExplain(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
 		WithIndex(&corev1.Event{}, "involvedObject.name", func(o client.Object) []string { return []string{o.(*corev1.Event).InvolvedObject.Name} }).
 		Build()
-	f, err := Gather(context.Background(), c, types.NamespacedName{Namespace: "team-a", Name: "web-1"}, Options{
+	assertExplains(t, c, types.NamespacedName{Namespace: "team-a", Name: "web-1"}, Options{
 		Inspector:         registry(map[string][]string{"registry.example/setup:1": {"amd64", "arm64", "s390x"}, "registry.example/app:1": {"amd64", "arm64"}}),
 		OperatorNamespace: "archgate-system",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := Render(&out, f); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
-	for _, want := range []string{
+	},
 		"Pod team-a/web-1: phase Running, node node-1",
 		"namespace team-a is selected by the namespaceSelector env=prod",
 		"label multiarch.openshift.io/placement=arch-set: the architectures every image supports were merged into the required node affinity",
@@ -129,14 +140,7 @@ func TestExplain(t *testing.T) {
 		"bound to node node-1 (kubernetes.io/arch=s390x): NOT supported by every image (misplaced)",
 		"team-a/prefer-arm priority 100: prefers arm64=75",
 		"Warning InspectionRetried (archgate-pod-placement): registry.example: 503",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("explanation lacks %q", want)
-		}
-	}
-	if t.Failed() {
-		t.Logf("explanation:\n%s", got)
-	}
+	)
 }
 
 func TestExplainGatedPodInUnselectedNamespace(t *testing.T) {
@@ -152,29 +156,20 @@ func TestExplainGatedPodInUnselectedNamespace(t *testing.T) {
 		&v1beta1.ClusterPodPlacementConfig{
 			ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},
 			Spec:       v1beta1.ClusterPodPlacementConfigSpec{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}},
+		},
+		&v1beta1.PodPlacementConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "dev", Name: "broken"},
+			Spec: v1beta1.PodPlacementConfigSpec{LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: "Bogus", Values: []string{"web"}},
+			}}},
 		}).Build()
-	f, err := Gather(context.Background(), c, types.NamespacedName{Namespace: "dev", Name: "job-1"}, Options{Inspector: registry(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := Render(&out, f); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
-	for _, want := range []string{
+	assertExplains(t, c, types.NamespacedName{Namespace: "dev", Name: "job-1"}, Options{Inspector: registry(nil)},
 		"multiarch.openshift.io/scheduling-gate (archgate's): the pod placement controller has not processed the pod yet",
 		"archgate ungate -n dev",
 		"namespace dev is NOT selected by the namespaceSelector env=prod",
 		"error: manifest unknown",
 		"some could not be inspected",
 		"none: the pod may land on any architecture",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("explanation lacks %q", want)
-		}
-	}
-	if t.Failed() {
-		t.Logf("explanation:\n%s", got)
-	}
+		"ignored, as the controller ignores them: PodPlacementConfig dev/broken: invalid labelSelector",
+	)
 }

@@ -41,40 +41,59 @@ var placementMeaning = map[string]string{
 	v1beta1.PlacementReleased:         "the gate was removed without inspection (ClusterPodPlacementConfig deleted, or `archgate ungate`)",
 }
 
-// Render writes the explanation of f to w.
+// Render writes the explanation of f to w, section by section.
 func Render(w io.Writer, f Facts) error {
 	p := &printer{w: w}
+	for _, section := range []func(*printer, Facts){
+		writeSummary, writeGates, writeAdmission, writeWritten, writeImages, writeAffinity, writeConfigs, writeEvents,
+	} {
+		section(p, f)
+	}
+	return p.err
+}
+
+// writeSummary names the pod, its phase and its node.
+func writeSummary(p *printer, f Facts) {
 	pod := f.Pod
 	node := "not bound"
 	if pod.Spec.NodeName != "" {
 		node = pod.Spec.NodeName
 	}
 	p.line("Pod %s/%s: phase %s, node %s", pod.Namespace, pod.Name, phase(pod), node)
+}
 
+// writeGates lists the pod's scheduling gates and what to do if archgate's stays.
+func writeGates(p *printer, f Facts) {
+	pod := f.Pod
 	p.section("Scheduling gates")
-	gated := false
 	if len(pod.Spec.SchedulingGates) == 0 {
 		p.line("none")
 	}
 	for _, g := range pod.Spec.SchedulingGates {
-		if g.Name == v1beta1.SchedulingGateName {
-			gated = true
+		if v1beta1.IsSchedulingGate(g) {
 			p.line("%s (archgate's): the pod placement controller has not processed the pod yet", g.Name)
 		} else {
 			p.line("%s (not archgate's)", g.Name)
 		}
 	}
-	if gated {
+	if v1beta1.HasSchedulingGate(&pod.Spec) {
 		p.line("  If it stays: check the controller (kubectl -n %s get deploy archgate-controller) and its events below;",
 			orDefault(f.OperatorNamespace, "archgate-system"))
 		p.line("  `archgate ungate -n %s --selector ... --dry-run=false` releases the pod without changing its affinity.", pod.Namespace)
 	}
+}
 
+// writeAdmission says why the webhook looked at the pod.
+func writeAdmission(p *printer, f Facts) {
 	p.section("Why archgate looked at this pod")
 	for _, reason := range admissionReasons(f) {
 		p.line("- %s", reason)
 	}
+}
 
+// writeWritten lists the labels and annotations archgate wrote.
+func writeWritten(p *printer, f Facts) {
+	pod := f.Pod
 	p.section("What archgate wrote on the pod")
 	wrote := false
 	for _, k := range []string{v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement} {
@@ -92,9 +111,12 @@ func Render(w io.Writer, f Facts) error {
 	if !wrote {
 		p.line("nothing: the webhook did not gate the pod")
 	}
+}
 
+// writeImages tabulates the containers' images and their architectures, then the intersection.
+func writeImages(p *printer, f Facts) {
 	p.section("Images")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTAINER\tIMAGE\tARCHITECTURES")
 	for _, img := range f.Images {
 		name := img.Container
@@ -103,44 +125,55 @@ func Render(w io.Writer, f Facts) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, img.Ref, imageArchs(f, img))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	if err := tw.Flush(); err != nil && p.err == nil {
+		p.err = err
 	}
 	if f.CredentialsNote != "" {
 		p.line("(inspected without some credentials: %s)", f.CredentialsNote)
 	}
-	if f.Inspected {
-		archs, complete := f.Compatible()
-		if complete {
-			p.line("Compatible with every image: %s", listOrNone(archs))
-		} else {
-			p.line("Compatible with the images inspected: %s (some could not be inspected)", listOrNone(archs))
-		}
-		if recorded, ok := pod.Annotations[v1beta1.AnnotationArchitectures]; ok && recorded != strings.Join(archs, ",") && complete {
-			p.line("Note: the controller recorded %q when it processed the pod; the images changed since (tags move).", recorded)
-		}
+	if !f.Inspected {
+		return
 	}
+	archs, complete := f.Compatible()
+	if complete {
+		p.line("Compatible with every image: %s", listOrNone(archs))
+	} else {
+		p.line("Compatible with the images inspected: %s (some could not be inspected)", listOrNone(archs))
+	}
+	if recorded, ok := f.Pod.Annotations[v1beta1.AnnotationArchitectures]; ok && recorded != strings.Join(archs, ",") && complete {
+		p.line("Note: the controller recorded %q when it processed the pod; the images changed since (tags move).", recorded)
+	}
+}
 
+// writeAffinity lists the pod's architecture constraints and judges the node it is bound to.
+func writeAffinity(p *printer, f Facts) {
 	p.section("Node affinity on " + v1beta1.NodeArchLabel)
-	for _, l := range archAffinity(pod) {
+	for _, l := range archAffinity(f.Pod) {
 		p.line("%s", l)
 	}
-	if f.Node != nil {
-		arch := f.Node.Labels[v1beta1.NodeArchLabel]
-		verdict := ""
-		if archs, complete := f.Compatible(); f.Inspected && complete {
-			if slices.Contains(archs, arch) {
-				verdict = ": every image supports it"
-			} else {
-				verdict = ": NOT supported by every image (misplaced)"
-			}
-		}
-		p.line("bound to node %s (%s=%s)%s", f.Node.Name, v1beta1.NodeArchLabel, arch, verdict)
+	if f.Node == nil {
+		return
 	}
+	arch := f.Node.Labels[v1beta1.NodeArchLabel]
+	verdict := ""
+	if archs, complete := f.Compatible(); f.Inspected && complete {
+		if slices.Contains(archs, arch) {
+			verdict = ": every image supports it"
+		} else {
+			verdict = ": NOT supported by every image (misplaced)"
+		}
+	}
+	p.line("bound to node %s (%s=%s)%s", f.Node.Name, v1beta1.NodeArchLabel, arch, verdict)
+}
 
+// writeConfigs lists the placement configurations that apply, and those ignored.
+func writeConfigs(p *printer, f Facts) {
 	p.section("PodPlacementConfigs that apply (highest priority first)")
 	if len(f.Configs) == 0 {
 		p.line("none")
+	}
+	if f.ConfigsErr != nil {
+		p.line("ignored, as the controller ignores them: %v", f.ConfigsErr)
 	}
 	for _, c := range f.Configs {
 		p.line("%s/%s priority %d%s", c.Namespace, c.Name, c.Spec.Priority, describeScoring(c.Spec.Plugins))
@@ -148,7 +181,10 @@ func Render(w io.Writer, f Facts) error {
 	if f.Cluster != nil && f.Cluster.Spec.Plugins != nil {
 		p.line("then ClusterPodPlacementConfig %s%s", f.Cluster.Name, describeScoring(f.Cluster.Spec.Plugins))
 	}
+}
 
+// writeEvents lists the Events about the pod.
+func writeEvents(p *printer, f Facts) {
 	p.section("Events")
 	if len(f.Events) == 0 {
 		p.line("none (archgate reports only anomalies: inspection errors, conflicts, no common architecture)")
@@ -156,7 +192,6 @@ func Render(w io.Writer, f Facts) error {
 	for _, e := range f.Events {
 		p.line("%s %s (%s): %s", e.Type, e.Reason, reporter(e), e.Message)
 	}
-	return p.err
 }
 
 // admissionReasons says why the webhook gated the pod or not.

@@ -14,6 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package ungate is `archgate ungate`, the emergency release of gated pods: it runs
+// podplacement.Release (the one home of the release rule, which the operator also uses when the
+// ClusterPodPlacementConfig is deleted) and prints what it did.
 package ungate
 
 import (
@@ -23,27 +26,29 @@ import (
 	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 )
 
 // Run releases the selected pods like Release and prints one line per pod, then a summary, to
 // out. In a dry run it says what it would do and that nothing changed.
-func Run(ctx context.Context, c client.Client, opts Options, out io.Writer) (Summary, error) {
+func Run(ctx context.Context, c client.Client, opts podplacement.ReleaseOptions, out io.Writer) (podplacement.ReleaseSummary, error) {
 	var mu sync.Mutex
-	opts.Report = func(o Outcome) {
+	opts.Report = func(o podplacement.ReleaseOutcome) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch o.Action {
-		case ActionWouldRelease:
+		case podplacement.ActionWouldRelease:
 			fmt.Fprintf(out, "would release %s\n", o.Pod)
-		case ActionReleased:
+		case podplacement.ActionReleased:
 			fmt.Fprintf(out, "released %s\n", o.Pod)
-		case ActionAlreadyDone:
+		case podplacement.ActionAlreadyDone:
 			fmt.Fprintf(out, "already released %s\n", o.Pod)
-		case ActionFailed:
+		case podplacement.ActionFailed:
 			fmt.Fprintf(out, "FAILED %s: %v\n", o.Pod, o.Err)
 		}
 	}
-	sum, err := Release(ctx, c, opts)
+	sum, err := podplacement.Release(ctx, c, opts)
 	scope := "in every namespace"
 	if opts.Namespace != "" {
 		scope = "in namespace " + opts.Namespace

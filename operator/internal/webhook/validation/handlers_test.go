@@ -46,28 +46,26 @@ func cluster() *v1beta1.ClusterPodPlacementConfig {
 	return &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}}
 }
 
-// ppcOpt modifies a test PodPlacementConfig.
-type ppcOpt func(*v1beta1.PodPlacementConfig)
+// ppcBuilder builds test PodPlacementConfigs.
+type ppcBuilder struct{ c *v1beta1.PodPlacementConfig }
 
-func priority(p int32) ppcOpt { return func(c *v1beta1.PodPlacementConfig) { c.Spec.Priority = p } }
-
-func platforms(archs ...string) ppcOpt {
-	return func(c *v1beta1.PodPlacementConfig) {
-		s := &v1beta1.NodeAffinityScoring{Enabled: true}
-		for _, a := range archs {
-			s.Platforms = append(s.Platforms, v1beta1.NodeAffinityScoringPlatformTerm{Architecture: a, Weight: 10})
-		}
-		c.Spec.Plugins = &v1beta1.Plugins{NodeAffinityScoring: s}
-	}
+func newPPC(ns, name string) *ppcBuilder {
+	return &ppcBuilder{c: &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}}
 }
 
-func ppc(ns, name string, opts ...ppcOpt) *v1beta1.PodPlacementConfig {
-	c := &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	for _, o := range opts {
-		o(c)
+func (b *ppcBuilder) withPriority(p int32) *ppcBuilder { b.c.Spec.Priority = p; return b }
+
+// withPlatforms enables nodeAffinityScoring with weight 10 for each architecture.
+func (b *ppcBuilder) withPlatforms(archs ...string) *ppcBuilder {
+	s := &v1beta1.NodeAffinityScoring{Enabled: true}
+	for _, a := range archs {
+		s.Platforms = append(s.Platforms, v1beta1.NodeAffinityScoringPlatformTerm{Architecture: a, Weight: 10})
 	}
-	return c
+	b.c.Spec.Plugins = &v1beta1.Plugins{NodeAffinityScoring: s}
+	return b
 }
+
+func (b *ppcBuilder) build() *v1beta1.PodPlacementConfig { return b.c }
 
 func raw(t *testing.T, obj runtime.Object) runtime.RawExtension {
 	t.Helper()
@@ -102,11 +100,11 @@ func TestPodPlacementConfigValidator(t *testing.T) {
 		wantMessage string // "" means allowed
 	}{
 		"created with the cluster config": {
-			existing: []client.Object{cluster(), ppc("team", "other", priority(10))},
-			op:       admissionv1.Create, obj: ppc("team", "prefer-arm", priority(100), platforms("arm64", "amd64")),
+			existing: []client.Object{cluster(), newPPC("team", "other").withPriority(10).build()},
+			op:       admissionv1.Create, obj: newPPC("team", "prefer-arm").withPriority(100).withPlatforms("arm64", "amd64").build(),
 		},
 		"created without the cluster config": {
-			op: admissionv1.Create, obj: ppc("team", "prefer-arm", priority(100)),
+			op: admissionv1.Create, obj: newPPC("team", "prefer-arm").withPriority(100).build(),
 			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: metadata.namespace: Forbidden: no ClusterPodPlacementConfig "cluster" exists: ` +
 				`a PodPlacementConfig only tunes the placement that the ClusterPodPlacementConfig enables, create that first`,
 		},
@@ -118,25 +116,25 @@ func TestPodPlacementConfigValidator(t *testing.T) {
 				c.Finalizers = []string{"test"}
 				return c
 			}()},
-			op: admissionv1.Create, obj: ppc("team", "prefer-arm"),
+			op: admissionv1.Create, obj: newPPC("team", "prefer-arm").build(),
 			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: metadata.namespace: Forbidden: ClusterPodPlacementConfig "cluster" is being deleted: ` +
 				`wait until it is gone and create it again first`,
 		},
 		"priority taken in the namespace": {
-			existing: []client.Object{cluster(), ppc("team", "other", priority(100)), ppc("elsewhere", "same", priority(100))},
-			op:       admissionv1.Create, obj: ppc("team", "prefer-arm", priority(100)),
+			existing: []client.Object{cluster(), newPPC("team", "other").withPriority(100).build(), newPPC("elsewhere", "same").withPriority(100).build()},
+			op:       admissionv1.Create, obj: newPPC("team", "prefer-arm").withPriority(100).build(),
 			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: spec.priority: Invalid value: 100: already used by PodPlacementConfig team/other; ` +
 				`each PodPlacementConfig of a namespace needs its own priority`,
 		},
 		"architecture repeated": {
 			existing: []client.Object{cluster()},
-			op:       admissionv1.Create, obj: ppc("team", "prefer-arm", platforms("arm64", "amd64", "arm64")),
+			op:       admissionv1.Create, obj: newPPC("team", "prefer-arm").withPlatforms("arm64", "amd64", "arm64").build(),
 			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: spec.plugins.nodeAffinityScoring.platforms[2].architecture: Invalid value: "arm64": ` +
 				`already listed at spec.plugins.nodeAffinityScoring.platforms[0].architecture; give each architecture one weight`,
 		},
 		"every problem at once": {
-			existing: []client.Object{ppc("team", "a", priority(7)), ppc("team", "b", priority(7))},
-			op:       admissionv1.Create, obj: ppc("team", "c", priority(7), platforms("s390x", "s390x")),
+			existing: []client.Object{newPPC("team", "a").withPriority(7).build(), newPPC("team", "b").withPriority(7).build()},
+			op:       admissionv1.Create, obj: newPPC("team", "c").withPriority(7).withPlatforms("s390x", "s390x").build(),
 			wantMessage: `PodPlacementConfig team/c is invalid: [metadata.namespace: Forbidden: no ClusterPodPlacementConfig "cluster" exists: ` +
 				`a PodPlacementConfig only tunes the placement that the ClusterPodPlacementConfig enables, create that first, ` +
 				`spec.priority: Invalid value: 7: already used by PodPlacementConfig team/a, team/b; each PodPlacementConfig of a namespace needs its own priority, ` +
@@ -144,21 +142,21 @@ func TestPodPlacementConfigValidator(t *testing.T) {
 				`spec.plugins.nodeAffinityScoring.platforms[0].architecture; give each architecture one weight]`,
 		},
 		"update keeping its own priority": {
-			existing: []client.Object{cluster(), ppc("team", "prefer-arm", priority(5))},
-			op:       admissionv1.Update, obj: ppc("team", "prefer-arm", priority(5), platforms("arm64")), old: ppc("team", "prefer-arm", priority(5)),
+			existing: []client.Object{cluster(), newPPC("team", "prefer-arm").withPriority(5).build()},
+			op:       admissionv1.Update, obj: newPPC("team", "prefer-arm").withPriority(5).withPlatforms("arm64").build(), old: newPPC("team", "prefer-arm").withPriority(5).build(),
 		},
 		"update to a taken priority": {
-			existing: []client.Object{cluster(), ppc("team", "prefer-arm", priority(5)), ppc("team", "other", priority(6))},
-			op:       admissionv1.Update, obj: ppc("team", "prefer-arm", priority(6)), old: ppc("team", "prefer-arm", priority(5)),
+			existing: []client.Object{cluster(), newPPC("team", "prefer-arm").withPriority(5).build(), newPPC("team", "other").withPriority(6).build()},
+			op:       admissionv1.Update, obj: newPPC("team", "prefer-arm").withPriority(6).build(), old: newPPC("team", "prefer-arm").withPriority(5).build(),
 			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: spec.priority: Invalid value: 6: already used by PodPlacementConfig team/other; ` +
 				`each PodPlacementConfig of a namespace needs its own priority`,
 		},
 		"update without the cluster config is allowed": {
-			existing: []client.Object{ppc("team", "prefer-arm", priority(5))},
-			op:       admissionv1.Update, obj: ppc("team", "prefer-arm", priority(5), platforms("amd64")), old: ppc("team", "prefer-arm", priority(5)),
+			existing: []client.Object{newPPC("team", "prefer-arm").withPriority(5).build()},
+			op:       admissionv1.Update, obj: newPPC("team", "prefer-arm").withPriority(5).withPlatforms("amd64").build(), old: newPPC("team", "prefer-arm").withPriority(5).build(),
 		},
 		"delete is not checked": {
-			op: admissionv1.Delete, obj: ppc("team", "prefer-arm"),
+			op: admissionv1.Delete, obj: newPPC("team", "prefer-arm").build(),
 		},
 	}
 	for name, tc := range tests {
@@ -174,7 +172,7 @@ func TestPodPlacementConfigValidator(t *testing.T) {
 func TestClusterPodPlacementConfigValidator(t *testing.T) {
 	var many []client.Object
 	for i := range 7 {
-		many = append(many, ppc(fmt.Sprintf("ns-%d", i), "cfg", priority(int32(i))))
+		many = append(many, newPPC(fmt.Sprintf("ns-%d", i), "cfg").withPriority(int32(i)).build())
 	}
 	tests := map[string]struct {
 		existing    []client.Object
@@ -183,7 +181,7 @@ func TestClusterPodPlacementConfigValidator(t *testing.T) {
 	}{
 		"delete without dependents": {op: admissionv1.Delete},
 		"delete with dependents": {
-			existing: []client.Object{ppc("team", "prefer-arm"), ppc("other", "x")},
+			existing: []client.Object{newPPC("team", "prefer-arm").build(), newPPC("other", "x").build()},
 			op:       admissionv1.Delete,
 			wantMessage: `ClusterPodPlacementConfig "cluster" cannot be deleted: 2 PodPlacementConfig(s) still depend on it (other/x, team/prefer-arm): ` +
 				`delete them first (kubectl delete podplacementconfigs --all-namespaces --all)`,
@@ -194,7 +192,7 @@ func TestClusterPodPlacementConfigValidator(t *testing.T) {
 			wantMessage: `ClusterPodPlacementConfig "cluster" cannot be deleted: 7 PodPlacementConfig(s) still depend on it ` +
 				`(ns-0/cfg, ns-1/cfg, ns-2/cfg, ns-3/cfg, ns-4/cfg and 2 more): delete them first (kubectl delete podplacementconfigs --all-namespaces --all)`,
 		},
-		"update is not checked": {existing: []client.Object{ppc("team", "prefer-arm")}, op: admissionv1.Update},
+		"update is not checked": {existing: []client.Object{newPPC("team", "prefer-arm").build()}, op: admissionv1.Update},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

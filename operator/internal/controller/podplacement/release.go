@@ -14,10 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package ungate releases pods held by archgate's scheduling gate: it removes the gate without
-// touching the pod's affinity and labels the pod as released. The operator uses it when the
-// ClusterPodPlacementConfig is deleted; `archgate ungate` uses it in emergencies.
-package ungate
+package podplacement
 
 import (
 	"context"
@@ -26,10 +23,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-openapi/jsonpointer"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -38,36 +35,37 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/placement"
 )
 
-// Action is what happened, or would happen, to one pod.
-type Action string
+// ReleaseAction is what happened, or would happen, to one pod released without inspection.
+type ReleaseAction string
 
-// Actions.
+// Release actions.
 const (
 	// ActionReleased: the gate was removed and the pod labelled released.
-	ActionReleased Action = "released"
+	ActionReleased ReleaseAction = "released"
 	// ActionWouldRelease: dry run; the pod would be released.
-	ActionWouldRelease Action = "would-release"
+	ActionWouldRelease ReleaseAction = "would-release"
 	// ActionAlreadyDone: the pod was no longer gated (the pod placement controller or someone
 	// else got there first) or no longer exists.
-	ActionAlreadyDone Action = "already-done"
-	// ActionFailed: the pod could not be released; Outcome.Err says why.
-	ActionFailed Action = "failed"
+	ActionAlreadyDone ReleaseAction = "already-done"
+	// ActionFailed: the pod could not be released; ReleaseOutcome.Err says why.
+	ActionFailed ReleaseAction = "failed"
 )
 
-// Outcome is the result for one pod.
-type Outcome struct {
+// ReleaseOutcome is the result of the release of one pod.
+type ReleaseOutcome struct {
 	// Pod names the pod.
 	Pod types.NamespacedName
 	// Action is what happened.
-	Action Action
+	Action ReleaseAction
 	// Err is set when Action is ActionFailed.
 	Err error
 }
 
-// Summary counts the outcomes of a Release.
-type Summary struct {
+// ReleaseSummary counts the outcomes of a Release.
+type ReleaseSummary struct {
 	// Selected is the number of gated pods found.
 	Selected int
 	// Released, WouldRelease, AlreadyDone and Failed count the outcomes by action.
@@ -77,42 +75,42 @@ type Summary struct {
 }
 
 // Remaining is the number of selected pods that may still be gated.
-func (s Summary) Remaining() int { return s.Selected - s.Released - s.AlreadyDone }
+func (s ReleaseSummary) Remaining() int { return s.Selected - s.Released - s.AlreadyDone }
 
-const maxErrors = 5
+const maxReleaseErrors = 5
 
-// Defaults of Options.
+// Defaults of ReleaseOptions.
 const (
-	// DefaultWorkers is the number of pods released concurrently.
-	DefaultWorkers = 16
-	// DefaultPageSize is the page size of the pod list.
-	DefaultPageSize = 500
-	// maxAttempts bounds the retries of one pod after conflicts.
-	maxAttempts = 5
+	// DefaultReleaseWorkers is the number of pods released concurrently.
+	DefaultReleaseWorkers = 16
+	// DefaultReleasePageSize is the page size of the pod list.
+	DefaultReleasePageSize = 500
+	// maxReleaseAttempts bounds the retries of one pod after conflicts.
+	maxReleaseAttempts = 5
 )
 
-// Options selects the pods to release and how.
-type Options struct {
+// ReleaseOptions selects the pods to release and how.
+type ReleaseOptions struct {
 	// Namespace restricts the release to one namespace; empty means every namespace.
 	Namespace string
 	// Selector further restricts the pods (ANDed with the gated label); nil means no restriction.
 	Selector labels.Selector
 	// DryRun reports what would be released without changing anything.
 	DryRun bool
-	// Workers is the number of concurrent releases; DefaultWorkers when zero.
+	// Workers is the number of concurrent releases; DefaultReleaseWorkers when zero.
 	Workers int
-	// PageSize is the list page size; DefaultPageSize when zero.
+	// PageSize is the list page size; DefaultReleasePageSize when zero.
 	PageSize int64
 	// Report, when set, is called once per pod, from the worker goroutines, possibly concurrently.
-	Report func(Outcome)
+	Report func(ReleaseOutcome)
 }
 
-func (o Options) withDefaults() Options {
+func (o ReleaseOptions) withDefaults() ReleaseOptions {
 	if o.Workers <= 0 {
-		o.Workers = DefaultWorkers
+		o.Workers = DefaultReleaseWorkers
 	}
 	if o.PageSize <= 0 {
-		o.PageSize = DefaultPageSize
+		o.PageSize = DefaultReleasePageSize
 	}
 	return o
 }
@@ -138,19 +136,19 @@ func GatedSelector(extra labels.Selector) (labels.Selector, error) {
 // with bounded concurrency. The context bounds the whole run: when it ends, Release returns
 // what it did so far together with the context's error. Conflicts with concurrent writers
 // (the pod placement controller) are resolved by re-reading the pod.
-func Release(ctx context.Context, c client.Client, opts Options) (Summary, error) {
+func Release(ctx context.Context, c client.Client, opts ReleaseOptions) (ReleaseSummary, error) {
 	opts = opts.withDefaults()
 	sel, err := GatedSelector(opts.Selector)
 	if err != nil {
-		return Summary{}, err
+		return ReleaseSummary{}, err
 	}
 
 	var (
 		mu  sync.Mutex
-		sum Summary
+		sum ReleaseSummary
 		wg  sync.WaitGroup
 	)
-	record := func(o Outcome) {
+	record := func(o ReleaseOutcome) {
 		mu.Lock()
 		switch o.Action {
 		case ActionReleased:
@@ -161,7 +159,7 @@ func Release(ctx context.Context, c client.Client, opts Options) (Summary, error
 			sum.AlreadyDone++
 		case ActionFailed:
 			sum.Failed++
-			if len(sum.Errors) < maxErrors {
+			if len(sum.Errors) < maxReleaseErrors {
 				sum.Errors = append(sum.Errors, fmt.Errorf("pod %s: %w", o.Pod, o.Err))
 			}
 		}
@@ -214,49 +212,54 @@ list:
 }
 
 // releaseOne releases pod, re-reading it after a conflict.
-func releaseOne(ctx context.Context, c client.Client, pod *corev1.Pod, dryRun bool) Outcome {
+func releaseOne(ctx context.Context, c client.Client, pod *corev1.Pod, dryRun bool) ReleaseOutcome {
 	key := client.ObjectKeyFromObject(pod)
 	var lastErr error
-	for attempt := range maxAttempts {
+	for attempt := range maxReleaseAttempts {
 		if attempt > 0 {
 			fresh := &corev1.Pod{}
 			if err := c.Get(ctx, key, fresh); err != nil {
 				if apierrors.IsNotFound(err) {
-					return Outcome{Pod: key, Action: ActionAlreadyDone}
+					return ReleaseOutcome{Pod: key, Action: ActionAlreadyDone}
 				}
-				return Outcome{Pod: key, Action: ActionFailed, Err: err}
+				return ReleaseOutcome{Pod: key, Action: ActionFailed, Err: err}
 			}
 			pod = fresh
 		}
 		patch, ok := ReleasePatch(pod)
 		if !ok {
-			return Outcome{Pod: key, Action: ActionAlreadyDone}
+			return ReleaseOutcome{Pod: key, Action: ActionAlreadyDone}
 		}
 		if dryRun {
-			return Outcome{Pod: key, Action: ActionWouldRelease}
+			return ReleaseOutcome{Pod: key, Action: ActionWouldRelease}
 		}
 		err := c.Patch(ctx, pod, client.RawPatch(types.JSONPatchType, patch))
 		switch {
 		case err == nil:
-			return Outcome{Pod: key, Action: ActionReleased}
+			return ReleaseOutcome{Pod: key, Action: ActionReleased}
 		case apierrors.IsNotFound(err):
-			return Outcome{Pod: key, Action: ActionAlreadyDone}
+			return ReleaseOutcome{Pod: key, Action: ActionAlreadyDone}
 		case ctx.Err() != nil:
-			return Outcome{Pod: key, Action: ActionFailed, Err: ctx.Err()}
+			return ReleaseOutcome{Pod: key, Action: ActionFailed, Err: ctx.Err()}
 		case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
-			return Outcome{Pod: key, Action: ActionFailed, Err: err}
+			return ReleaseOutcome{Pod: key, Action: ActionFailed, Err: err}
 		}
 		// A failed "test" operation (someone changed the pod), a conflict or a transient error:
 		// re-read and retry after a short pause.
 		lastErr = err
 		select {
 		case <-ctx.Done():
-			return Outcome{Pod: key, Action: ActionFailed, Err: ctx.Err()}
+			return ReleaseOutcome{Pod: key, Action: ActionFailed, Err: ctx.Err()}
 		case <-time.After(time.Duration(attempt*attempt) * 20 * time.Millisecond):
 		}
 	}
-	return Outcome{Pod: key, Action: ActionFailed, Err: fmt.Errorf("gave up after %d attempts: %w", maxAttempts, lastErr)}
+	return ReleaseOutcome{Pod: key, Action: ActionFailed, Err: fmt.Errorf("gave up after %d attempts: %w", maxReleaseAttempts, lastErr)}
 }
+
+// The pod placement controller removes the gate with ungate in its one optimistic-lock write;
+// releases without inspection (the operator when the ClusterPodPlacementConfig is deleted,
+// `archgate ungate`) use ReleasePatch, whose "test" operations guard only the gate and the label,
+// so that unrelated changes to the pod do not make thousands of releases conflict.
 
 // patchOp is one JSON patch (RFC 6902) operation.
 type patchOp struct {
@@ -265,19 +268,38 @@ type patchOp struct {
 	Value any    `json:"value,omitempty"`
 }
 
+// ungate removes the archgate scheduling gate from pod (other gates stay, in order), marks the
+// pod ungated and records the outcome and the given annotations.
+func ungate(pod *corev1.Pod, outcome placement.Outcome, annotations map[string]string) {
+	gates := slices.DeleteFunc(slices.Clone(pod.Spec.SchedulingGates), v1beta1.IsSchedulingGate)
+	if len(gates) == 0 {
+		gates = nil
+	}
+	pod.Spec.SchedulingGates = gates
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueRemoved
+	pod.Labels[v1beta1.LabelPlacement] = outcome.LabelValue()
+	if len(annotations) > 0 && pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	for k, v := range annotations {
+		pod.Annotations[k] = v
+	}
+}
+
 // ReleasePatch returns the JSON patch that releases pod: it removes archgate's scheduling gate
 // (other gates stay), sets the gated label to removed and the placement label to released. Its
 // "test" operations make it fail if another writer changed the gate or the label meanwhile.
 // ok is false when the pod is not gated by archgate (nothing to do).
 func ReleasePatch(pod *corev1.Pod) (patch []byte, ok bool) {
-	gateIdx := slices.IndexFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool {
-		return g.Name == v1beta1.SchedulingGateName
-	})
+	gateIdx := v1beta1.SchedulingGateIndex(&pod.Spec)
 	labelGated := pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueGated
 	if gateIdx < 0 && !labelGated {
 		return nil, false
 	}
-	gateLabel := "/metadata/labels/" + escape(v1beta1.LabelSchedulingGate)
+	gateLabel := "/metadata/labels/" + jsonpointer.Escape(v1beta1.LabelSchedulingGate)
 	var ops []patchOp
 	if gateIdx >= 0 {
 		gatePath := "/spec/schedulingGates/" + strconv.Itoa(gateIdx)
@@ -298,7 +320,7 @@ func ReleasePatch(pod *corev1.Pod) (patch []byte, ok bool) {
 		}
 		ops = append(ops,
 			patchOp{Op: "add", Path: gateLabel, Value: v1beta1.LabelValueRemoved},
-			patchOp{Op: "add", Path: "/metadata/labels/" + escape(v1beta1.LabelPlacement), Value: v1beta1.PlacementReleased},
+			patchOp{Op: "add", Path: "/metadata/labels/" + jsonpointer.Escape(v1beta1.LabelPlacement), Value: v1beta1.PlacementReleased},
 		)
 	}
 	b, err := json.Marshal(ops)
@@ -306,9 +328,4 @@ func ReleasePatch(pod *corev1.Pod) (patch []byte, ok bool) {
 		panic(err) // marshalling strings and maps of strings cannot fail
 	}
 	return b, true
-}
-
-// escape escapes a JSON pointer reference token (RFC 6901).
-func escape(token string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(token)
 }

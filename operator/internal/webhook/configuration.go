@@ -1,0 +1,135 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+// How the scheduling-gate webhook is registered with the apiserver.
+const (
+	// Path is the HTTP path the scheduling-gate webhook serves.
+	Path = "/gate-pods"
+	// ConfigurationEntryName is the name of the webhook entry inside the
+	// MutatingWebhookConfiguration (not the name of a Deployment or of the configuration).
+	ConfigurationEntryName = "scheduling-gate.multiarch.openshift.io"
+	// TimeoutSeconds is how long the apiserver waits for the webhook. The handler decides in
+	// microseconds; a slow answer means the webhook is unhealthy, and with failurePolicy Ignore
+	// the pod is then admitted ungated rather than delaying every pod creation.
+	TimeoutSeconds = 5
+	// metadataNameLabel is the label the apiserver sets on every namespace to its name.
+	metadataNameLabel = "kubernetes.io/metadata.name"
+)
+
+// ConfigurationOptions describe the MutatingWebhookConfiguration to build.
+type ConfigurationOptions struct {
+	// Name of the MutatingWebhookConfiguration.
+	Name string
+	// ClientConfig locates the webhook: a Service (the operator) or a URL (the simulator).
+	ClientConfig admissionregistrationv1.WebhookClientConfig
+	// CABundle verifies the webhook's serving certificate; when empty, ClientConfig's is kept
+	// (or an external provider injects it).
+	CABundle []byte
+	// NamespaceSelector is the ClusterPodPlacementConfig's selector (nil selects every namespace).
+	NamespaceSelector *metav1.LabelSelector
+	// OperatorNamespace is the namespace the operator runs in; its pods are never sent.
+	OperatorNamespace string
+}
+
+// Configuration returns the MutatingWebhookConfiguration that registers the scheduling-gate
+// webhook with the apiserver, named o.Name:
+//
+//   - pods, CREATE only, failurePolicy Ignore (a webhook outage admits pods ungated, it never
+//     blocks them), sideEffects None, timeoutSeconds WebhookTimeoutSeconds, reinvocation Never;
+//   - clientConfig is a Service or a URL; a Service without a path gets Path; CABundle,
+//     when not empty, replaces clientConfig.caBundle;
+//   - namespaceSelector is the user's selector (nil selects every namespace) ANDed with
+//     "kubernetes.io/metadata.name NotIn [OperatorNamespace, kube-system, kube-public,
+//     kube-node-lease]". Label selectors cannot match name prefixes, so the kube-*,
+//     openshift-* and hypershift-* globs are excluded by a CEL match condition instead: the
+//     apiserver does not even call the webhook for them (the handler checks again).
+func Configuration(o ConfigurationOptions) *admissionregistrationv1.MutatingWebhookConfiguration {
+	cc := *o.ClientConfig.DeepCopy()
+	if len(o.CABundle) > 0 {
+		cc.CABundle = slices.Clone(o.CABundle)
+	}
+	if cc.Service != nil && cc.Service.Path == nil {
+		cc.Service.Path = ptr.To(Path)
+	}
+
+	selector := o.NamespaceSelector.DeepCopy()
+	if selector == nil {
+		selector = &metav1.LabelSelector{}
+	}
+	excluded := []string{"kube-node-lease", "kube-public", "kube-system"}
+	if o.OperatorNamespace != "" && !slices.Contains(excluded, o.OperatorNamespace) {
+		excluded = append(excluded, o.OperatorNamespace)
+		slices.Sort(excluded)
+	}
+	selector.MatchExpressions = append(selector.MatchExpressions, metav1.LabelSelectorRequirement{
+		Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: excluded,
+	})
+
+	return &admissionregistrationv1.MutatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:         ConfigurationEntryName,
+			ClientConfig: cc,
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups:   []string{corev1.GroupName},
+					APIVersions: []string{"v1"},
+					Resources:   []string{"pods"},
+					Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
+				},
+			}},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
+			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+			NamespaceSelector:       selector,
+			ObjectSelector:          &metav1.LabelSelector{},
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			TimeoutSeconds:          ptr.To[int32](TimeoutSeconds),
+			AdmissionReviewVersions: []string{"v1"},
+			ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+			MatchConditions: []admissionregistrationv1.MatchCondition{{
+				Name:       "not-in-reserved-namespace",
+				Expression: reservedNamespaceCondition(),
+			}},
+		}},
+	}
+}
+
+// reservedNamespaceCondition is the CEL expression that is false for the reserved namespace
+// prefixes: !(request.namespace.startsWith('kube-') || ...).
+func reservedNamespaceCondition() string {
+	var terms []string
+	for _, p := range v1beta1.ReservedNamespacePrefixes() {
+		terms = append(terms, fmt.Sprintf("request.namespace.startsWith('%s')", p))
+	}
+	return "!(" + strings.Join(terms, " || ") + ")"
+}

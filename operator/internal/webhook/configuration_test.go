@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestConfiguration(t *testing.T) {
+	url := "https://127.0.0.1:9443/gate-pods"
+	userSelector := &metav1.LabelSelector{
+		MatchLabels:      map[string]string{"team": "a"},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod"}}},
+	}
+	tests := map[string]struct {
+		clientConfig      admissionregistrationv1.WebhookClientConfig
+		caBundle          []byte
+		selector          *metav1.LabelSelector
+		operatorNamespace string
+		wantClientConfig  admissionregistrationv1.WebhookClientConfig
+		wantSelector      *metav1.LabelSelector
+	}{
+		"service without path gets the webhook path and the CA bundle": {
+			clientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: "archgate-system", Name: "webhook"}},
+			caBundle:     []byte("CA"),
+			wantClientConfig: admissionregistrationv1.WebhookClientConfig{
+				Service:  &admissionregistrationv1.ServiceReference{Namespace: "archgate-system", Name: "webhook", Path: ptr.To(Path)},
+				CABundle: []byte("CA"),
+			},
+			operatorNamespace: "archgate-system",
+			wantSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"archgate-system", "kube-node-lease", "kube-public", "kube-system"}},
+			}},
+		},
+		"URL kept, the user's selector ANDed with the exclusions": {
+			clientConfig:     admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: []byte("kept")},
+			wantClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: []byte("kept")},
+			selector:         userSelector,
+			wantSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"team": "a"},
+				MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod"}},
+					{Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-node-lease", "kube-public", "kube-system"}},
+				},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := tc.selector.DeepCopy()
+			got := Configuration(ConfigurationOptions{
+				Name: "archgate", ClientConfig: tc.clientConfig, CABundle: tc.caBundle,
+				NamespaceSelector: tc.selector, OperatorNamespace: tc.operatorNamespace,
+			})
+			if got.Name != "archgate" || len(got.Webhooks) != 1 {
+				t.Fatalf("got %s with %d webhooks", got.Name, len(got.Webhooks))
+			}
+			wh := got.Webhooks[0]
+			if diff := cmp.Diff(tc.wantClientConfig, wh.ClientConfig); diff != "" {
+				t.Errorf("clientConfig (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantSelector, wh.NamespaceSelector); diff != "" {
+				t.Errorf("namespaceSelector (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tc.selector); diff != "" {
+				t.Errorf("the caller's selector was modified:\n%s", diff)
+			}
+			wantRules := []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
+					Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
+			}}
+			if diff := cmp.Diff(wantRules, wh.Rules); diff != "" {
+				t.Errorf("rules (-want +got):\n%s", diff)
+			}
+			if *wh.FailurePolicy != admissionregistrationv1.Ignore || *wh.SideEffects != admissionregistrationv1.SideEffectClassNone ||
+				*wh.TimeoutSeconds != TimeoutSeconds || *wh.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy {
+				t.Errorf("policies: failure %v sideEffects %v timeout %v reinvocation %v", *wh.FailurePolicy, *wh.SideEffects, *wh.TimeoutSeconds, *wh.ReinvocationPolicy)
+			}
+			wantCondition := "!(request.namespace.startsWith('kube-') || request.namespace.startsWith('openshift-') || request.namespace.startsWith('hypershift-'))"
+			if len(wh.MatchConditions) != 1 || wh.MatchConditions[0].Expression != wantCondition {
+				t.Errorf("matchConditions = %+v", wh.MatchConditions)
+			}
+		})
+	}
+}
