@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -93,8 +94,15 @@ func TestValidationThroughAPIServer(t *testing.T) {
 	if err := k8s.Create(ctx, second); err != nil {
 		t.Fatal(err)
 	}
-	second.Spec.Priority = 10
-	refused(t, k8s.Update(ctx, second), "spec.priority: Invalid value: 10: already used by PodPlacementConfig team-validation/prefer-arm")
+	// The operator writes the new configuration's status meanwhile: read it again on a conflict.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(second), second); err != nil {
+			return err
+		}
+		second.Spec.Priority = 10
+		return k8s.Update(ctx, second)
+	})
+	refused(t, err, "spec.priority: Invalid value: 10: already used by PodPlacementConfig team-validation/prefer-arm")
 
 	err = k8s.Delete(ctx, &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}})
 	refused(t, err, `admission webhook "clusterpodplacementconfigs.validation.multiarch.openshift.io" denied the request`,
