@@ -61,4 +61,12 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s  %-40s measured %s\n", mark, o.Check, val)
 	}
+	if r.Passed {
+		fmt.Fprintf(w, "PASSED %s\n", r.Scenario.Name)
+		return
+	}
+	fmt.Fprintf(w, "FAILED %s:\n", r.Scenario.Name)
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "  - %s\n", f)
+	}
 }

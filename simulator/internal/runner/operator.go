@@ -112,19 +112,20 @@ func (r *run) startOperator(ctx context.Context) error {
 	}
 
 	cfg := operand.Config{
-		RestConfig:        r.cfg,
-		Namespace:         s.Operator.Namespace,
-		WebhookHost:       "127.0.0.1",
-		GlobalPullSecret:  global,
-		InsecureRegistry:  !*s.Registry.TLS,
-		Workers:           s.Operator.Workers,
-		InspectWorkers:    s.Operator.InspectWorkers,
-		QPS:               s.Operator.QPS,
-		Burst:             s.Operator.Burst,
-		RetryBaseDelay:    s.Operator.RetryBaseDelay.D(),
-		RetryMaxDelay:     s.Operator.RetryMaxDelay.D(),
-		NamespaceSelector: s.Operator.ClusterConfig.NamespaceSelector,
-		Logger:            r.opts.Logger,
+		RestConfig:         r.cfg,
+		Namespace:          s.Operator.Namespace,
+		WebhookHost:        "127.0.0.1",
+		GlobalPullSecret:   global,
+		InsecureRegistry:   !*s.Registry.TLS,
+		Workers:            s.Operator.Workers,
+		InspectWorkers:     s.Operator.InspectWorkers,
+		QPS:                s.Operator.QPS,
+		Burst:              s.Operator.Burst,
+		RetryBaseDelay:     s.Operator.RetryBaseDelay.D(),
+		RetryMaxDelay:      s.Operator.RetryMaxDelay.D(),
+		NamespaceSelector:  s.Operator.ClusterConfig.NamespaceSelector,
+		Logger:             r.opts.Logger,
+		ControllerReplicas: s.Operator.ControllerReplicas,
 	}
 	// Resolved as the operator resolves it for a deployed controller.
 	cfg.ImageInspection = s.Operator.ClusterConfig.ImageInspection.Settings()
@@ -161,10 +162,9 @@ func (r *run) startOperator(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("operator.enabled: %w", err)
 	}
-	if err := e.op.Controller.Start(ctx); err != nil {
+	if err := e.startControllers(ctx); err != nil {
 		return err
 	}
-	r.defer_(e.op.Controller.Stop)
 	if err := e.op.Webhook.Start(ctx); err != nil {
 		return err
 	}
@@ -279,9 +279,29 @@ func (e *operatorEnv) resetCounters() {
 	e.mu.Unlock()
 }
 
+// startControllers starts the controller instances, the first before the
+// others so that it takes the lease.
+func (e *operatorEnv) startControllers(ctx context.Context) error {
+	controllers := []operand.Component{e.op.Controller}
+	for _, p := range e.op.Controllers[min(1, len(e.op.Controllers)):] {
+		controllers = append(controllers, p)
+	}
+	for _, c := range controllers {
+		if err := c.Start(ctx); err != nil {
+			return err
+		}
+		e.r.defer_(c.Stop)
+	}
+	return nil
+}
+
 // err reports a component that stopped on its own.
 func (e *operatorEnv) err() error {
-	return errors.Join(e.op.Controller.Err(), e.op.Webhook.Err())
+	errs := []error{e.op.Controller.Err(), e.op.Webhook.Err()}
+	for _, p := range e.op.Controllers {
+		errs = append(errs, p.Err())
+	}
+	return errors.Join(errs...)
 }
 
 // stats reads the registry's and the operator's counters for the pass.
