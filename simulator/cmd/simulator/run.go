@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -147,7 +148,7 @@ func runScenario(parent context.Context, f runFlags) error {
 	case runErr != nil:
 		return &exitError{code: exitFailed, err: runErr}
 	case !rep.Passed:
-		return &exitError{code: exitFailed, err: fmt.Errorf("scenario %s: expectations not met", rep.Scenario.Name)}
+		return &exitError{code: exitFailed, err: fmt.Errorf("scenario %s failed: %s", rep.Scenario.Name, strings.Join(rep.Failures, "; "))}
 	}
 	return nil
 }

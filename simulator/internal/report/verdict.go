@@ -26,8 +26,8 @@ func Verdict(r *Report) []string {
 	}
 	for _, p := range []*Pass{r.Main, r.Baseline} {
 		if p != nil && p.DeadlineHit {
-			out = append(out, fmt.Sprintf("%s pass hit its deadline with %d of %d pods not bound (%d Pending by design)",
-				p.Name, p.UnboundAtEnd, p.Pods, p.PendingByDesign))
+			out = append(out, fmt.Sprintf("%s pass hit its deadline: %d of %d planned pods created, %d not bound (%d Pending by design)",
+				p.Name, p.Pods, p.Schedulable+p.PendingByDesign, p.UnboundAtEnd, p.PendingByDesign))
 		}
 	}
 	for _, ev := range r.Timeline {

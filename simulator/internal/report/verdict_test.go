@@ -26,8 +26,10 @@ func TestVerdict(t *testing.T) {
 			want: []string{"the main pass did not complete"},
 		},
 		"deadline hit": {
-			edit: func(r *Report) { r.Main.DeadlineHit, r.Main.UnboundAtEnd, r.Main.PendingByDesign = true, 12, 2 },
-			want: []string{"main pass hit its deadline with 12 of 1000 pods not bound (2 Pending by design)"},
+			edit: func(r *Report) {
+				r.Main.DeadlineHit, r.Main.UnboundAtEnd, r.Main.Schedulable, r.Main.PendingByDesign = true, 12, 1198, 2
+			},
+			want: []string{"main pass hit its deadline: 1000 of 1200 planned pods created, 12 not bound (2 Pending by design)"},
 		},
 		"timeline event not reached": {
 			edit: func(r *Report) {

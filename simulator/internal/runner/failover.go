@@ -35,7 +35,7 @@ func (e *operatorEnv) controllerRestart(ev *scenario.RestartEvent, epoch time.Ti
 	since := func() float64 { return time.Since(epoch).Seconds() }
 	var stopped operand.Component
 	apply := func(ctx context.Context) error {
-		target, holder, err := e.leader(ctx)
+		target, holder, err := e.leader(ctx, fo)
 		if err != nil {
 			return err
 		}
@@ -77,14 +77,18 @@ func stopComponent(c operand.Component, mode string) error {
 }
 
 // leader returns the controller instance that leads and the lease's holder
-// identity ("" with one instance, which runs without leader election).
-func (e *operatorEnv) leader(ctx context.Context) (operand.Component, string, error) {
+// identity ("" with one instance, which runs without leader election), and
+// notes the lease's duration in fo before anything released it.
+func (e *operatorEnv) leader(ctx context.Context, fo *report.Failover) (operand.Component, string, error) {
 	if len(e.op.Controllers) < 2 {
 		return e.op.Controller, "", nil
 	}
 	lease, err := e.r.client.CoordinationV1().Leases(e.r.s.Operator.Namespace).Get(ctx, roles.DefaultLeaderElectionID, metav1.GetOptions{})
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the controller's lease: %w", err)
+	}
+	if d := lease.Spec.LeaseDurationSeconds; d != nil {
+		fo.LeaseDurationSeconds = float64(*d)
 	}
 	for _, p := range e.op.Controllers {
 		if p.Pid() == 0 {
@@ -112,14 +116,10 @@ func (e *operatorEnv) leader(ctx context.Context) (operand.Component, string, er
 // for at most the lease duration plus failoverWaitMargin.
 func (e *operatorEnv) waitLeaseTaken(ctx context.Context, old string, fo *report.Failover, since func() float64) error {
 	leases := e.r.client.CoordinationV1().Leases(e.r.s.Operator.Namespace)
-	limit := time.Now().Add(time.Minute)
+	limit := time.Now().Add(time.Duration(fo.LeaseDurationSeconds*float64(time.Second)) + failoverWaitMargin)
 	for {
 		lease, err := leases.Get(ctx, roles.DefaultLeaderElectionID, metav1.GetOptions{})
 		if err == nil {
-			if d := lease.Spec.LeaseDurationSeconds; d != nil && fo.LeaseDurationSeconds == 0 {
-				fo.LeaseDurationSeconds = float64(*d)
-				limit = time.Now().Add(time.Duration(*d)*time.Second + failoverWaitMargin)
-			}
 			if h := ptrString(lease.Spec.HolderIdentity); h != "" && h != old {
 				fo.AcquiredAt = since()
 				return nil
