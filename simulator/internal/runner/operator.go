@@ -73,7 +73,7 @@ func (r *run) startOperator(ctx context.Context) error {
 		return err
 	}
 	e.baseFaults = faults
-	opts := fakeregistry.Options{Catalog: r.loaded.Catalog, TLS: *s.Registry.TLS, Faults: faults, Seed: s.Seed}
+	opts := fakeregistry.Options{Catalog: r.opts.Scenario.Catalog, TLS: *s.Registry.TLS, Faults: faults, Seed: s.Seed}
 	if a := s.Registry.Auth; a != nil {
 		e.password = randomHex(12)
 		e.authMode = fakeregistry.AuthMode(a.Mode)
@@ -350,7 +350,7 @@ func (e *operatorEnv) stats(pods []workload.Pod) (*report.OperatorStats, *report
 			continue
 		}
 		for _, ref := range p.Images() {
-			im, err := e.r.loaded.Catalog.Image(ref)
+			im, err := e.r.opts.Scenario.Catalog.Image(ref)
 			if err != nil || seen[im.Repository+"@"+im.Digest] {
 				continue
 			}

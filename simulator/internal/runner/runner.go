@@ -86,10 +86,10 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 		}
 		o.RepoRoot = root
 	}
-	r := &run{opts: o, s: s, loaded: o.Scenario, id: runID(), status: o.Status}
-	if r.status == nil {
-		r.status = io.Discard
+	if o.Status == nil {
+		o.Status = io.Discard
 	}
+	r := &run{opts: o, s: s, id: runID()}
 	r.plan = workload.Generate(s, o.Scenario.Catalog)
 	r.env = environment(ctx, o.RepoRoot)
 	defer r.cleanup()
@@ -111,13 +111,14 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	return rep, err
 }
 
-// run is the state of one run; cleanups run in reverse order.
+// run is the state of one run: what the phases set up (control plane,
+// nodes, operator) and their cleanups, which run in reverse order. Passes do
+// not change it: they return their results (passResult) and assemble builds
+// the report from them.
 type run struct {
 	opts     Options
 	s        *scenario.Scenario
-	loaded   *scenario.Loaded
 	id       string
-	status   io.Writer
 	plan     workload.Plan
 	env      report.Environment
 	cfg      *rest.Config
@@ -143,7 +144,7 @@ func (r *run) cleanup() {
 }
 
 func (r *run) logf(format string, args ...any) {
-	fmt.Fprintf(r.status, format+"\n", args...)
+	fmt.Fprintf(r.opts.Status, format+"\n", args...)
 }
 
 // results are what the phases produced, for assemble.
@@ -196,7 +197,7 @@ func (r *run) execute(ctx context.Context) (results, error) {
 		if err := r.startOperator(ctx); err != nil {
 			return res, err
 		}
-		r.logf("registry (%d images) and operator ready in %.1fs", len(r.loaded.Catalog.Images()), time.Since(t).Seconds())
+		r.logf("registry (%d images) and operator ready in %.1fs", len(r.opts.Scenario.Catalog.Images()), time.Since(t).Seconds())
 	}
 	p, err := r.runPass(ctx, passSpec{name: "main", operator: r.s.Operator.Enabled, timeline: r.s.Timeline})
 	res.main = &p
