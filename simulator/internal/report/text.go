@@ -39,6 +39,13 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	for _, ev := range r.Timeline {
+		what := ev.Effect
+		if ev.Error != "" {
+			what = "error: " + ev.Error
+		}
+		fmt.Fprintf(w, "timeline %s at %.1fs: %s\n", ev.Action, ev.AtSeconds, what)
+	}
 	r.writeCostText(w)
 	var all int64
 	for _, p := range r.Resources.Processes {
