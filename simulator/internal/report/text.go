@@ -39,6 +39,10 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	if o := r.Oracle; o != nil {
+		fmt.Fprintf(w, "oracle: the baseline misplaced %d pods; the workload should produce about %.0f without the operator (%d pods at risk)\n",
+			o.BaselineMisplaced, o.ExpectedMisplaced, o.AtRiskPods)
+	}
 	for _, ev := range r.Timeline {
 		what := ev.Effect
 		if ev.Error != "" {
