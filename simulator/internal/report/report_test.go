@@ -128,7 +128,8 @@ func TestWriteAndLoad(t *testing.T) {
 		}
 	}
 	md, _ := os.ReadFile(f.Markdown)
-	for _, want := range []string{"## Passes", "| misplaced pods |", "## Expectations", "-latency.svg"} {
+	for _, want := range []string{"## Passes", "| misplaced pods |", "## Expectations", "-latency.svg", "## Cost per pass", "| **writes** | 3.25 | 3.25 |",
+		"## Arrival steps, main pass — sustained 50 pods/s", "| controllerRestart |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary lacks %q", want)
 		}

@@ -109,15 +109,15 @@ var summaryTemplate = template.Must(template.New("summary").Funcs(template.FuncM
 }).Parse(summaryTemplateText))
 
 // summaryView is what the summary template reads besides the report: the
-// per-pass rows, the ratios as text, the cost and steps sections and the
-// plots' file names.
+// per-pass rows, the ratios as text, the cost section and the plots' file
+// names.
 type summaryView struct {
 	Report                  *Report
 	Held                    int
 	Passes                  []*Pass
 	Rows                    []summaryRow
 	Ratios                  []string
-	Cost, Steps             string
+	Cost                    *costView
 	LatencySVG, TimelineSVG string
 }
 
@@ -137,10 +137,7 @@ func (r *Report) WriteMarkdown(w io.Writer, f Files) error {
 	for _, k := range slices.Sorted(maps.Keys(r.Ratios)) {
 		v.Ratios = append(v.Ratios, fmt.Sprintf("%s ×%.2f", k, r.Ratios[k]))
 	}
-	var cost, steps strings.Builder
-	r.writeCostMarkdown(&cost)
-	r.writeStepsMarkdown(&steps)
-	v.Cost, v.Steps = cost.String(), steps.String()
+	v.Cost = r.costSummary()
 	if f.LatencySVG != "" {
 		v.LatencySVG = filepath.Base(f.LatencySVG)
 	}
