@@ -13,6 +13,7 @@ import (
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
+	"github.com/archgate/archgate/simulator/internal/workload"
 )
 
 // leaderMetric is client-go's leader election gauge that controller-runtime
@@ -169,6 +170,33 @@ func completeFailovers(events []report.AppliedEvent, pods []recorder.PodTimes) {
 		}
 		events[i].Effect = fmt.Sprintf("%s stop; %s %.1fs later, gates removed again %.1fs after the stop",
 			fo.Mode, taken, fo.AcquiredAt-fo.StoppedAt, fo.Seconds)
+	}
+}
+
+// completeWebhookDowns checks each webhookDown window's effect from the
+// recorder's times: pods first seen during the window without the gate
+// (failurePolicy Ignore admits them ungated), among the pods the webhook
+// would gate (not pinned by a nodeSelector). None means the window tested
+// nothing, which fails the run.
+func completeWebhookDowns(events []report.AppliedEvent, times []recorder.PodTimes, pods []workload.Pod) {
+	for i := range events {
+		ev := &events[i]
+		if ev.Action != "webhookDown" || ev.Error != "" {
+			continue
+		}
+		from := time.Duration(ev.AtSeconds * float64(time.Second))
+		to := time.Duration(ev.EndSeconds * float64(time.Second))
+		n := 0
+		for j, t := range times {
+			if pods[j].NodeSelectorArch == "" && t.Seen >= from && t.Seen <= to && t.Gated < 0 {
+				n++
+			}
+		}
+		if n == 0 {
+			ev.Error = "no observable effect: no pod was admitted ungated while the webhook was down"
+			continue
+		}
+		ev.Effect = fmt.Sprintf("%d pods admitted ungated", n)
 	}
 }
 

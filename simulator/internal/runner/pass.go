@@ -113,6 +113,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	res := rec.Stop()
 	stopped = true
 	completeFailovers(out.timeline, res.Pods)
+	completeWebhookDowns(out.timeline, res.Pods, pods)
 	if waitErr != nil && errors.Is(waitErr, context.Canceled) {
 		return out, waitErr
 	}

@@ -173,3 +173,29 @@ func TestCompleteFailovers(t *testing.T) {
 		})
 	}
 }
+
+func TestCompleteWebhookDowns(t *testing.T) {
+	pods := []workload.Pod{{}, {}, {NodeSelectorArch: "amd64"}}
+	for name, tc := range map[string]struct {
+		times      []recorder.PodTimes
+		wantEffect string
+		wantError  bool
+	}{
+		"a pod admitted ungated in the window": {
+			times:      []recorder.PodTimes{times(3*time.Second, -1, -1, -1), times(3*time.Second, 3*time.Second, -1, -1), times(-1, -1, -1, -1)},
+			wantEffect: "1 pods admitted ungated",
+		},
+		"only gated pods and a pinned one in the window": {
+			times:     []recorder.PodTimes{times(1*time.Second, -1, -1, -1), times(3*time.Second, 3*time.Second, -1, -1), times(3*time.Second, -1, -1, -1)},
+			wantError: true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			events := []report.AppliedEvent{{Action: "webhookDown", AtSeconds: 2, EndSeconds: 4}}
+			completeWebhookDowns(events, tc.times, pods)
+			if events[0].Effect != tc.wantEffect || (events[0].Error != "") != tc.wantError {
+				t.Errorf("effect %q error %q, want effect %q error %v", events[0].Effect, events[0].Error, tc.wantEffect, tc.wantError)
+			}
+		})
+	}
+}
