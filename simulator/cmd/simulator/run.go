@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -105,19 +107,10 @@ func runScenario(parent context.Context, f runFlags) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	interrupted := false
-	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
-		interrupted = true
-		fmt.Fprintln(os.Stderr, "\ninterrupted: stopping (again to kill at once)")
-		cancel()
-		if _, ok := <-sigs; ok {
-			guard.KillNow()
-			os.Exit(exitInterrupted)
-		}
-	}()
+	interrupted := watchInterrupts(sigs, cancel, func() {
+		guard.KillNow()
+		os.Exit(exitInterrupted)
+	})
 
 	var status, progress io.Writer
 	if !f.quiet {
@@ -150,14 +143,33 @@ func runScenario(parent context.Context, f runFlags) error {
 		}
 	}
 	switch {
-	case interrupted:
+	case interrupted.Load():
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
 	case runErr != nil:
 		return &exitError{code: exitFailed, err: runErr}
 	case !rep.Passed:
-		return &exitError{code: exitFailed, err: fmt.Errorf("scenario %s: expectations not met", rep.Scenario.Name)}
+		return &exitError{code: exitFailed, err: fmt.Errorf("scenario %s failed: %s", rep.Scenario.Name, strings.Join(rep.Failures, "; "))}
 	}
 	return nil
+}
+
+// watchInterrupts cancels the run on the first signal and calls killNow on
+// the second. The returned flag says whether a signal came; it is read by
+// the command's goroutine while this one sets it, hence atomic.
+func watchInterrupts(sigs <-chan os.Signal, cancel context.CancelFunc, killNow func()) *atomic.Bool {
+	var interrupted atomic.Bool
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		interrupted.Store(true)
+		fmt.Fprintln(os.Stderr, "\ninterrupted: stopping (again to kill at once)")
+		cancel()
+		if _, ok := <-sigs; ok {
+			killNow()
+		}
+	}()
+	return &interrupted
 }
 
 // components sets how the scheduler and the operator run: as processes

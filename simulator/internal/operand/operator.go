@@ -53,6 +53,11 @@ type Config struct {
 	// Logger receives the components' logs (in-process mode).
 	Logger logr.Logger
 
+	// ControllerReplicas is the number of controller instances; above 1
+	// they run with --leader-elect, as the operator deploys them, and need
+	// Binary (a crash is a killed process). 0 means 1.
+	ControllerReplicas int
+
 	// Binary is the archgate binary: set, the components run as its
 	// `webhook` and `controller` processes; empty, in the simulator's process.
 	Binary string
@@ -83,8 +88,11 @@ type Component interface {
 type WebhookAndController struct {
 	// Webhook is the scheduling-gate webhook server.
 	Webhook Component
-	// Controller is the pod placement controller.
+	// Controller is the pod placement controller (the first instance when
+	// ControllerReplicas > 1).
 	Controller Component
+	// Controllers are every controller instance when they run as processes.
+	Controllers []*Process
 	// Counters sums both components' Prometheus counters across restarts.
 	Counters *Counters
 	// webhookConfiguration builds the MutatingWebhookConfiguration.

@@ -3,6 +3,7 @@ package operand
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -25,6 +26,9 @@ func newWebhookAndController(cfg Config) (*WebhookAndController, error) {
 		return nil, errors.New("operand: nil rest.Config")
 	}
 	o := &WebhookAndController{Counters: NewCounters()}
+	if cfg.ControllerReplicas > 1 && cfg.Binary == "" {
+		return nil, fmt.Errorf("%d controller replicas need the archgate binary (not --in-process): a standby and a crash are separate processes", cfg.ControllerReplicas)
+	}
 	if cfg.Binary != "" {
 		if err := o.processes(cfg); err != nil {
 			return nil, err
@@ -122,12 +126,25 @@ func (o *WebhookAndController) processes(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	controller, err := newProcess(ComponentController, controllerArgs(controllerOptions(cfg), cfg.GlobalPullSecret))
-	if err != nil {
-		return err
+	o.Webhook = webhook
+	o.processList = []*Process{webhook}
+	args := controllerArgs(controllerOptions(cfg), cfg.GlobalPullSecret)
+	if cfg.ControllerReplicas > 1 {
+		// As the operator renders the controller Deployment's args.
+		args = append(args, "--leader-elect")
 	}
-	o.Webhook, o.Controller = webhook, controller
-	o.processList = []*Process{webhook, controller}
+	for i := range max(cfg.ControllerReplicas, 1) {
+		controller, err := newProcess(ComponentController, args)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			controller.LogPath = filepath.Join(cfg.LogDir, fmt.Sprintf("%s-%d.log", ComponentController, i+1))
+		}
+		o.Controllers = append(o.Controllers, controller)
+		o.processList = append(o.processList, controller)
+	}
+	o.Controller = o.Controllers[0]
 	return nil
 }
 

@@ -62,6 +62,10 @@ type Options struct {
 	Buffer int
 	// Epoch is time zero of the offsets; the watch must start before it.
 	Epoch time.Time
+	// PendingByDesign marks, by index, the pods allowed to end Pending: they
+	// count as final once the operator decided on them (gate removed, or a
+	// placement label set). Every other pod is final once bound. Nil: none.
+	PendingByDesign []bool
 }
 
 // Recorder watches pods and records their transitions.
@@ -75,11 +79,12 @@ type Recorder struct {
 	watchEr atomic.Pointer[error]
 
 	// Owned by the aggregator goroutine until Stop returns.
-	pods []PodTimes
+	pods  []PodTimes
+	final []bool
 
 	// Progress counters, updated by the aggregator.
-	seen, gated, ungated, bound atomic.Int64
-	changed                     chan struct{}
+	seen, gated, ungated, bound, settled atomic.Int64
+	changed                              chan struct{}
 }
 
 type event struct {
@@ -101,6 +106,7 @@ func Start(ctx context.Context, opts Options) (*Recorder, error) {
 		opts:    opts,
 		events:  make(chan event, opts.Buffer),
 		pods:    make([]PodTimes, opts.Pods),
+		final:   make([]bool, opts.Pods),
 		changed: make(chan struct{}, 1),
 	}
 	for i := range r.pods {
@@ -212,6 +218,10 @@ func (r *Recorder) aggregate() {
 		if e.placement != "" {
 			p.Placement = e.placement
 		}
+		if !r.final[e.index] && r.isFinal(int(e.index)) {
+			r.final[e.index] = true
+			r.settled.Add(1)
+		}
 		select {
 		case r.changed <- struct{}{}:
 		default:
@@ -219,17 +229,28 @@ func (r *Recorder) aggregate() {
 	}
 }
 
+// isFinal reports whether pod i reached a final state: bound, or, for a pod
+// Pending by design, decided on by the operator.
+func (r *Recorder) isFinal(i int) bool {
+	p := r.pods[i]
+	if p.Bound >= 0 {
+		return true
+	}
+	return i < len(r.opts.PendingByDesign) && r.opts.PendingByDesign[i] && (p.Ungated >= 0 || p.Placement != "")
+}
+
 // Progress is a live view of the counters.
 type Progress struct {
-	// Seen, Gated, Ungated and Bound count pods that reached each state.
-	Seen, Gated, Ungated, Bound int64
+	// Seen, Gated, Ungated and Bound count pods that reached each state;
+	// Final those bound or, Pending by design, decided on.
+	Seen, Gated, Ungated, Bound, Final int64
 	// Drops counts dropped events.
 	Drops int64
 }
 
 // Progress returns the counters now.
 func (r *Recorder) Progress() Progress {
-	return Progress{Seen: r.seen.Load(), Gated: r.gated.Load(), Ungated: r.ungated.Load(), Bound: r.bound.Load(), Drops: r.drops.Load()}
+	return Progress{Seen: r.seen.Load(), Gated: r.gated.Load(), Ungated: r.ungated.Load(), Bound: r.bound.Load(), Final: r.settled.Load(), Drops: r.drops.Load()}
 }
 
 // Changed is signalled (coalesced) after each applied event.

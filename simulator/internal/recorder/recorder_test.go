@@ -35,7 +35,7 @@ func (b *podBuilder) placed(outcome string) *podBuilder {
 func (b *podBuilder) build() *corev1.Pod { return b.p }
 
 func TestAggregateTransitions(t *testing.T) {
-	r := &Recorder{events: make(chan event, 16), pods: make([]PodTimes, 2), changed: make(chan struct{}, 1)}
+	r := &Recorder{events: make(chan event, 16), pods: make([]PodTimes, 2), final: make([]bool, 2), changed: make(chan struct{}, 1)}
 	for i := range r.pods {
 		r.pods[i] = PodTimes{Seen: -1, Gated: -1, Ungated: -1, Bound: -1}
 	}
@@ -71,7 +71,53 @@ func TestAggregateTransitions(t *testing.T) {
 	if diff := cmp.Diff(want, r.pods); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if p := r.Progress(); p.Seen != 2 || p.Gated != 1 || p.Ungated != 1 || p.Bound != 2 {
+	if p := r.Progress(); p.Seen != 2 || p.Gated != 1 || p.Ungated != 1 || p.Bound != 2 || p.Final != 2 {
 		t.Errorf("progress %+v", p)
+	}
+}
+
+// TestFinalCountsPendingByDesign checks the pass's end condition: a pod
+// Pending by design is final once the operator decided on it, any other pod
+// only once bound, so a pod released unplaced cannot stand in for a gated one.
+func TestFinalCountsPendingByDesign(t *testing.T) {
+	ms := time.Millisecond
+	for name, tc := range map[string]struct {
+		pending   []bool
+		events    []*corev1.Pod
+		wantFinal int64
+	}{
+		"gated pods are not final": {
+			pending: []bool{false, false},
+			events:  []*corev1.Pod{newPod("p-00000").gated().build(), newPod("p-00001").gated().build()},
+		},
+		"an ungated unbound pod is not final unless Pending by design": {
+			pending:   []bool{true, false},
+			events:    []*corev1.Pod{newPod("p-00000").placed("no-common-arch").build(), newPod("p-00001").placed("inspection-failed").build()},
+			wantFinal: 1,
+		},
+		"bound pods are final": {
+			pending:   []bool{false, true},
+			events:    []*corev1.Pod{newPod("p-00000").onNode("n").build(), newPod("p-00001").onNode("n").build()},
+			wantFinal: 2,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := &Recorder{opts: Options{PendingByDesign: tc.pending}, events: make(chan event, 16), pods: make([]PodTimes, 2),
+				final: make([]bool, 2), changed: make(chan struct{}, 1)}
+			for i := range r.pods {
+				r.pods[i] = PodTimes{Seen: -1, Gated: -1, Ungated: -1, Bound: -1}
+			}
+			for i, p := range tc.events {
+				e, _ := toEvent(watch.Added, p)
+				e.at = time.Duration(i+1) * ms
+				r.events <- e
+			}
+			close(r.events)
+			r.wg.Add(1)
+			r.aggregate()
+			if got := r.Progress().Final; got != tc.wantFinal {
+				t.Errorf("final = %d, want %d", got, tc.wantFinal)
+			}
+		})
 	}
 }

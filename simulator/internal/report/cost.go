@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
@@ -105,70 +104,73 @@ func (r *Report) costPasses() []*Pass {
 	return out
 }
 
-// writeCostMarkdown writes the cost tables: CPU per 1,000 pods and peak RSS
-// per component and pass, then apiserver requests per pod.
-func (r *Report) writeCostMarkdown(w io.Writer) {
+// costView is the cost section of the summary: CPU per 1,000 pods and peak
+// RSS per component and pass (and main / baseline with two passes), then
+// apiserver requests per pod.
+type costView struct {
+	Passes     []string
+	Ratio      bool
+	Components []summaryRow
+	All        summaryRow
+	API        []summaryRow
+}
+
+// costSummary builds the cost section; nil when no pass has a cost.
+func (r *Report) costSummary() *costView {
 	passes := r.costPasses()
 	if len(passes) == 0 {
-		return
+		return nil
 	}
-	fmt.Fprintf(w, "## Cost per pass\n\nCPU seconds per 1,000 pods and peak RSS during the pass, per component")
-	if len(passes) == 2 {
-		fmt.Fprintf(w, "; the ratio is main / baseline")
-	}
-	fmt.Fprintf(w, ".\n\n| component |")
+	v := &costView{Ratio: len(passes) == 2}
 	for _, p := range passes {
-		fmt.Fprintf(w, " %s CPU/1k pods | %s peak RSS |", p.Name, p.Name)
+		v.Passes = append(v.Passes, p.Name)
 	}
-	if len(passes) == 2 {
-		fmt.Fprintf(w, " CPU ratio |")
+	ratio := func(cpus []float64) []string {
+		if !v.Ratio {
+			return nil
+		}
+		return []string{ratioText(cpus[0], cpus[1])}
 	}
-	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", 2*len(passes)+map[bool]int{true: 1}[len(passes) == 2]))
 	for _, name := range componentNames(passes) {
-		fmt.Fprintf(w, "| %s |", name)
+		row := summaryRow{Label: name}
 		var cpus []float64
 		for _, p := range passes {
 			c, ok := p.Cost.Component(name)
 			if !ok {
-				fmt.Fprintf(w, " — | — |")
+				row.Cells = append(row.Cells, "—", "—")
 				cpus = append(cpus, 0)
 				continue
 			}
 			cpus = append(cpus, c.CPUSecondsPer1kPods)
-			fmt.Fprintf(w, " %.2fs | %s |", c.CPUSecondsPer1kPods, FormatBytes(float64(c.PeakRSSBytes)))
+			row.Cells = append(row.Cells, fmt.Sprintf("%.2fs", c.CPUSecondsPer1kPods), FormatBytes(float64(c.PeakRSSBytes)))
 		}
-		if len(passes) == 2 {
-			fmt.Fprintf(w, " %s |", ratioText(cpus[0], cpus[1]))
-		}
-		fmt.Fprintln(w)
+		row.Cells = append(row.Cells, ratio(cpus)...)
+		v.Components = append(v.Components, row)
 	}
-	fmt.Fprintf(w, "| **all** |")
+	v.All = summaryRow{Label: "**all**"}
+	var totals []float64
 	for _, p := range passes {
-		fmt.Fprintf(w, " **%.2fs** | |", p.Cost.CPUSecondsPer1kPods)
+		totals = append(totals, p.Cost.CPUSecondsPer1kPods)
+		v.All.Cells = append(v.All.Cells, fmt.Sprintf("**%.2fs**", p.Cost.CPUSecondsPer1kPods), "")
 	}
-	if len(passes) == 2 {
-		fmt.Fprintf(w, " **%s** |", ratioText(passes[0].Cost.CPUSecondsPer1kPods, passes[1].Cost.CPUSecondsPer1kPods))
+	for _, t := range ratio(totals) {
+		v.All.Cells = append(v.All.Cells, "**"+t+"**")
 	}
-	fmt.Fprintf(w, "\n\n| apiserver, per pod |")
-	for _, p := range passes {
-		fmt.Fprintf(w, " %s |", p.Name)
-	}
-	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(passes)))
-	row := func(label string, get func(*Cost) float64) {
-		fmt.Fprintf(w, "| %s |", label)
+	api := func(label string, get func(*Cost) float64) {
+		row := summaryRow{Label: label}
 		for _, p := range passes {
-			fmt.Fprintf(w, " %.2f |", get(p.Cost))
+			row.Cells = append(row.Cells, fmt.Sprintf("%.2f", get(p.Cost)))
 		}
-		fmt.Fprintln(w)
+		v.API = append(v.API, row)
 	}
-	row("**writes**", func(c *Cost) float64 { return c.APIWritesPerPod })
-	row("requests", func(c *Cost) float64 { return c.APIRequestsPerPod })
+	api("**writes**", func(c *Cost) float64 { return c.APIWritesPerPod })
+	api("requests", func(c *Cost) float64 { return c.APIRequestsPerPod })
 	for _, k := range requestKeys(passes) {
-		row(k, func(c *Cost) float64 { return c.requestsPerPod(k) })
+		api(k, func(c *Cost) float64 { return c.requestsPerPod(k) })
 	}
-	row("watch events sent", func(c *Cost) float64 { return c.WatchEventsPerPod })
-	row("watch KiB sent", func(c *Cost) float64 { return c.WatchBytesPerPod / 1024 })
-	fmt.Fprintln(w)
+	api("watch events sent", func(c *Cost) float64 { return c.WatchEventsPerPod })
+	api("watch KiB sent", func(c *Cost) float64 { return c.WatchBytesPerPod / 1024 })
+	return v
 }
 
 // writeCostText writes one line per pass: CPU per 1,000 pods by component
@@ -235,24 +237,4 @@ func (c *Cost) requestsPerPod(key string) float64 {
 		}
 	}
 	return 0
-}
-
-// writeStepsMarkdown writes each pass's arrival steps (arrival mode steps).
-func (r *Report) writeStepsMarkdown(w io.Writer) {
-	for _, p := range []*Pass{r.Main, r.Baseline} {
-		if p == nil || len(p.Steps) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "## Arrival steps, %s pass — sustained %.0f pods/s\n\n| rate | from | pods | unbound | total p50 | total p99 | sustained |\n|---|---|---|---|---|---|---|\n",
-			p.Name, p.SustainedRate)
-		for _, s := range p.Steps {
-			sustained := fmt.Sprint(s.Sustained)
-			if s.WarmUp {
-				sustained = "warm-up"
-			}
-			fmt.Fprintf(w, "| %.0f/s | %.0fs | %d | %d | %s | %s | %s |\n", s.Rate, s.StartSeconds, s.Pods, s.Unbound,
-				scenario.FormatValue(scenario.UnitDuration, s.TotalP50), scenario.FormatValue(scenario.UnitDuration, s.TotalP99), sustained)
-		}
-		fmt.Fprintln(w)
-	}
 }

@@ -48,8 +48,16 @@ type Report struct {
 	Timeline []AppliedEvent `json:"timeline,omitempty"`
 	// Expectations are the checks and their outcomes.
 	Expectations []Outcome `json:"expectations"`
-	// Passed is true when every expectation held and the run had no error.
+	// Oracle says whether the misplaced-pod count could see a misplacement
+	// in this run: the baseline's misplaced pods against what the workload
+	// should produce without the operator. Nil without a baseline.
+	Oracle *Oracle `json:"oracle,omitempty"`
+	// Passed is true when Failures is empty.
 	Passed bool `json:"passed"`
+	// Failures are the reasons the run failed (see Verdict): run errors,
+	// missed expectations, deadlines hit, timeline events that failed or had
+	// no observable effect, an oracle that saw nothing.
+	Failures []string `json:"failures,omitempty"`
 	// Errors are problems of the run itself (watch lost, component failed).
 	Errors []string `json:"errors,omitempty"`
 }
@@ -120,6 +128,11 @@ type Pass struct {
 	// GatedAtEnd still carried the gate at the end; UnboundAtEnd had no node.
 	GatedAtEnd   int `json:"gatedAtEnd"`
 	UnboundAtEnd int `json:"unboundAtEnd"`
+	// PendingByDesign counts pods that may end Pending (PendingReason says
+	// why): with the operator, pods whose images share no architecture with
+	// any node pool. The pass ends when every other pod is bound.
+	PendingByDesign int    `json:"pendingByDesign"`
+	PendingReason   string `json:"pendingReason,omitempty"`
 	// NeverGatedPods were not gated (skipped by the webhook, or webhook down).
 	NeverGatedPods int `json:"neverGatedPods"`
 	// PlacedAtAdmissionPods were placed by the webhook at admission, never gated
@@ -325,8 +338,51 @@ type AppliedEvent struct {
 	// AtSeconds and EndSeconds are offsets from the main pass's start.
 	AtSeconds  float64 `json:"atSeconds"`
 	EndSeconds float64 `json:"endSeconds,omitempty"`
-	// Error is set when applying or reverting it failed.
+	// Effect is what the run observed the event to do (faults the registry
+	// injected, the controller's failover); an event without one fails the
+	// run.
+	Effect string `json:"effect,omitempty"`
+	// Failover is the controller's failover, for controllerRestart.
+	Failover *Failover `json:"failover,omitempty"`
+	// Error is set when applying or reverting it failed, when it was not
+	// reached, or when it had no observable effect.
 	Error string `json:"error,omitempty"`
+}
+
+// Failover is one controller stop (graceful: SIGTERM, the lease released on
+// cancel; crash: SIGKILL, the lease left to expire) and the recovery after
+// it. Offsets are seconds from the main pass's start; a negative offset was
+// not observed.
+type Failover struct {
+	// Mode is graceful or crash; Replicas the controller instances (1: no
+	// leader election, the stopped instance is started again after the
+	// downtime).
+	Mode     string `json:"mode"`
+	Replicas int    `json:"replicas"`
+	// StoppedAt is when the leader was signalled; AcquiredAt when another
+	// instance held the lease (replicas 2); ResumedAt the first gate removal
+	// seen after that.
+	StoppedAt  float64 `json:"stoppedAt"`
+	AcquiredAt float64 `json:"acquiredAt"`
+	ResumedAt  float64 `json:"resumedAt"`
+	// LeaseDurationSeconds is the lease's spec.leaseDurationSeconds as the
+	// old leader wrote it: how long a standby waits out a crashed leader.
+	LeaseDurationSeconds float64 `json:"leaseDurationSeconds,omitempty"`
+	// Seconds is StoppedAt → ResumedAt, the time no pod was released.
+	Seconds float64 `json:"seconds"`
+}
+
+// Oracle is the self-check of the misplaced-pod count.
+type Oracle struct {
+	// AtRiskPods are the pods without an architecture pin of their own whose
+	// images lack some node pool's architecture: without the operator the
+	// scheduler may bind them anywhere.
+	AtRiskPods int `json:"atRiskPods"`
+	// ExpectedMisplaced is the misplacements expected without the operator
+	// if the scheduler spread those pods evenly over the nodes.
+	ExpectedMisplaced float64 `json:"expectedMisplaced"`
+	// BaselineMisplaced is what the baseline pass measured.
+	BaselineMisplaced int `json:"baselineMisplaced"`
 }
 
 // Outcome is one checked expectation.

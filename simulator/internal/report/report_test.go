@@ -60,7 +60,9 @@ func sample(scale float64) *Report {
 		Operator:  &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0}},
 		Registry:  &RegistryStats{Requests: map[string]uint64{"ping": 1, "manifest_get": 2}, Total: 3, UniqueImages: 1, MinimumRequests: 2, ContentRequests: 2, PerMinimum: 1, ProtocolOverhead: ProtocolOverhead{Pings: 1, Total: 1, PerImage: 1}},
 		Resources: Resources{Processes: []ProcessStats{{Name: "simulator", CPUSeconds: 1, PeakRSSBytes: 1 << 20}, {Name: "etcd", CPUSeconds: 1, PeakRSSBytes: 1 << 20}}},
-		Timeline:  []AppliedEvent{{Action: "webhookDown", AtSeconds: 2, EndSeconds: 4}},
+		Timeline: []AppliedEvent{{Action: "webhookDown", AtSeconds: 2, EndSeconds: 4},
+			{Action: "controllerRestart", AtSeconds: 5, EndSeconds: 9, Failover: &Failover{Mode: "graceful", Replicas: 2, StoppedAt: 5, AcquiredAt: 5.2, ResumedAt: 5.3, Seconds: 0.3}},
+			{Action: "controllerRestart", AtSeconds: 10, EndSeconds: 30, Failover: &Failover{Mode: "crash", Replicas: 2, StoppedAt: 10, AcquiredAt: 25, ResumedAt: 25.1, Seconds: 15.1}}},
 	}
 	for _, c := range scenario.CostComponents {
 		r.Ratios["cost.cpuPer1kPods."+c] = 2
@@ -126,7 +128,8 @@ func TestWriteAndLoad(t *testing.T) {
 		}
 	}
 	md, _ := os.ReadFile(f.Markdown)
-	for _, want := range []string{"## Passes", "| misplaced pods |", "## Expectations", "-latency.svg"} {
+	for _, want := range []string{"## Passes", "| misplaced pods |", "## Expectations", "-latency.svg", "## Cost per pass", "| **writes** | 3.25 | 3.25 |",
+		"## Arrival steps, main pass — sustained 50 pods/s", "| controllerRestart |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary lacks %q", want)
 		}

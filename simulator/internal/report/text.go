@@ -39,6 +39,17 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	if o := r.Oracle; o != nil {
+		fmt.Fprintf(w, "oracle: the baseline misplaced %d pods; the workload should produce about %.0f without the operator (%d pods at risk)\n",
+			o.BaselineMisplaced, o.ExpectedMisplaced, o.AtRiskPods)
+	}
+	for _, ev := range r.Timeline {
+		what := ev.Effect
+		if ev.Error != "" {
+			what = "error: " + ev.Error
+		}
+		fmt.Fprintf(w, "timeline %s at %.1fs: %s\n", ev.Action, ev.AtSeconds, what)
+	}
 	r.writeCostText(w)
 	var all int64
 	for _, p := range r.Resources.Processes {
@@ -60,5 +71,13 @@ func (r *Report) WriteText(w io.Writer) {
 			val = "not measured"
 		}
 		fmt.Fprintf(w, "%s  %-40s measured %s\n", mark, o.Check, val)
+	}
+	if r.Passed {
+		fmt.Fprintf(w, "PASSED %s\n", r.Scenario.Name)
+		return
+	}
+	fmt.Fprintf(w, "FAILED %s:\n", r.Scenario.Name)
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "  - %s\n", f)
 	}
 }

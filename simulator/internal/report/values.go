@@ -58,6 +58,12 @@ func (r *Report) Values() map[string]float64 {
 	}
 	pass("", r.Main)
 	pass("baseline.", r.Baseline)
+	for _, ev := range r.Timeline {
+		if fo := ev.Failover; fo != nil && fo.ResumedAt >= 0 && ev.Error == "" {
+			name := "failover." + fo.Mode
+			v[name] = max(v[name], fo.Seconds)
+		}
+	}
 	for k, x := range r.Ratios {
 		put("ratio."+k, x)
 	}

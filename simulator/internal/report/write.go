@@ -1,7 +1,9 @@
 package report
 
 import (
+	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/template"
 
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
@@ -68,158 +71,135 @@ func (r *Report) Write(dir string) (Files, error) {
 		plotErrs = append(plotErrs, "timeline plot: "+err.Error())
 		f.TimelineSVG = ""
 	}
-	md, err := os.Create(f.Markdown)
-	if err != nil {
-		return f, err
+	if err := writeFile(f.Markdown, func(w io.Writer) error { return r.WriteMarkdown(w, f) }); err != nil {
+		return f, fmt.Errorf("writing %s: %w", f.Markdown, err)
 	}
-	defer md.Close()
-	r.WriteMarkdown(md, f)
 	if len(plotErrs) > 0 {
 		return f, fmt.Errorf("%s", strings.Join(plotErrs, "; "))
 	}
 	return f, nil
 }
 
-// WriteMarkdown writes the human summary of the report.
-func (r *Report) WriteMarkdown(w io.Writer, f Files) {
-	fmt.Fprintf(w, "# %s — %s\n\n", r.Scenario.Name, r.BaseName())
-	if r.Scenario.Description != "" {
-		fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(r.Scenario.Description))
+// writeFile creates path and writes it with write; the write's and the
+// close's errors are returned (a full disk must not leave a truncated file
+// that looks complete).
+func writeFile(path string, write func(io.Writer) error) (err error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
 	}
-	verdict := "**PASSED**"
-	if !r.Passed {
-		verdict = "**FAILED**"
-	}
-	fmt.Fprintf(w, "%s — %d/%d expectations held, wall time %.1fs.\n\n", verdict, countPassed(r.Expectations), len(r.Expectations), r.WallSeconds)
-	for _, e := range r.Errors {
-		fmt.Fprintf(w, "- run error: %s\n", e)
-	}
-	if len(r.Errors) > 0 {
-		fmt.Fprintln(w)
-	}
-	e := r.Environment
-	fmt.Fprintf(w, "| environment | |\n|---|---|\n")
-	fmt.Fprintf(w, "| commit | `%s`%s (tree `%.12s`) |\n", e.Commit, map[bool]string{true: " dirty", false: ""}[e.Dirty], e.Tree)
-	fmt.Fprintf(w, "| Go / Kubernetes | %s / %s |\n", e.GoVersion, e.KubernetesVersion)
-	fmt.Fprintf(w, "| machine | %d cores, %s, %s, %s |\n", e.Cores, e.CPUModel, FormatBytes(float64(e.MemoryBytes)), e.OS)
-	fmt.Fprintf(w, "| other work on the machine | %.0f%% of its CPU (peak load average %.1f) |\n", e.ForeignCPUShare*100, e.LoadAverage)
-	fmt.Fprintf(w, "| host / control plane | %s / %s |\n", e.Host, e.ControlPlane)
-	fmt.Fprintf(w, "| started | %s |\n\n", r.StartedAt.UTC().Format("2006-01-02 15:04:05Z"))
+	defer func() { err = errors.Join(err, out.Close()) }()
+	return write(out)
+}
 
-	fmt.Fprintf(w, "## Passes\n\n")
-	passes := []*Pass{r.Main}
+//go:embed templates/summary.md.tmpl
+var summaryTemplateText string
+
+// summaryTemplate renders the Markdown summary (templates/summary.md.tmpl).
+var summaryTemplate = template.Must(template.New("summary").Funcs(template.FuncMap{
+	"trim":        strings.TrimSpace,
+	"short":       func(s string) string { return s[:min(len(s), 12)] },
+	"bytes":       func(b int64) string { return FormatBytes(float64(b)) },
+	"percent":     func(x float64) float64 { return x * 100 },
+	"ratio":       func(x float64) string { return scenario.FormatValue(scenario.UnitRatio, x) },
+	"value":       func(u string, x float64) string { return scenario.FormatValue(scenario.Unit(u), x) },
+	"join":        strings.Join,
+	"floatCounts": formatFloatCounts,
+	"uintCounts":  formatUintCounts,
+}).Parse(summaryTemplateText))
+
+// summaryView is what the summary template reads besides the report: the
+// per-pass rows, the ratios as text, the cost section and the plots' file
+// names.
+type summaryView struct {
+	Report                  *Report
+	Held                    int
+	Passes                  []*Pass
+	Rows                    []summaryRow
+	Ratios                  []string
+	Cost                    *costView
+	LatencySVG, TimelineSVG string
+}
+
+// summaryRow is one row of the passes table, a cell per pass.
+type summaryRow struct {
+	Label string
+	Cells []string
+}
+
+// WriteMarkdown writes the human summary of the report.
+func (r *Report) WriteMarkdown(w io.Writer, f Files) error {
+	v := summaryView{Report: r, Held: countPassed(r.Expectations), Passes: []*Pass{r.Main}}
 	if r.Baseline != nil {
-		passes = append(passes, r.Baseline)
+		v.Passes = append(v.Passes, r.Baseline)
 	}
-	fmt.Fprintf(w, "| | %s |\n|---|%s\n", joinPasses(passes, func(p *Pass) string {
-		return fmt.Sprintf("%s (operator %s)", p.Name, map[bool]string{true: "on", false: "off"}[p.Operator])
-	}), strings.Repeat("---|", len(passes)))
-	row := func(name string, f func(p *Pass) string) {
-		fmt.Fprintf(w, "| %s | %s |\n", name, joinPasses(passes, f))
+	v.Rows = passRows(v.Passes)
+	for _, k := range slices.Sorted(maps.Keys(r.Ratios)) {
+		v.Ratios = append(v.Ratios, fmt.Sprintf("%s ×%.2f", k, r.Ratios[k]))
 	}
-	row("pods created / bound", func(p *Pass) string {
-		if p.DeadlineHit {
-			return fmt.Sprintf("%d / %d (deadline hit)", p.Pods, p.BoundPods)
+	v.Cost = r.costSummary()
+	if f.LatencySVG != "" {
+		v.LatencySVG = filepath.Base(f.LatencySVG)
+	}
+	if f.TimelineSVG != "" {
+		v.TimelineSVG = filepath.Base(f.TimelineSVG)
+	}
+	return summaryTemplate.Execute(w, v)
+}
+
+// passRows are the rows of the passes table.
+func passRows(passes []*Pass) []summaryRow {
+	d := func(x float64) string { return scenario.FormatValue(scenario.UnitDuration, x) }
+	row := func(label string, f func(p *Pass) string) summaryRow {
+		out := summaryRow{Label: label}
+		for _, p := range passes {
+			out.Cells = append(out.Cells, f(p))
 		}
-		return fmt.Sprintf("%d / %d", p.Pods, p.BoundPods)
-	})
-	row("throughput", func(p *Pass) string { return fmt.Sprintf("%.1f pods/s over %.1fs", p.Throughput, p.DurationSeconds) })
+		return out
+	}
+	rows := []summaryRow{
+		row("pods created / bound", func(p *Pass) string {
+			if p.DeadlineHit {
+				return fmt.Sprintf("%d / %d (deadline hit)", p.Pods, p.BoundPods)
+			}
+			return fmt.Sprintf("%d / %d", p.Pods, p.BoundPods)
+		}),
+		row("throughput", func(p *Pass) string { return fmt.Sprintf("%.1f pods/s over %.1fs", p.Throughput, p.DurationSeconds) }),
+	}
 	for _, fam := range []string{"gateHold", "schedule", "total", "create"} {
-		row(fam+" p50 / p90 / p99 / max", func(p *Pass) string {
+		rows = append(rows, row(fam+" p50 / p90 / p99 / max", func(p *Pass) string {
 			s, ok := p.Latency[fam]
 			if !ok || s.N == 0 {
 				return "—"
 			}
-			d := func(x float64) string { return scenario.FormatValue(scenario.UnitDuration, x) }
 			return fmt.Sprintf("%s / %s / %s / %s", d(s.P50), d(s.P90), d(s.P99), d(s.Max))
-		})
+		}))
 	}
-	row("scheduler SLI p50 / p99 (cross-check)", func(p *Pass) string {
-		if p.SchedulerSLI == nil {
-			return "—"
-		}
-		d := func(x float64) string { return scenario.FormatValue(scenario.UnitDuration, x) }
-		return fmt.Sprintf("%s / %s (n=%.0f)", d(p.SchedulerSLI.P50), d(p.SchedulerSLI.P99), p.SchedulerSLI.Count)
-	})
-	row("misplaced pods", func(p *Pass) string { return fmt.Sprint(p.MisplacedPods) })
-	row("gated / unbound at end", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.GatedAtEnd, p.UnboundAtEnd) })
-	row("placements", func(p *Pass) string { return formatCounts(p.Placements) })
-	row("never gated / placed at admission", func(p *Pass) string {
-		if !p.Operator {
-			return "—"
-		}
-		return fmt.Sprintf("%d / %d", p.NeverGatedPods, p.PlacedAtAdmissionPods)
-	})
-	row("arrival lag max", func(p *Pass) string {
-		return scenario.FormatValue(scenario.UnitDuration, p.ArrivalLagMaxSeconds)
-	})
-	row("recorder events / drops", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.Recorder.Events, p.Recorder.Drops) })
-	fmt.Fprintln(w)
-	if len(r.Ratios) > 0 {
-		fmt.Fprintf(w, "Main pass relative to the scheduler alone (baseline): ")
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(r.Ratios)) {
-			parts = append(parts, fmt.Sprintf("%s ×%.2f", k, r.Ratios[k]))
-		}
-		fmt.Fprintf(w, "%s.\n\n", strings.Join(parts, ", "))
-	}
-	if o := r.Operator; o != nil {
-		fmt.Fprintf(w, "## Operator\n\n")
-		fmt.Fprintf(w, "- inspection cache: %.0f hits, %.0f misses (hit rate %s), %.0f de-duplicated waits\n",
-			o.CacheHits, o.CacheMisses, scenario.FormatValue(scenario.UnitRatio, o.CacheHitRate), o.CacheDedupWaits)
-		fmt.Fprintf(w, "- inspections: %.0f, errors: %s\n", o.Inspections, formatFloatCounts(o.InspectionErrors))
-		fmt.Fprintf(w, "- webhook: %.0f gated, skipped %s\n\n", o.WebhookGated, formatFloatCounts(o.WebhookSkipped))
-	}
-	if g := r.Registry; g != nil {
-		fmt.Fprintf(w, "## Registry\n\n")
-		fmt.Fprintf(w, "- %d requests for %d unique images; minimum %d, content requests %d (×%.2f of the minimum); protocol overhead %d (%d pings, %d extra tokens; %.2f per image)\n",
-			g.Total, g.UniqueImages, g.MinimumRequests, g.ContentRequests, g.PerMinimum, g.ProtocolOverhead.Total, g.ProtocolOverhead.Pings, g.ProtocolOverhead.ExtraTokens, g.ProtocolOverhead.PerImage)
-		fmt.Fprintf(w, "- by kind: %s\n", formatUintCounts(g.Requests))
-		fmt.Fprintf(w, "- by status: %s\n", formatUintCounts(g.Statuses))
-		if len(g.Faults) > 0 {
-			fmt.Fprintf(w, "- injected faults: %s\n", formatUintCounts(g.Faults))
-		}
-		fmt.Fprintln(w)
-	}
-	if len(r.Timeline) > 0 {
-		fmt.Fprintf(w, "## Timeline\n\n| at | until | action | error |\n|---|---|---|---|\n")
-		for _, ev := range r.Timeline {
-			fmt.Fprintf(w, "| %.1fs | %.1fs | %s | %s |\n", ev.AtSeconds, ev.EndSeconds, ev.Action, ev.Error)
-		}
-		fmt.Fprintln(w)
-	}
-	r.writeCostMarkdown(w)
-	r.writeStepsMarkdown(w)
-	fmt.Fprintf(w, "## Resources\n\n| process | CPU | peak RSS |\n|---|---|---|\n")
-	for _, p := range r.Resources.Processes {
-		fmt.Fprintf(w, "| %s | %.1fs | %s |\n", p.Name, p.CPUSeconds, FormatBytes(float64(p.PeakRSSBytes)))
-	}
-	fmt.Fprintf(w, "\n## Expectations\n\n| | check | measured | source |\n|---|---|---|---|\n")
-	for _, o := range r.Expectations {
-		mark, val := "✅", scenario.FormatValue(scenario.Unit(o.Unit), o.Value)
-		if !o.Passed {
-			mark = "❌"
-		}
-		if !o.Measured {
-			val = "not measured"
-		}
-		fmt.Fprintf(w, "| %s | `%s` | %s | %s |\n", mark, o.Check, val, o.Source)
-	}
-	fmt.Fprintln(w)
-	if f.LatencySVG != "" {
-		fmt.Fprintf(w, "![latency CDF](%s)\n\n", filepath.Base(f.LatencySVG))
-	}
-	if f.TimelineSVG != "" {
-		fmt.Fprintf(w, "![timeline](%s)\n", filepath.Base(f.TimelineSVG))
-	}
-}
-
-func joinPasses(ps []*Pass, f func(*Pass) string) string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, f(p))
-	}
-	return strings.Join(out, " | ")
+	return append(rows,
+		row("scheduler SLI p50 / p99 (cross-check)", func(p *Pass) string {
+			if p.SchedulerSLI == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%s / %s (n=%.0f)", d(p.SchedulerSLI.P50), d(p.SchedulerSLI.P99), p.SchedulerSLI.Count)
+		}),
+		row("misplaced pods", func(p *Pass) string { return fmt.Sprint(p.MisplacedPods) }),
+		row("gated / unbound at end", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.GatedAtEnd, p.UnboundAtEnd) }),
+		row("Pending by design", func(p *Pass) string {
+			if p.PendingByDesign == 0 {
+				return "0"
+			}
+			return fmt.Sprintf("%d (%s)", p.PendingByDesign, p.PendingReason)
+		}),
+		row("placements", func(p *Pass) string { return formatCounts(p.Placements) }),
+		row("never gated / placed at admission", func(p *Pass) string {
+			if !p.Operator {
+				return "—"
+			}
+			return fmt.Sprintf("%d / %d", p.NeverGatedPods, p.PlacedAtAdmissionPods)
+		}),
+		row("arrival lag max", func(p *Pass) string { return d(p.ArrivalLagMaxSeconds) }),
+		row("recorder events / drops", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.Recorder.Events, p.Recorder.Drops) }),
+	)
 }
 
 func countPassed(os []Outcome) int {

@@ -39,7 +39,7 @@ func (r *run) startControlPlane(ctx context.Context) error {
 			return fmt.Errorf("installing CRDs: %w", err)
 		}
 		r.cfg = cfg
-		r.rep.Environment.ControlPlane = cfg.Host
+		r.env.ControlPlane = cfg.Host
 	} else {
 		env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{crds}})
 		if err != nil {
@@ -58,7 +58,7 @@ func (r *run) startControlPlane(ctx context.Context) error {
 			}
 		})
 		r.cfg = env.Config
-		r.rep.Environment.ControlPlane = "envtest"
+		r.env.ControlPlane = "envtest"
 	}
 	// The harness creates and watches pods in protobuf, as the controllers
 	// that create pods in a cluster (ReplicaSet, Job) and kube-scheduler do:
@@ -72,7 +72,7 @@ func (r *run) startControlPlane(ctx context.Context) error {
 	}
 	r.client = client
 	if v, err := client.Discovery().ServerVersion(); err == nil {
-		r.rep.Environment.KubernetesVersion = v.GitVersion
+		r.env.KubernetesVersion = v.GitVersion
 	}
 	r.sampler.Sample()
 	return ctx.Err()

@@ -92,7 +92,7 @@ func (e *operatorEnv) startRegistry(ctx context.Context) error {
 		return err
 	}
 	e.baseFaults = faults
-	opts := fakeregistry.Options{Catalog: r.loaded.Catalog, TLS: *s.Registry.TLS, Faults: faults, Seed: s.Seed}
+	opts := fakeregistry.Options{Catalog: r.opts.Scenario.Catalog, TLS: *s.Registry.TLS, Faults: faults, Seed: s.Seed}
 	if a := s.Registry.Auth; a != nil {
 		e.password = randomHex(12)
 		e.authMode = fakeregistry.AuthMode(a.Mode)
@@ -142,19 +142,20 @@ func (e *operatorEnv) prepareCluster(ctx context.Context) (*types.NamespacedName
 func (e *operatorEnv) componentsConfig(global *types.NamespacedName) (operand.Config, []byte, error) {
 	r, s := e.r, e.r.s
 	cfg := operand.Config{
-		RestConfig:        r.cfg,
-		Namespace:         s.Operator.Namespace,
-		WebhookHost:       "127.0.0.1",
-		GlobalPullSecret:  global,
-		InsecureRegistry:  !*s.Registry.TLS,
-		Workers:           s.Operator.Workers,
-		InspectWorkers:    s.Operator.InspectWorkers,
-		QPS:               s.Operator.QPS,
-		Burst:             s.Operator.Burst,
-		RetryBaseDelay:    s.Operator.RetryBaseDelay.D(),
-		RetryMaxDelay:     s.Operator.RetryMaxDelay.D(),
-		NamespaceSelector: s.Operator.ClusterConfig.NamespaceSelector,
-		Logger:            r.opts.Logger,
+		RestConfig:         r.cfg,
+		Namespace:          s.Operator.Namespace,
+		WebhookHost:        "127.0.0.1",
+		GlobalPullSecret:   global,
+		InsecureRegistry:   !*s.Registry.TLS,
+		Workers:            s.Operator.Workers,
+		InspectWorkers:     s.Operator.InspectWorkers,
+		QPS:                s.Operator.QPS,
+		Burst:              s.Operator.Burst,
+		RetryBaseDelay:     s.Operator.RetryBaseDelay.D(),
+		RetryMaxDelay:      s.Operator.RetryMaxDelay.D(),
+		NamespaceSelector:  s.Operator.ClusterConfig.NamespaceSelector,
+		Logger:             r.opts.Logger,
+		ControllerReplicas: s.Operator.ControllerReplicas,
 		// Resolved as the operator resolves it for a deployed controller.
 		ImageInspection: s.Operator.ClusterConfig.ImageInspection.Settings(),
 	}
@@ -202,10 +203,9 @@ func (e *operatorEnv) startComponents(ctx context.Context, cfg operand.Config, c
 	if err != nil {
 		return fmt.Errorf("operator.enabled: %w", err)
 	}
-	if err := e.op.Controller.Start(ctx); err != nil {
+	if err := e.startControllers(ctx); err != nil {
 		return err
 	}
-	r.defer_(e.op.Controller.Stop)
 	if err := e.op.Webhook.Start(ctx); err != nil {
 		return err
 	}
@@ -319,9 +319,29 @@ func (e *operatorEnv) resetCounters() {
 	e.mu.Unlock()
 }
 
+// startControllers starts the controller instances, the first before the
+// others so that it takes the lease.
+func (e *operatorEnv) startControllers(ctx context.Context) error {
+	controllers := []operand.Component{e.op.Controller}
+	for _, p := range e.op.Controllers[min(1, len(e.op.Controllers)):] {
+		controllers = append(controllers, p)
+	}
+	for _, c := range controllers {
+		if err := c.Start(ctx); err != nil {
+			return err
+		}
+		e.r.defer_(c.Stop)
+	}
+	return nil
+}
+
 // err reports a component that stopped on its own.
 func (e *operatorEnv) err() error {
-	return errors.Join(e.op.Controller.Err(), e.op.Webhook.Err())
+	errs := []error{e.op.Controller.Err(), e.op.Webhook.Err()}
+	for _, p := range e.op.Controllers {
+		errs = append(errs, p.Err())
+	}
+	return errors.Join(errs...)
 }
 
 // stats reads the registry's and the operator's counters for the pass. A
@@ -344,7 +364,7 @@ func (e *operatorEnv) stats(pods []workload.Pod) (*report.OperatorStats, *report
 			continue
 		}
 		for _, ref := range p.Images() {
-			if im, err := e.r.loaded.Catalog.Image(ref); err == nil {
+			if im, err := e.r.opts.Scenario.Catalog.Image(ref); err == nil {
 				images = append(images, im)
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,11 +12,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
-	"github.com/archgate/archgate/simulator/internal/stats"
 	"github.com/archgate/archgate/simulator/internal/workload"
 )
 
@@ -28,7 +25,7 @@ type passSpec struct {
 	timeline []scenario.Event
 }
 
-// creates holds the creators' times of each pod (offsets from the epoch),
+// creates holds the creators' times of each pod while they run (offsets from the epoch),
 // -1 when the create failed.
 type creates struct {
 	sent, done []time.Duration
@@ -51,12 +48,22 @@ func (r *run) selector(pass string) string {
 	return workload.LabelRun + "=" + r.id + "," + workload.LabelPass + "=" + pass
 }
 
+// passResult is what one pass returns: its figures, the timeline events as
+// they happened and the problems of the pass itself (watch lost, creates
+// failed). Nothing else of the run is touched.
+type passResult struct {
+	pass     *report.Pass
+	timeline []report.AppliedEvent
+	errors   []string
+}
+
 // runPass creates the workload at its arrival pattern, applies the timeline
-// and waits until the pods are bound or the deadline passes.
-func (r *run) runPass(ctx context.Context, spec passSpec) (*report.Pass, error) {
+// and waits until every pod reached a final state (bound, or Pending by
+// design once the operator decided on it) or the deadline passes.
+func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	nss := r.namespaces(spec.name)
 	if err := r.createNamespaces(ctx, nss, spec.operator); err != nil {
-		return nil, err
+		return passResult{}, err
 	}
 	pods := r.plan.Pods
 	objOpts := workload.ObjectOptions{
@@ -70,9 +77,10 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (*report.Pass, error) 
 	costStart := r.markCost(ctx)
 	stopProfiles := r.startProfiles(ctx, spec.name)
 	epoch := time.Now()
-	rec, err := recorder.Start(ctx, recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(pods), Epoch: epoch})
+	rec, err := recorder.Start(ctx, recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(pods), Epoch: epoch,
+		PendingByDesign: pendingByDesign(pods, spec.operator)})
 	if err != nil {
-		return nil, err
+		return passResult{}, err
 	}
 	stopped := false
 	defer func() {
@@ -93,76 +101,79 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (*report.Pass, error) 
 	if spec.operator && len(spec.timeline) > 0 {
 		tl = r.startTimeline(passCtx, epoch, spec.timeline)
 	}
-
-	expected := len(pods)
-	if spec.operator {
-		expected = r.plan.Schedulable
-	}
-	deadline := epoch.Add(r.s.Deadline.D())
-	prog := newProgress(r.opts.Progress, spec.name, len(pods), epoch)
-	deadlineHit := false
-	var waitErr error
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-wait:
-	for {
-		p := rec.Progress()
-		done := c.finished.Load()
-		prog.update(done, p)
-		if done == int64(len(pods)) && p.Bound >= int64(expected-int(c.failed.Load())) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			waitErr = ctx.Err()
-			break wait
-		case <-tick.C:
-		case <-rec.Changed():
-		}
-		if time.Now().After(deadline) {
-			deadlineHit = true
-			break
-		}
-		if r.op != nil {
-			if err := r.op.err(); err != nil {
-				waitErr = err
-				break
-			}
-		}
-	}
-	prog.finish()
+	deadlineHit, waitErr := r.waitFinal(ctx, rec, c, spec.name, epoch)
 	cancelPass()
 	wg.Wait()
 	costEnd := r.markCost(context.WithoutCancel(ctx))
 	stopProfiles()
-	var applied []report.AppliedEvent
+	var out passResult
 	if tl != nil {
-		applied = tl.stop()
+		out.timeline = tl.stop()
 	}
 	res := rec.Stop()
 	stopped = true
-	r.rep.Timeline = append(r.rep.Timeline, applied...)
+	completeFailovers(out.timeline, res.Pods)
+	completeWebhookDowns(out.timeline, res.Pods, pods)
 	if waitErr != nil && errors.Is(waitErr, context.Canceled) {
-		return nil, waitErr
+		return out, waitErr
 	}
 
 	// The final state comes from the apiserver, not the watch: it is exact
 	// even if the recorder dropped events.
 	final, err := r.listPods(context.WithoutCancel(ctx), spec.name)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	p := r.summarize(spec, c, res, final)
-	p.DeadlineHit = deadlineHit
-	p.SchedulerSLI = sliDelta(sliBefore, r.schedulerSLI(context.WithoutCancel(ctx)))
-	p.Cost = r.cost(costStart, costEnd, r.sampler.Samples(), p.Pods)
+	out.pass = summarize(summaryInput{name: spec.name, operator: spec.operator, pods: pods, nodeArch: r.nodeArch,
+		arrival: r.s.Workload.Arrival, creates: c.times(), watch: res, final: final})
+	out.pass.DeadlineHit = deadlineHit
+	out.pass.SchedulerSLI = sliDelta(sliBefore, r.schedulerSLI(context.WithoutCancel(ctx)))
+	out.pass.Cost = r.cost(costStart, costEnd, r.sampler.Samples(), out.pass.Pods)
 	if res.Err != nil {
-		r.rep.Errors = append(r.rep.Errors, fmt.Sprintf("%s pass: %v", spec.name, res.Err))
+		out.errors = append(out.errors, fmt.Sprintf("%s pass: %v", spec.name, res.Err))
 	}
 	if e := c.firstErr.Load(); e != nil {
-		r.rep.Errors = append(r.rep.Errors, fmt.Sprintf("%s pass: %d creates failed, first: %v", spec.name, c.failed.Load(), *e))
+		out.errors = append(out.errors, fmt.Sprintf("%s pass: %d creates failed, first: %v", spec.name, c.failed.Load(), *e))
 	}
-	return p, waitErr
+	return out, waitErr
+}
+
+// waitFinal waits until every created pod reached a final state, the
+// deadline passes (deadlineHit) or a component fails.
+func (r *run) waitFinal(ctx context.Context, rec *recorder.Recorder, c *creates, pass string, epoch time.Time) (deadlineHit bool, err error) {
+	pods := len(r.plan.Pods)
+	deadline := epoch.Add(r.s.Deadline.D())
+	prog := newProgress(r.opts.Progress, pass, pods, epoch)
+	defer prog.finish()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p := rec.Progress()
+		done := c.finished.Load()
+		prog.update(done, p)
+		if done == int64(pods) && p.Final >= int64(pods)-c.failed.Load() {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-tick.C:
+		case <-rec.Changed():
+		}
+		if time.Now().After(deadline) {
+			return true, nil
+		}
+		if r.op != nil {
+			if err := r.op.err(); err != nil {
+				return false, err
+			}
+		}
+	}
+}
+
+// times copies the creators' times once they are done.
+func (c *creates) times() createTimes {
+	return createTimes{sent: c.sent, done: c.done, lagMax: time.Duration(c.lagMax.Load())}
 }
 
 // create paces the creates at the arrival pattern with a bounded number of
@@ -272,149 +283,4 @@ func (r *run) deletePassPods(ctx context.Context, pass string) error {
 		}
 	}
 	return nil
-}
-
-// summarize turns the recorder's times and the final pod list into the
-// pass's figures.
-func (r *run) summarize(spec passSpec, c *creates, res recorder.Result, final []corev1.Pod) *report.Pass {
-	pods := r.plan.Pods
-	p := &report.Pass{
-		Name:        spec.name,
-		Operator:    spec.operator,
-		Schedulable: r.plan.Schedulable,
-		Placements:  map[string]int{},
-		Latency:     map[string]stats.Summary{},
-		Recorder:    report.RecorderStats{Events: res.Events, Drops: res.Drops},
-	}
-	if !spec.operator {
-		p.Schedulable = len(pods)
-	}
-	p.ArrivalLagMaxSeconds = max(time.Duration(c.lagMax.Load()), 0).Seconds()
-	var first, lastCreate, lastBound time.Duration = -1, -1, -1
-	for i := range pods {
-		if c.sent[i] < 0 {
-			continue
-		}
-		p.Pods++
-		if first < 0 || c.sent[i] < first {
-			first = c.sent[i]
-		}
-		lastCreate = max(lastCreate, c.sent[i])
-		if b := res.Pods[i].Bound; b >= 0 {
-			lastBound = max(lastBound, b)
-		}
-	}
-	for _, pod := range final {
-		i, ok := workload.PodIndex(pod.Name)
-		if !ok || i >= len(pods) {
-			continue
-		}
-		if v1beta1.HasSchedulingGate(&pod.Spec) {
-			p.GatedAtEnd++
-		}
-		if spec.operator {
-			p.Placements[pod.Labels[v1beta1.LabelPlacement]]++
-			switch v, gated := pod.Labels[v1beta1.LabelSchedulingGate]; {
-			case !gated:
-				p.NeverGatedPods++
-			case v == v1beta1.LabelValueAdmission:
-				p.PlacedAtAdmissionPods++
-			}
-		}
-		if pod.Spec.NodeName == "" {
-			p.UnboundAtEnd++
-			continue
-		}
-		p.BoundPods++
-		if arch, ok := r.nodeArch[pod.Spec.NodeName]; !ok || !pods[i].Runs(arch) {
-			p.MisplacedPods++
-		}
-	}
-	if len(p.Placements) == 0 {
-		p.Placements = nil
-	}
-	// Per-pod latencies, in microseconds, pods in index order.
-	us := func(d time.Duration) int64 { return max(d, 0).Microseconds() }
-	var s report.Samples
-	for i := range pods {
-		if c.sent[i] < 0 {
-			continue
-		}
-		t := res.Pods[i]
-		s.Create = append(s.Create, us(c.done[i]-c.sent[i]))
-		// An ungated pod is schedulable once stored: the first evidence is
-		// the create's answer or the first watch event, whichever came
-		// first (the watch may lag behind the scheduler's own).
-		from := t.Seen
-		if from < 0 || c.done[i] < from {
-			from = c.done[i]
-		}
-		if t.Gated >= 0 && t.Ungated >= 0 {
-			s.GateHold = append(s.GateHold, us(t.Ungated-t.Gated))
-			from = t.Ungated
-		}
-		if t.Bound >= 0 {
-			if from >= 0 {
-				s.Schedule = append(s.Schedule, us(t.Bound-from))
-			}
-			s.Total = append(s.Total, us(t.Bound-c.sent[i]))
-		}
-	}
-	p.Samples = s
-	if a := r.s.Workload.Arrival; a.Mode == scenario.ArrivalSteps {
-		due := workload.Arrivals(a, len(pods))
-		totals := make([]time.Duration, len(pods))
-		for i := range pods {
-			totals[i] = -1
-			if b := res.Pods[i].Bound; b >= 0 && c.sent[i] >= 0 {
-				totals[i] = b - c.sent[i]
-			}
-		}
-		p.Steps, p.SustainedRate = stepStats(a.Steps, due, totals, a.SustainLatency.D())
-	}
-	for _, fam := range []string{"gateHold", "schedule", "total", "create"} {
-		if xs := s.Seconds(fam); len(xs) > 0 {
-			p.Latency[fam] = stats.Summarize(xs)
-		}
-	}
-	if first >= 0 {
-		p.CreateSeconds = (lastCreate - first).Seconds()
-		end := lastBound
-		if end < 0 {
-			end = lastCreate
-		}
-		p.DurationSeconds = (end - first).Seconds()
-		if p.DurationSeconds > 0 {
-			p.Throughput = float64(p.BoundPods) / p.DurationSeconds
-		}
-		p.PerSecond = perSecond(c, res, first, end)
-	}
-	return p
-}
-
-// perSecond buckets creates, gate removals and binds by second since the
-// first create.
-func perSecond(c *creates, res recorder.Result, first, end time.Duration) report.PerSecond {
-	n := int(math.Ceil((end - first).Seconds())) + 1
-	ps := report.PerSecond{Created: make([]int, n), Ungated: make([]int, n), Bound: make([]int, n)}
-	bucket := func(counts []int, t time.Duration) {
-		if t < first {
-			return
-		}
-		if k := int((t - first) / time.Second); k < len(counts) {
-			counts[k]++
-		}
-	}
-	for i, t := range res.Pods {
-		if c.sent[i] >= 0 {
-			bucket(ps.Created, c.sent[i])
-		}
-		if t.Ungated >= 0 {
-			bucket(ps.Ungated, t.Ungated)
-		}
-		if t.Bound >= 0 {
-			bucket(ps.Bound, t.Bound)
-		}
-	}
-	return ps
 }

@@ -87,37 +87,41 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 		}
 		o.RepoRoot = root
 	}
-	r := &run{opts: o, s: s, loaded: o.Scenario, id: runID(), status: o.Status}
-	if r.status == nil {
-		r.status = io.Discard
+	if o.Status == nil {
+		o.Status = io.Discard
 	}
+	r := &run{opts: o, s: s, id: runID()}
 	r.plan = workload.Generate(s, o.Scenario.Catalog)
-	r.rep = &report.Report{
-		SchemaVersion: report.SchemaVersion,
-		Scenario: report.ScenarioInfo{Name: s.Name, Description: s.Description, File: o.Scenario.File,
-			SHA256: o.Scenario.SHA256, Spec: s},
-		StartedAt: start.UTC().Truncate(time.Second),
-	}
-	r.rep.Environment = environment(ctx, o.RepoRoot)
+	r.env = environment(ctx, o.RepoRoot)
 	defer r.cleanup()
-	err := r.execute(ctx)
-	r.finish(start)
+	res, err := r.execute(ctx)
 	if err != nil {
-		r.rep.Errors = append(r.rep.Errors, err.Error())
-		r.rep.Passed = false
+		res.errors = append(res.errors, err.Error())
 	}
-	return r.rep, err
+	r.finishSampling()
+	rep := assemble(assembly{
+		scenario: report.ScenarioInfo{Name: s.Name, Description: s.Description, File: o.Scenario.File,
+			SHA256: o.Scenario.SHA256, Spec: s},
+		env:       r.env,
+		start:     start,
+		resources: r.resources(),
+		results:   res,
+		checks:    o.Scenario.Checks,
+		risk:      workload.BaselineRisk(r.plan.Pods, nodesByArch(s)),
+	})
+	return rep, err
 }
 
-// run is the state of one run; cleanups run in reverse order.
+// run is the state of one run: what the phases set up (control plane,
+// nodes, operator) and their cleanups, which run in reverse order. Passes do
+// not change it: they return their results (passResult) and assemble builds
+// the report from them.
 type run struct {
 	opts     Options
 	s        *scenario.Scenario
-	loaded   *scenario.Loaded
 	id       string
-	status   io.Writer
 	plan     workload.Plan
-	rep      *report.Report
+	env      report.Environment
 	cfg      *rest.Config
 	client   kubernetes.Interface
 	nodeArch map[string]string
@@ -141,21 +145,79 @@ func (r *run) cleanup() {
 }
 
 func (r *run) logf(format string, args ...any) {
-	fmt.Fprintf(r.status, format+"\n", args...)
+	fmt.Fprintf(r.opts.Status, format+"\n", args...)
 }
 
-// execute runs the phases.
-func (r *run) execute(ctx context.Context) error {
+// results are what the phases produced, for assemble.
+type results struct {
+	main, baseline *passResult
+	operator       *report.OperatorStats
+	registry       *report.RegistryStats
+	errors         []string
+}
+
+// execute runs the phases and returns what they produced, also when one
+// failed part-way.
+func (r *run) execute(ctx context.Context) (results, error) {
+	var res results
 	setKlog(r.opts.Logger)
 	r.sampler = procs.StartSampler(ctx, time.Second)
 	r.defer_(r.sampler.Stop)
 	tmp, err := os.MkdirTemp("", "archgate-sim-")
 	if err != nil {
-		return err
+		return res, err
 	}
 	r.tmp = tmp
 	r.defer_(func() { os.RemoveAll(tmp) })
+	if err := r.startCluster(ctx); err != nil {
+		return res, err
+	}
+	if r.s.Baseline {
+		if err := r.settle(ctx); err != nil {
+			return res, err
+		}
+		p, err := r.runPass(ctx, passSpec{name: "baseline", operator: false})
+		res.baseline = &p
+		if err != nil {
+			return res, fmt.Errorf("baseline pass: %w", err)
+		}
+		r.logf("baseline pass: %d/%d pods bound in %.1fs (%.1f pods/s)", p.pass.BoundPods, p.pass.Pods, p.pass.DurationSeconds, p.pass.Throughput)
+		if err := r.deletePassPods(ctx, "baseline"); err != nil {
+			return res, err
+		}
+	}
+	// Creating a thousand nodes or deleting a pass's pods keeps the
+	// apiserver, etcd and the scheduler busy for tens of seconds after the
+	// requests returned (watch fan-out, compaction); a pass started then
+	// measures that, not itself.
+	if err := r.settle(ctx); err != nil {
+		return res, err
+	}
+	if r.s.Operator.Enabled {
+		t := time.Now()
+		if err := r.startOperator(ctx); err != nil {
+			return res, err
+		}
+		r.logf("registry (%d images) and operator ready in %.1fs", len(r.opts.Scenario.Catalog.Images()), time.Since(t).Seconds())
+	}
+	p, err := r.runPass(ctx, passSpec{name: "main", operator: r.s.Operator.Enabled, timeline: r.s.Timeline})
+	res.main = &p
+	if err != nil {
+		return res, fmt.Errorf("main pass: %w", err)
+	}
+	r.logf("main pass: %d/%d pods bound in %.1fs (%.1f pods/s)", p.pass.BoundPods, p.pass.Pods, p.pass.DurationSeconds, p.pass.Throughput)
+	if r.op != nil {
+		var statsErr error
+		res.operator, res.registry, statsErr = r.op.stats(r.plan.Pods)
+		if err := errors.Join(statsErr, r.op.err()); err != nil {
+			res.errors = append(res.errors, err.Error())
+		}
+	}
+	return res, nil
+}
 
+// startCluster starts the control plane, the scheduler and the nodes.
+func (r *run) startCluster(ctx context.Context) error {
 	t := time.Now()
 	if err := r.startControlPlane(ctx); err != nil {
 		return err
@@ -163,8 +225,7 @@ func (r *run) execute(ctx context.Context) error {
 	if err := r.startBackground(ctx); err != nil {
 		return err
 	}
-	r.logf("control plane ready in %.1fs (%s, Kubernetes %s)", time.Since(t).Seconds(), r.rep.Environment.ControlPlane, r.rep.Environment.KubernetesVersion)
-
+	r.logf("control plane ready in %.1fs (%s, Kubernetes %s)", time.Since(t).Seconds(), r.env.ControlPlane, r.env.KubernetesVersion)
 	t = time.Now()
 	if err := r.startScheduler(ctx); err != nil {
 		return err
@@ -173,74 +234,78 @@ func (r *run) execute(ctx context.Context) error {
 		return err
 	}
 	r.logf("scheduler started, %d nodes created in %.1fs", len(r.nodeArch), time.Since(t).Seconds())
-
-	if r.s.Baseline {
-		if err := r.settle(ctx); err != nil {
-			return err
-		}
-		p, err := r.runPass(ctx, passSpec{name: "baseline", operator: false})
-		r.rep.Baseline = p
-		if err != nil {
-			return fmt.Errorf("baseline pass: %w", err)
-		}
-		r.logf("baseline pass: %d/%d pods bound in %.1fs (%.1f pods/s)", p.BoundPods, p.Pods, p.DurationSeconds, p.Throughput)
-		if err := r.deletePassPods(ctx, "baseline"); err != nil {
-			return err
-		}
-	}
-	// Creating a thousand nodes or deleting a pass's pods keeps the
-	// apiserver, etcd and the scheduler busy for tens of seconds after the
-	// requests returned (watch fan-out, compaction); a pass started then
-	// measures that, not itself.
-	if err := r.settle(ctx); err != nil {
-		return err
-	}
-	if r.s.Operator.Enabled {
-		t = time.Now()
-		if err := r.startOperator(ctx); err != nil {
-			return err
-		}
-		r.logf("registry (%d images) and operator ready in %.1fs", len(r.loaded.Catalog.Images()), time.Since(t).Seconds())
-	}
-	p, err := r.runPass(ctx, passSpec{name: "main", operator: r.s.Operator.Enabled, timeline: r.s.Timeline})
-	r.rep.Main = p
-	if err != nil {
-		return fmt.Errorf("main pass: %w", err)
-	}
-	r.logf("main pass: %d/%d pods bound in %.1fs (%.1f pods/s)", p.BoundPods, p.Pods, p.DurationSeconds, p.Throughput)
-	if r.op != nil {
-		var statsErr error
-		r.rep.Operator, r.rep.Registry, statsErr = r.op.stats(r.plan.Pods)
-		if err := errors.Join(statsErr, r.op.err()); err != nil {
-			r.rep.Errors = append(r.rep.Errors, err.Error())
-		}
-	}
 	return nil
 }
 
-// finish computes what needs the whole run and checks the expectations.
-func (r *run) finish(start time.Time) {
-	if r.sampler != nil {
-		r.sampler.Sample()
-		r.rep.Resources = r.resources(r.sampler)
-		r.rep.Environment.LoadAverage = r.sampler.MaxLoad()
-		_, r.rep.Environment.ForeignCPUShare = r.sampler.ForeignCPU()
-	}
-	r.rep.WallSeconds = time.Since(start).Seconds()
-	if r.rep.Main == nil {
-		r.rep.Passed = false
+// finishSampling takes the last resource reading and the machine's load
+// into the environment.
+func (r *run) finishSampling() {
+	if r.sampler == nil {
 		return
 	}
-	if b := r.rep.Baseline; b != nil {
-		r.rep.Ratios = ratios(r.rep.Main, b)
+	r.sampler.Sample()
+	r.env.LoadAverage = r.sampler.MaxLoad()
+	_, r.env.ForeignCPUShare = r.sampler.ForeignCPU()
+}
+
+// assembly is everything the report is built from.
+type assembly struct {
+	scenario  report.ScenarioInfo
+	env       report.Environment
+	start     time.Time
+	resources report.Resources
+	results   results
+	checks    []scenario.Check
+	risk      workload.MisplacementRisk
+}
+
+// assemble builds the report in one place and judges it: passes, timeline,
+// ratios, the oracle's self-check, expectations, verdict.
+func assemble(a assembly) *report.Report {
+	res := a.results
+	rep := &report.Report{
+		SchemaVersion: report.SchemaVersion,
+		Scenario:      a.scenario,
+		Environment:   a.env,
+		StartedAt:     a.start.UTC().Truncate(time.Second),
+		WallSeconds:   time.Since(a.start).Seconds(),
+		Operator:      res.operator,
+		Registry:      res.registry,
+		Resources:     a.resources,
 	}
-	r.rep.Expectations = report.Evaluate(r.rep, r.loaded.Checks)
-	r.rep.Passed = len(r.rep.Errors) == 0
-	for _, o := range r.rep.Expectations {
-		if !o.Passed {
-			r.rep.Passed = false
+	for _, p := range []*passResult{res.baseline, res.main} {
+		if p == nil {
+			continue
 		}
+		rep.Timeline = append(rep.Timeline, p.timeline...)
+		rep.Errors = append(rep.Errors, p.errors...)
 	}
+	rep.Errors = append(rep.Errors, res.errors...)
+	if res.baseline != nil && res.baseline.pass != nil {
+		rep.Baseline = res.baseline.pass
+		rep.Oracle = &report.Oracle{AtRiskPods: a.risk.AtRiskPods, ExpectedMisplaced: a.risk.Expected,
+			BaselineMisplaced: rep.Baseline.MisplacedPods}
+	}
+	if res.main != nil {
+		rep.Main = res.main.pass
+	}
+	if rep.Main != nil {
+		if rep.Baseline != nil {
+			rep.Ratios = ratios(rep.Main, rep.Baseline)
+		}
+		rep.Expectations = report.Evaluate(rep, a.checks)
+	}
+	rep.Judge()
+	return rep
+}
+
+// nodesByArch counts the scenario's nodes per architecture.
+func nodesByArch(s *scenario.Scenario) map[string]int {
+	out := map[string]int{}
+	for _, p := range s.Nodes {
+		out[p.Arch] += p.Count
+	}
+	return out
 }
 
 // ratios divides main-pass figures by the baseline's.
@@ -272,8 +337,12 @@ func ratios(m, b *report.Pass) map[string]float64 {
 }
 
 // resources turns the sampler's readings into the report's.
-func (r *run) resources(s *procs.Sampler) report.Resources {
+func (r *run) resources() report.Resources {
 	var res report.Resources
+	s := r.sampler
+	if s == nil {
+		return res
+	}
 	last := s.Last()
 	names := slices.Collect(maps.Keys(last))
 	slices.SortFunc(names, report.CompareComponents)

@@ -25,10 +25,16 @@ func schedulerSLI(families []*dto.MetricFamily) []stats.Bucket {
 		}
 		for _, m := range f.GetMetric() {
 			h := m.GetHistogram()
+			explicitInf := false
 			for _, b := range h.GetBucket() {
 				byBound[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+				explicitInf = explicitInf || math.IsInf(b.GetUpperBound(), 1)
 			}
-			byBound[math.Inf(1)] += float64(h.GetSampleCount())
+			// The text format (a scheduler process) lists the +Inf bucket;
+			// a registry's own histogram leaves it implicit in the count.
+			if !explicitInf {
+				byBound[math.Inf(1)] += float64(h.GetSampleCount())
+			}
 		}
 	}
 	out := make([]stats.Bucket, 0, len(byBound))

@@ -52,10 +52,13 @@ func (tl *timeline) stop() []report.AppliedEvent {
 }
 
 // step is one event's effect: apply now, then revert after hold (0: no
-// window).
+// window). effect, when set, runs once the window is over and says what the
+// event observably did; an error means it did nothing (an outage no request
+// met), which fails the run.
 type step struct {
 	apply, revert func(context.Context) error
 	hold          time.Duration
+	effect        func() (string, error)
 }
 
 func (tl *timeline) run(ctx context.Context, r *run, epoch time.Time, ev scenario.Event) {
@@ -73,50 +76,54 @@ func (tl *timeline) run(ctx context.Context, r *run, epoch time.Time, ev scenari
 		rec.Error = "not reached: the pass ended first"
 		return
 	}
-	st := r.op.step(ev)
+	var st step
+	if ev.ControllerRestart != nil {
+		rec.Failover = &report.Failover{}
+		st = r.op.controllerRestart(ev.ControllerRestart, epoch, rec.Failover)
+	} else {
+		st = r.op.step(ev)
+	}
 	rec.AtSeconds = time.Since(epoch).Seconds()
 	if err := st.apply(ctx); err != nil {
 		rec.Error = err.Error()
 		return
 	}
-	if st.revert == nil {
-		rec.EndSeconds = time.Since(epoch).Seconds()
-		return
-	}
-	select {
-	case <-time.After(st.hold):
-	case <-ctx.Done():
-	}
-	// Reverting must happen even when the pass is over.
-	if err := st.revert(r.op.ctx); err != nil {
-		rec.Error = fmt.Sprintf("reverting: %v", err)
+	if st.revert != nil {
+		select {
+		case <-time.After(st.hold):
+		case <-ctx.Done():
+		}
+		// Reverting must happen even when the pass is over.
+		if err := st.revert(r.op.ctx); err != nil {
+			rec.Error = fmt.Sprintf("reverting: %v", err)
+		}
 	}
 	rec.EndSeconds = time.Since(epoch).Seconds()
+	if st.effect != nil && rec.Error == "" {
+		effect, err := st.effect()
+		if err != nil {
+			rec.Error = "no observable effect: " + err.Error()
+		}
+		rec.Effect = effect
+	}
 }
 
-// step builds the effect of a timeline event.
+// step builds the effect of a timeline event other than controllerRestart.
 func (e *operatorEnv) step(ev scenario.Event) step {
-	setFaults := func(f fakeregistry.Faults) func(context.Context) error {
-		return func(context.Context) error { return e.reg.SetFaults(f) }
-	}
-	restore := setFaults(e.baseFaults)
 	switch {
 	case ev.RegistryOutage != nil:
 		f := e.baseFaults
 		f.Outage = fakeregistry.Outage(ev.RegistryOutage.Mode)
-		return step{apply: setFaults(f), revert: restore, hold: ev.RegistryOutage.Duration.D()}
+		return e.faultWindow(f, ev.RegistryOutage.Duration.D(), fakeregistry.FaultOutage)
 	case ev.RegistrySlowdown != nil:
 		f := e.baseFaults
 		f.Latency = map[fakeregistry.RequestKind]fakeregistry.Latency{fakeregistry.AllKinds: latency(ev.RegistrySlowdown.Latency)}
-		return step{apply: setFaults(f), revert: restore, hold: ev.RegistrySlowdown.Duration.D()}
+		return e.faultWindow(f, ev.RegistrySlowdown.Duration.D(), fakeregistry.FaultLatency)
 	case ev.RegistryErrors != nil:
 		f := e.baseFaults
 		applyRates(&f, ev.RegistryErrors.Rates)
-		return step{apply: setFaults(f), revert: restore, hold: ev.RegistryErrors.Duration.D()}
-	case ev.ControllerRestart != nil:
-		stop := func(context.Context) error { e.op.Controller.Stop(); return nil }
-		start := func(context.Context) error { return e.op.Controller.Start(e.ctx) }
-		return step{apply: stop, revert: start, hold: ev.ControllerRestart.Downtime.D()}
+		return e.faultWindow(f, ev.RegistryErrors.Duration.D(),
+			fakeregistry.FaultServerError, fakeregistry.FaultTooManyRequests, fakeregistry.FaultHang)
 	case ev.WebhookDown != nil:
 		stop := func(context.Context) error { e.op.Webhook.Stop(); return nil }
 		start := func(context.Context) error { return e.op.Webhook.Start(e.ctx) }
@@ -129,4 +136,35 @@ func (e *operatorEnv) step(ev scenario.Event) step {
 		return st
 	}
 	return step{apply: func(context.Context) error { return fmt.Errorf("unknown action") }}
+}
+
+// faultWindow installs registry faults f for hold, then the run's own. Its
+// effect is the faults of the given kinds the registry injected meanwhile
+// (the run's own latency aside, for the other kinds): none means no request
+// met the window, and the event tested nothing.
+func (e *operatorEnv) faultWindow(f fakeregistry.Faults, hold time.Duration, kinds ...fakeregistry.FaultKind) step {
+	var before uint64
+	apply := func(context.Context) error {
+		before = faultCount(e.reg.Counters().Snapshot(), kinds)
+		return e.reg.SetFaults(f)
+	}
+	restore := func(context.Context) error { return e.reg.SetFaults(e.baseFaults) }
+	effect := func() (string, error) {
+		n := faultCount(e.reg.Counters().Snapshot(), kinds) - before
+		if n == 0 {
+			return "", fmt.Errorf("the registry injected no fault during the window (no request reached it)")
+		}
+		return fmt.Sprintf("%d faults injected", n), nil
+	}
+	return step{apply: apply, revert: restore, hold: hold, effect: effect}
+}
+
+// faultCount is the number of faults of the kinds the registry injected so
+// far.
+func faultCount(s fakeregistry.Snapshot, kinds []fakeregistry.FaultKind) uint64 {
+	var n uint64
+	for _, k := range kinds {
+		n += s.Faults[k]
+	}
+	return n
 }

@@ -142,6 +142,8 @@ func buildMetrics() []MetricInfo {
 		MetricInfo{Name: "ratio.sustainedRate", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "main pass sustainedRate divided by the baseline's"},
 		MetricInfo{Name: "ceiling.throughput", Unit: UnitFactor, Needs: NeedsBaseline, Help: "write-bound ceiling of ratio.throughput: W/(W+1), W the baseline's apiserver writes per pod"},
 		MetricInfo{Name: "ratio.throughputOfCeiling", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "ratio.throughput divided by ceiling.throughput"},
+		MetricInfo{Name: "failover.graceful", Unit: UnitDuration, Needs: NeedsOperator, Help: "longest controllerRestart (mode graceful) from the stop to the first gate removed after it"},
+		MetricInfo{Name: "failover.crash", Unit: UnitDuration, Needs: NeedsOperator, Help: "longest controllerRestart (mode crash) from the SIGKILL to the first gate removed after it"},
 		MetricInfo{Name: "cacheHitRate", Unit: UnitRatio, Needs: NeedsOperator, Higher: true, Help: "inspection cache hits / lookups (operator metrics)"},
 		MetricInfo{Name: "inspectionErrors", Unit: UnitCount, Needs: NeedsOperator, Help: "failed image inspections (operator metrics)"},
 		MetricInfo{Name: "registryRequests", Unit: UnitCount, Needs: NeedsOperator, Help: "requests the registry received"},

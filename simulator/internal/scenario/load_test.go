@@ -168,6 +168,14 @@ func TestParseErrors(t *testing.T) {
 			old: "expectations:", new: "timeline:\n  - at: 5s\n    webhookDown: {duration: 1s}\n    controllerRestart: {}\nexpectations:",
 			want: []strictyaml.FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted"}},
 		},
+		"controller restart of an unknown mode": {
+			old: "expectations:", new: "timeline:\n  - at: 5s\n    controllerRestart: {mode: sigstop}\nexpectations:",
+			want: []strictyaml.FieldError{{Line: 21, Path: "timeline[0].controllerRestart.mode", Value: `"sigstop"`, Reason: "want graceful or crash"}},
+		},
+		"three controller replicas": {
+			old: "  enabled: true\n", new: "  enabled: true\n  controllerReplicas: 3\n",
+			want: []strictyaml.FieldError{{Line: 16, Path: "operator.controllerReplicas", Value: "3", Reason: "want 1 or 2 (2: a leader and a warm standby)"}},
+		},
 		"overlapping registry windows": {
 			old: "expectations:", new: "timeline:\n  - at: 5s\n    registryOutage: {duration: 10s}\n  - at: 8s\n    registrySlowdown: {duration: 1s, latency: {fixed: 1s}}\nexpectations:",
 			want: []strictyaml.FieldError{{Line: 22, Path: "timeline[1].at", Value: `"8s"`, Reason: "overlaps timeline[0] on the registry: windows of one component must not overlap"}},

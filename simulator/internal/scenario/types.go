@@ -146,6 +146,9 @@ type OperatorSpec struct {
 	Workers int `json:"workers,omitempty"`
 	// InspectWorkers bounds concurrent image inspections; 0 keeps the default.
 	InspectWorkers int `json:"inspectWorkers,omitempty"`
+	// ControllerReplicas is 1 (default) or 2: two controller processes with
+	// --leader-elect on a real Lease, as the operator deploys a warm standby.
+	ControllerReplicas int `json:"controllerReplicas,omitempty"`
 	// QPS and Burst are the operator's client rate limits; 0 keeps the defaults.
 	QPS   float32 `json:"qps,omitempty"`
 	Burst int     `json:"burst,omitempty"`
@@ -344,9 +347,21 @@ type ErrorsEvent struct {
 
 // RestartEvent restarts a component.
 type RestartEvent struct {
-	// Downtime between stop and start; 0 starts again at once.
+	// Downtime between stop and start; 0 starts again at once. With a
+	// standby (operator.controllerReplicas 2) it counts from the standby's
+	// takeover, and the stopped instance comes back as the new standby.
 	Downtime Duration `json:"downtime,omitempty"`
+	// Mode is graceful (SIGTERM: the leader releases its lease on the way
+	// out) or crash (SIGKILL: nothing released, a standby waits the lease
+	// out); default graceful.
+	Mode string `json:"mode,omitempty"`
 }
+
+// Restart modes of a controllerRestart event.
+const (
+	RestartGraceful = "graceful"
+	RestartCrash    = "crash"
+)
 
 // WindowEvent is a window during which something is off.
 type WindowEvent struct {

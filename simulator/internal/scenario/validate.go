@@ -217,6 +217,13 @@ func validateOperator(e *errs, s *Scenario) {
 			e.add(strictyaml.JoinPath("operator", f.name), f.v, "must not be negative (0 keeps the operator's default)")
 		}
 	}
+	switch o.ControllerReplicas {
+	case 0:
+		o.ControllerReplicas = 1
+	case 1, 2:
+	default:
+		e.add("operator.controllerReplicas", o.ControllerReplicas, "want 1 or 2 (2: a leader and a warm standby)")
+	}
 	if o.QPS < 0 {
 		e.add("operator.qps", o.QPS, "must not be negative (0 keeps the operator's default)")
 	}
@@ -444,6 +451,13 @@ func validateTimeline(e *errs, s *Scenario) {
 		case ev.ControllerRestart != nil:
 			if ev.ControllerRestart.Downtime < 0 {
 				e.add(strictyaml.JoinPath(apath, "downtime"), ev.ControllerRestart.Downtime, "must not be negative")
+			}
+			switch ev.ControllerRestart.Mode {
+			case "":
+				ev.ControllerRestart.Mode = RestartGraceful
+			case RestartGraceful, RestartCrash:
+			default:
+				e.add(strictyaml.JoinPath(apath, "mode"), ev.ControllerRestart.Mode, "want graceful or crash")
 			}
 		case ev.WebhookDown != nil:
 			window(ev.WebhookDown.Duration)

@@ -36,6 +36,9 @@ type Pod struct {
 	NodeSelectorArch string
 	// PullSecret is true when the pod lists the registry pull secret.
 	PullSecret bool
+	// NoFeasibleArch is true when the pod's images share no architecture
+	// with any node pool: with the operator it stays Pending by design.
+	NoFeasibleArch bool
 }
 
 // Runs reports whether the pod's images all run on arch.
@@ -100,6 +103,8 @@ func Generate(s *scenario.Scenario, c *fakeregistry.Catalog) Plan {
 		feasible := feasibleArchs(p, nodeArchs)
 		if len(feasible) > 0 {
 			plan.Schedulable++
+		} else {
+			p.NoFeasibleArch = true
 		}
 		u := rng.Float64()
 		switch {

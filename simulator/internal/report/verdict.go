@@ -1,0 +1,57 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/archgate/archgate/simulator/internal/scenario"
+)
+
+// MinExpectedMisplaced is the expected baseline misplacement count above
+// which a baseline with none proves the oracle blind: if each at-risk pod
+// lands on an unfit node with probability f_i independently, P(no
+// misplacement) ≤ exp(−Σf_i), under 1% from 5 on.
+const MinExpectedMisplaced = 5
+
+// Verdict returns the reasons the run failed, in a stable order; none means
+// it passed. It is the one place that decides the verdict: run errors, a
+// missing main pass, deadlines hit, timeline events that failed, were not
+// reached or had no observable effect, a blind oracle, missed expectations.
+func Verdict(r *Report) []string {
+	var out []string
+	for _, e := range r.Errors {
+		out = append(out, "run error: "+e)
+	}
+	if r.Main == nil {
+		out = append(out, "the main pass did not complete")
+	}
+	for _, p := range []*Pass{r.Main, r.Baseline} {
+		if p != nil && p.DeadlineHit {
+			out = append(out, fmt.Sprintf("%s pass hit its deadline: %d of %d planned pods created, %d not bound (%d Pending by design)",
+				p.Name, p.Pods, p.Schedulable+p.PendingByDesign, p.UnboundAtEnd, p.PendingByDesign))
+		}
+	}
+	for _, ev := range r.Timeline {
+		if ev.Error != "" {
+			out = append(out, fmt.Sprintf("timeline %s at %.1fs: %s", ev.Action, ev.AtSeconds, ev.Error))
+		}
+	}
+	if o := r.Oracle; o != nil && o.ExpectedMisplaced >= MinExpectedMisplaced && o.BaselineMisplaced == 0 {
+		out = append(out, fmt.Sprintf("oracle: the baseline shows 0 misplaced pods where the workload should produce about %.0f (%d pods at risk): the misplaced-pod count cannot be trusted",
+			o.ExpectedMisplaced, o.AtRiskPods))
+	}
+	for _, o := range r.Expectations {
+		switch {
+		case !o.Measured:
+			out = append(out, fmt.Sprintf("expectation `%s`: not measured by this run", o.Check))
+		case !o.Passed:
+			out = append(out, fmt.Sprintf("expectation `%s`: measured %s", o.Check, scenario.FormatValue(scenario.Unit(o.Unit), o.Value)))
+		}
+	}
+	return out
+}
+
+// Judge sets Failures and Passed from Verdict.
+func (r *Report) Judge() {
+	r.Failures = Verdict(r)
+	r.Passed = len(r.Failures) == 0
+}

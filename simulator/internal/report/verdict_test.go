@@ -1,0 +1,112 @@
+package report
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestVerdict feeds crafted reports, one per way a run can fail, and checks
+// the reason the verdict gives; a clean report passes.
+func TestVerdict(t *testing.T) {
+	for name, tc := range map[string]struct {
+		edit func(r *Report)
+		want []string
+	}{
+		"clean": {edit: func(*Report) {}},
+		"run error": {
+			edit: func(r *Report) { r.Errors = []string{"main pass: pod watch ended early"} },
+			want: []string{"run error: main pass: pod watch ended early"},
+		},
+		"no main pass": {
+			edit: func(r *Report) { r.Main = nil; r.Baseline = nil },
+			want: []string{"the main pass did not complete"},
+		},
+		"deadline hit": {
+			edit: func(r *Report) {
+				r.Main.DeadlineHit, r.Main.UnboundAtEnd, r.Main.Schedulable, r.Main.PendingByDesign = true, 12, 1198, 2
+			},
+			want: []string{"main pass hit its deadline: 1000 of 1200 planned pods created, 12 not bound (2 Pending by design)"},
+		},
+		"timeline event not reached": {
+			edit: func(r *Report) {
+				r.Timeline = append(r.Timeline, AppliedEvent{Action: "registryOutage", AtSeconds: 30, Error: "not reached: the pass ended first"})
+			},
+			want: []string{"timeline registryOutage at 30.0s: not reached: the pass ended first"},
+		},
+		"outage without effect": {
+			edit: func(r *Report) {
+				r.Timeline = append(r.Timeline, AppliedEvent{Action: "registryOutage", AtSeconds: 2,
+					Error: "no observable effect: the registry injected no fault during the window (no request reached it)"})
+			},
+			want: []string{"timeline registryOutage at 2.0s: no observable effect: the registry injected no fault during the window (no request reached it)"},
+		},
+		"blind oracle": {
+			edit: func(r *Report) { r.Oracle = &Oracle{AtRiskPods: 400, ExpectedMisplaced: 180, BaselineMisplaced: 0} },
+			want: []string{"oracle: the baseline shows 0 misplaced pods where the workload should produce about 180 (400 pods at risk): the misplaced-pod count cannot be trusted"},
+		},
+		"oracle that sees": {
+			edit: func(r *Report) { r.Oracle = &Oracle{AtRiskPods: 400, ExpectedMisplaced: 180, BaselineMisplaced: 150} },
+		},
+		"too few pods at risk to demand a misplacement": {
+			edit: func(r *Report) { r.Oracle = &Oracle{AtRiskPods: 3, ExpectedMisplaced: 1.5} },
+		},
+		"missed and unmeasured expectations": {
+			edit: func(r *Report) {
+				r.Expectations = []Outcome{{Check: "misplacedPods == 0", Unit: "count", Value: 3, Measured: true},
+					{Check: "failover.crash < 20s", Unit: "duration"}, {Check: "gatedAtEnd == 0", Measured: true, Passed: true}}
+			},
+			want: []string{"expectation `misplacedPods == 0`: measured 3", "expectation `failover.crash < 20s`: not measured by this run"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := sample(1)
+			r.Expectations = []Outcome{{Check: "gatedAtEnd == 0", Measured: true, Passed: true}}
+			tc.edit(r)
+			r.Judge()
+			if diff := cmp.Diff(tc.want, r.Failures); diff != "" {
+				t.Errorf("failures (-want +got):\n%s", diff)
+			}
+			if r.Passed != (len(tc.want) == 0) {
+				t.Errorf("passed = %v with failures %v", r.Passed, r.Failures)
+			}
+			var text, md strings.Builder
+			if r.Main != nil {
+				r.WriteText(&text)
+				if err := r.WriteMarkdown(&md, Files{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range tc.want {
+				if r.Main != nil && (!strings.Contains(text.String(), f) || !strings.Contains(md.String(), f)) {
+					t.Errorf("the console or Markdown verdict lacks %q", f)
+				}
+			}
+			if len(tc.want) > 0 {
+				t.Logf("verdict: %s", lastLines(text.String(), len(tc.want)+1))
+			}
+		})
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// failingWriter fails every write, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+var _ io.Writer = failingWriter{}
+
+func TestWriteMarkdownReturnsWriteErrors(t *testing.T) {
+	err := sample(1).WriteMarkdown(failingWriter{}, Files{})
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Errorf("WriteMarkdown on a failing writer: %v, want the write error", err)
+	}
+}

@@ -1,0 +1,220 @@
+package runner
+
+import (
+	"math"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/simulator/internal/recorder"
+	"github.com/archgate/archgate/simulator/internal/report"
+	"github.com/archgate/archgate/simulator/internal/scenario"
+	"github.com/archgate/archgate/simulator/internal/stats"
+	"github.com/archgate/archgate/simulator/internal/workload"
+)
+
+// pendingReason says why a pass's PendingByDesign pods may stay Pending.
+const pendingReason = "images share no architecture with any node pool"
+
+// createTimes are the creators' times of each pod (offsets from the pass's
+// epoch), -1 when the create was not sent or failed.
+type createTimes struct {
+	sent, done []time.Duration
+	lagMax     time.Duration
+}
+
+// summaryInput is everything a pass measured.
+type summaryInput struct {
+	name     string
+	operator bool
+	pods     []workload.Pod
+	// nodeArch is each node's architecture.
+	nodeArch map[string]string
+	arrival  scenario.ArrivalSpec
+	creates  createTimes
+	watch    recorder.Result
+	// final is the pass's pods as the apiserver listed them at the end.
+	final []corev1.Pod
+}
+
+// pendingByDesign marks the pods allowed to end Pending: with the operator,
+// those whose images share no architecture with any node pool (the operator
+// keeps them off every node); without it nothing keeps a pod off a node.
+func pendingByDesign(pods []workload.Pod, operator bool) []bool {
+	out := make([]bool, len(pods))
+	for i, p := range pods {
+		out[i] = operator && p.NoFeasibleArch
+	}
+	return out
+}
+
+// summarize turns a pass's measurements into its figures. Latencies start
+// from watch deliveries in every pass: schedule latency runs from the first
+// watch event at which the pod is schedulable (its first event if it was
+// never gated, the event without the gate otherwise) to the event with its
+// node, so that a main pass and a baseline measure the same span.
+func summarize(in summaryInput) *report.Pass {
+	p := &report.Pass{
+		Name:        in.name,
+		Operator:    in.operator,
+		Schedulable: len(in.pods),
+		Latency:     map[string]stats.Summary{},
+		Recorder:    report.RecorderStats{Events: in.watch.Events, Drops: in.watch.Drops},
+	}
+	for _, pending := range pendingByDesign(in.pods, in.operator) {
+		if pending {
+			p.PendingByDesign++
+			p.Schedulable--
+		}
+	}
+	if p.PendingByDesign > 0 {
+		p.PendingReason = pendingReason
+	}
+	p.ArrivalLagMaxSeconds = max(in.creates.lagMax, 0).Seconds()
+	outcomes(p, in)
+	p.Samples = samples(in)
+	for _, fam := range []string{"gateHold", "schedule", "total", "create"} {
+		if xs := p.Samples.Seconds(fam); len(xs) > 0 {
+			p.Latency[fam] = stats.Summarize(xs)
+		}
+	}
+	if a := in.arrival; a.Mode == scenario.ArrivalSteps {
+		p.Steps, p.SustainedRate = stepStats(a.Steps, workload.Arrivals(a, len(in.pods)), totals(in), a.SustainLatency.D())
+	}
+	durations(p, in)
+	return p
+}
+
+// outcomes counts the final states: bound, misplaced (bound to a node whose
+// architecture some image of the pod lacks), gated, unbound, placements.
+func outcomes(p *report.Pass, in summaryInput) {
+	p.Placements = map[string]int{}
+	for _, pod := range in.final {
+		i, ok := workload.PodIndex(pod.Name)
+		if !ok || i >= len(in.pods) {
+			continue
+		}
+		if v1beta1.HasSchedulingGate(&pod.Spec) {
+			p.GatedAtEnd++
+		}
+		if in.operator {
+			p.Placements[pod.Labels[v1beta1.LabelPlacement]]++
+			switch v, gated := pod.Labels[v1beta1.LabelSchedulingGate]; {
+			case !gated:
+				p.NeverGatedPods++
+			case v == v1beta1.LabelValueAdmission:
+				p.PlacedAtAdmissionPods++
+			}
+		}
+		if pod.Spec.NodeName == "" {
+			p.UnboundAtEnd++
+			continue
+		}
+		p.BoundPods++
+		if arch, ok := in.nodeArch[pod.Spec.NodeName]; !ok || !in.pods[i].Runs(arch) {
+			p.MisplacedPods++
+		}
+	}
+	if len(p.Placements) == 0 {
+		p.Placements = nil
+	}
+}
+
+// samples are the per-pod latencies in microseconds, pods in index order.
+func samples(in summaryInput) report.Samples {
+	us := func(d time.Duration) int64 { return max(d, 0).Microseconds() }
+	var s report.Samples
+	c := in.creates
+	for i := range in.pods {
+		if c.sent[i] < 0 {
+			continue
+		}
+		t := in.watch.Pods[i]
+		s.Create = append(s.Create, us(c.done[i]-c.sent[i]))
+		from := t.Seen
+		if t.Gated >= 0 && t.Ungated >= 0 {
+			s.GateHold = append(s.GateHold, us(t.Ungated-t.Gated))
+			from = t.Ungated
+		}
+		if t.Bound >= 0 {
+			if from >= 0 {
+				s.Schedule = append(s.Schedule, us(t.Bound-from))
+			}
+			s.Total = append(s.Total, us(t.Bound-c.sent[i]))
+		}
+	}
+	return s
+}
+
+// totals are each pod's create-to-bound latency, -1 when it did not bind.
+func totals(in summaryInput) []time.Duration {
+	out := make([]time.Duration, len(in.pods))
+	for i := range in.pods {
+		out[i] = -1
+		if b := in.watch.Pods[i].Bound; b >= 0 && in.creates.sent[i] >= 0 {
+			out[i] = b - in.creates.sent[i]
+		}
+	}
+	return out
+}
+
+// durations sets the pass's span (first create sent → last bound), its
+// throughput and the per-second counts.
+func durations(p *report.Pass, in summaryInput) {
+	var first, lastCreate, lastBound time.Duration = -1, -1, -1
+	for i := range in.pods {
+		sent := in.creates.sent[i]
+		if sent < 0 {
+			continue
+		}
+		p.Pods++
+		if first < 0 || sent < first {
+			first = sent
+		}
+		lastCreate = max(lastCreate, sent)
+		if b := in.watch.Pods[i].Bound; b >= 0 {
+			lastBound = max(lastBound, b)
+		}
+	}
+	if first < 0 {
+		return
+	}
+	p.CreateSeconds = (lastCreate - first).Seconds()
+	end := lastBound
+	if end < 0 {
+		end = lastCreate
+	}
+	p.DurationSeconds = (end - first).Seconds()
+	if p.DurationSeconds > 0 {
+		p.Throughput = float64(p.BoundPods) / p.DurationSeconds
+	}
+	p.PerSecond = perSecond(in, first, end)
+}
+
+// perSecond buckets creates, gate removals and binds by second since the
+// first create.
+func perSecond(in summaryInput, first, end time.Duration) report.PerSecond {
+	n := int(math.Ceil((end - first).Seconds())) + 1
+	ps := report.PerSecond{Created: make([]int, n), Ungated: make([]int, n), Bound: make([]int, n)}
+	bucket := func(counts []int, t time.Duration) {
+		if t < first {
+			return
+		}
+		if k := int((t - first) / time.Second); k < len(counts) {
+			counts[k]++
+		}
+	}
+	for i, t := range in.watch.Pods {
+		if in.creates.sent[i] >= 0 {
+			bucket(ps.Created, in.creates.sent[i])
+		}
+		if t.Ungated >= 0 {
+			bucket(ps.Ungated, t.Ungated)
+		}
+		if t.Bound >= 0 {
+			bucket(ps.Bound, t.Bound)
+		}
+	}
+	return ps
+}

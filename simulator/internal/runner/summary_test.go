@@ -1,0 +1,201 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/simulator/internal/recorder"
+	"github.com/archgate/archgate/simulator/internal/report"
+	"github.com/archgate/archgate/simulator/internal/workload"
+)
+
+const ms = time.Millisecond
+
+// finalPod is a pod as the final list returns it.
+func finalPod(i int, node string, gated bool) corev1.Pod {
+	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: workload.PodName(i), Labels: map[string]string{}}, Spec: corev1.PodSpec{NodeName: node}}
+	if gated {
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}}
+		p.Labels[v1beta1.LabelSchedulingGate] = "gated"
+	}
+	return p
+}
+
+// times is a synthetic recorder timeline of one pod; -1 for never.
+func times(seen, gated, ungated, bound time.Duration) recorder.PodTimes {
+	return recorder.PodTimes{Seen: seen, Gated: gated, Ungated: ungated, Bound: bound}
+}
+
+var nodeArch = map[string]string{"amd-0": "amd64", "arm-0": "arm64"}
+
+// TestSummarizeOutcomes feeds synthetic final states: a known wrong
+// placement must count as misplaced, gated and unbound pods must be counted,
+// pods Pending by design are reported apart.
+func TestSummarizeOutcomes(t *testing.T) {
+	amdOnly := workload.Pod{Allowed: []string{"amd64"}}
+	noArch := workload.Pod{Allowed: []string{"s390x"}, NoFeasibleArch: true}
+	for name, tc := range map[string]struct {
+		operator bool
+		pods     []workload.Pod
+		final    []corev1.Pod
+		want     report.Pass
+	}{
+		"an amd64-only pod on an arm64 node is misplaced": {
+			pods:  []workload.Pod{amdOnly, amdOnly},
+			final: []corev1.Pod{finalPod(0, "amd-0", false), finalPod(1, "arm-0", false)},
+			want:  report.Pass{BoundPods: 2, MisplacedPods: 1, Schedulable: 2},
+		},
+		"a pod on a node the run did not create is misplaced": {
+			pods:  []workload.Pod{amdOnly},
+			final: []corev1.Pod{finalPod(0, "elsewhere", false)},
+			want:  report.Pass{BoundPods: 1, MisplacedPods: 1, Schedulable: 1},
+		},
+		"gated and unbound pods are counted, not misplaced": {
+			operator: true,
+			pods:     []workload.Pod{amdOnly, amdOnly, noArch},
+			final:    []corev1.Pod{finalPod(0, "", true), finalPod(1, "amd-0", false), finalPod(2, "", false)},
+			want: report.Pass{Operator: true, BoundPods: 1, GatedAtEnd: 1, UnboundAtEnd: 2, Schedulable: 2,
+				PendingByDesign: 1, PendingReason: pendingReason, Placements: map[string]int{"": 3}, NeverGatedPods: 2},
+		},
+		"without the operator no pod is Pending by design": {
+			pods:  []workload.Pod{noArch},
+			final: []corev1.Pod{finalPod(0, "amd-0", false)},
+			want:  report.Pass{BoundPods: 1, MisplacedPods: 1, Schedulable: 1},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := summaryInput{name: "p", operator: tc.operator, pods: tc.pods, nodeArch: nodeArch, final: tc.final,
+				creates: createTimes{sent: make([]time.Duration, len(tc.pods)), done: make([]time.Duration, len(tc.pods))},
+				watch:   recorder.Result{Pods: make([]recorder.PodTimes, len(tc.pods))}}
+			for i := range tc.pods {
+				in.watch.Pods[i] = times(-1, -1, -1, -1)
+			}
+			got := summarize(in)
+			tc.want.Name, tc.want.Pods = "p", len(tc.pods)
+			got.Latency, got.Samples, got.PerSecond, got.CreateSeconds, got.DurationSeconds = nil, report.Samples{}, report.PerSecond{}, 0, 0
+			if diff := cmp.Diff(&tc.want, got); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSummarizeScheduleLatencyClock checks that schedule latency starts from
+// the same kind of point in every pass: the watch delivery at which the pod
+// became schedulable (its first event when never gated, the ungate event
+// when gated), never the create's answer, which comes from another clock
+// path and arrives earlier than the watch.
+func TestSummarizeScheduleLatencyClock(t *testing.T) {
+	pod := workload.Pod{AnyArch: true}
+	for name, tc := range map[string]struct {
+		operator     bool
+		sent, done   time.Duration
+		t            recorder.PodTimes
+		wantSchedule int64
+		wantGateHold []int64
+		wantTotal    int64
+	}{
+		"baseline: from the first watch event, not the create answer": {
+			sent: 0, done: 10 * ms, t: times(15*ms, -1, -1, 40*ms),
+			wantSchedule: 25000, wantTotal: 40000,
+		},
+		"main, gated: from the watch event of the ungate": {
+			operator: true, sent: 0, done: 10 * ms, t: times(15*ms, 15*ms, 100*ms, 125*ms),
+			wantSchedule: 25000, wantGateHold: []int64{85000}, wantTotal: 125000,
+		},
+		"main, never gated (webhook skipped): like the baseline": {
+			operator: true, sent: 0, done: 10 * ms, t: times(15*ms, -1, -1, 40*ms),
+			wantSchedule: 25000, wantTotal: 40000,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := summaryInput{name: "p", operator: tc.operator, pods: []workload.Pod{pod}, nodeArch: nodeArch,
+				creates: createTimes{sent: []time.Duration{tc.sent}, done: []time.Duration{tc.done}},
+				watch:   recorder.Result{Pods: []recorder.PodTimes{tc.t}},
+				final:   []corev1.Pod{finalPod(0, "amd-0", false)}}
+			s := summarize(in).Samples
+			want := report.Samples{Schedule: []int64{tc.wantSchedule}, Total: []int64{tc.wantTotal}, Create: []int64{10000}, GateHold: tc.wantGateHold}
+			if diff := cmp.Diff(want, s); diff != "" {
+				t.Errorf("samples (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSummarizeUnboundPodsLeaveNoLatency checks the survivorship the
+// verdict guards against: a pod that never bound has no schedule or total
+// sample, so it must show in UnboundAtEnd.
+func TestSummarizeUnboundPodsLeaveNoLatency(t *testing.T) {
+	pods := []workload.Pod{{AnyArch: true}, {AnyArch: true}}
+	in := summaryInput{name: "p", operator: true, pods: pods, nodeArch: nodeArch,
+		creates: createTimes{sent: []time.Duration{0, 0}, done: []time.Duration{5 * ms, 5 * ms}},
+		watch:   recorder.Result{Pods: []recorder.PodTimes{times(6*ms, 6*ms, 20*ms, 30*ms), times(6*ms, 6*ms, -1, -1)}},
+		final:   []corev1.Pod{finalPod(0, "amd-0", false), finalPod(1, "", true)}}
+	p := summarize(in)
+	if len(p.Samples.Schedule) != 1 || len(p.Samples.Total) != 1 || p.UnboundAtEnd != 1 || p.GatedAtEnd != 1 {
+		t.Errorf("schedule %v total %v unbound %d gated %d, want one sample each and the other pod unbound and gated",
+			p.Samples.Schedule, p.Samples.Total, p.UnboundAtEnd, p.GatedAtEnd)
+	}
+}
+
+func TestCompleteFailovers(t *testing.T) {
+	pods := []recorder.PodTimes{times(0, 0, 1*time.Second, -1), times(0, 0, 12*time.Second, -1), times(0, 0, 13*time.Second, -1)}
+	for name, tc := range map[string]struct {
+		fo        report.Failover
+		wantFo    report.Failover
+		wantError bool
+	}{
+		"crash: resumes at the first gate removal after the takeover": {
+			fo:     report.Failover{Mode: "crash", Replicas: 2, StoppedAt: 2, AcquiredAt: 11.5},
+			wantFo: report.Failover{Mode: "crash", Replicas: 2, StoppedAt: 2, AcquiredAt: 11.5, ResumedAt: 12, Seconds: 10},
+		},
+		"no gate removed after the takeover": {
+			fo:        report.Failover{Mode: "graceful", Replicas: 2, StoppedAt: 14, AcquiredAt: 14.1},
+			wantFo:    report.Failover{Mode: "graceful", Replicas: 2, StoppedAt: 14, AcquiredAt: 14.1, ResumedAt: -1},
+			wantError: true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fo := tc.fo
+			events := []report.AppliedEvent{{Action: "controllerRestart", Failover: &fo}}
+			completeFailovers(events, pods)
+			if diff := cmp.Diff(tc.wantFo, fo); diff != "" {
+				t.Errorf("failover (-want +got):\n%s", diff)
+			}
+			if (events[0].Error != "") != tc.wantError {
+				t.Errorf("error %q, want error %v", events[0].Error, tc.wantError)
+			}
+		})
+	}
+}
+
+func TestCompleteWebhookDowns(t *testing.T) {
+	pods := []workload.Pod{{}, {}, {NodeSelectorArch: "amd64"}}
+	for name, tc := range map[string]struct {
+		times      []recorder.PodTimes
+		wantEffect string
+		wantError  bool
+	}{
+		"a pod admitted ungated in the window": {
+			times:      []recorder.PodTimes{times(3*time.Second, -1, -1, -1), times(3*time.Second, 3*time.Second, -1, -1), times(-1, -1, -1, -1)},
+			wantEffect: "1 pods admitted ungated",
+		},
+		"only gated pods and a pinned one in the window": {
+			times:     []recorder.PodTimes{times(1*time.Second, -1, -1, -1), times(3*time.Second, 3*time.Second, -1, -1), times(3*time.Second, -1, -1, -1)},
+			wantError: true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			events := []report.AppliedEvent{{Action: "webhookDown", AtSeconds: 2, EndSeconds: 4}}
+			completeWebhookDowns(events, tc.times, pods)
+			if events[0].Effect != tc.wantEffect || (events[0].Error != "") != tc.wantError {
+				t.Errorf("effect %q error %q, want effect %q error %v", events[0].Effect, events[0].Error, tc.wantEffect, tc.wantError)
+			}
+		})
+	}
+}
