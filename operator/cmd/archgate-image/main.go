@@ -37,7 +37,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := &cobra.Command{Use: "archgate-image", Short: "Build and push archgate's multi-architecture image", SilenceUsage: true}
+	root := &cobra.Command{Use: "archgate-image", Short: "Build and push archgate's multi-architecture image", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(newBuildCmd(), newPushCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "archgate-image:", err)

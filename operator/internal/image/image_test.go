@@ -28,7 +28,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/archgate/archgate/fakeregistry"
 )
 
 var created = time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)
@@ -213,5 +217,35 @@ func TestMozillaRootsParse(t *testing.T) {
 	}
 	if n < 100 || len(strings.TrimSpace(string(rest))) != 0 {
 		t.Errorf("parsed %d certificates with %d bytes left over, want 100+ and nothing left", n, len(rest))
+	}
+}
+
+// TestPushToWritableRegistry pushes the index into the fake registry (which accepts pushes when
+// Writable) and reads it back by tag: same digest, all platforms.
+func TestPushToWritableRegistry(t *testing.T) {
+	reg, err := fakeregistry.Start(t.Context(), fakeregistry.Options{Writable: true})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { _ = reg.Close() })
+	idx, _ := BuildIndex(testOptions())
+	ref := reg.Host() + "/archgate/archgate:v1"
+	pushed, err := Push(t.Context(), idx, ref)
+	if err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	r, _ := name.ParseReference(ref)
+	got, err := remote.Index(r, remote.WithContext(t.Context()))
+	if err != nil {
+		t.Fatalf("reading %s back: %v", ref, err)
+	}
+	if d, _ := got.Digest(); d != pushed {
+		t.Errorf("digest read back %s, pushed %s", d, pushed)
+	}
+	if platforms, _ := Platforms(got); len(platforms) != 4 {
+		t.Errorf("platforms read back %v, want four", platforms)
+	}
+	if _, err := Push(t.Context(), idx, "not a reference"); err == nil || !strings.Contains(err.Error(), `IMG "not a reference"`) {
+		t.Errorf("Push(bad reference) error = %v, want one naming IMG", err)
 	}
 }
