@@ -225,7 +225,8 @@ wait_ready() {
   url="$server/api/v1/nodes/$NODE_NAME"
   for _ in $(seq 600); do
     running || die "the cluster exited; see $STATE/logs/"
-    if curl -sf --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "$url" 2>/dev/null |
+    # A user agent other than curl's: the apiserver pretty-prints JSON for curl.
+    if curl -sf -A archgate-cluster --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "$url" 2>/dev/null |
       grep -q '"type":"Ready","status":"True"'; then
       return 0
     fi

@@ -20,4 +20,6 @@ section paths
 for p in /var/lib/kubelet /var/lib/cni /var/lib/containerd /run/containerd /run/netns /var/log/pods /var/log/containers /etc/cni /opt/cni; do
   [[ -e $p ]] && echo "exists: $p"
 done
-section cgroups; find /sys/fs/cgroup -mindepth 2 -maxdepth 3 -type d 2>/dev/null | sort
+# Top-level cgroups and their children, except the machine's own per-process cgroups
+# (process_api/*), which come and go with other users' processes.
+section cgroups; find /sys/fs/cgroup -mindepth 2 -maxdepth 3 -type d -not -path '*/process_api/*' 2>/dev/null | sort
