@@ -122,6 +122,10 @@ cluster-up: control-plane cluster-components cluster-packages ## Start the herme
 cluster-down: ## Stop the real-node cluster by its recorded PIDs (also after a killed run) and remove its cgroups.
 	@hack/cluster.sh down
 
+.PHONY: test-realnode
+test-realnode: control-plane cluster-components cluster-packages image ## Start the real-node cluster, run archgate's image on it (ServiceAccount token, kubernetes Service), stop it.
+	cd operator && $(GO) test -tags=$(BUILD_TAGS),e2e -count=1 -timeout=10m -v -run '^TestRealNode$$' ./pkg/realnode/
+
 .PHONY: archgate
 archgate: ## Build the archgate binary into bin/archgate (the scenarios run its webhook and controller processes).
 	$(GO) build -o bin/archgate ./operator/cmd/archgate

@@ -218,21 +218,26 @@ start_forwarder() {
   kubeconfig admin "https://$NODE_IP:6443" # the one used inside stays on the node IP
 }
 
-# wait_ready polls the node's Ready condition through the host kubeconfig's port.
+# wait_ready polls, through the host kubeconfig's port, until the node is Ready and the default
+# ServiceAccount exists (pods cannot be created in default before).
 wait_ready() {
-  local server url
+  local server
   server=$(sed -n 's/.*server: "\([^"]*\)".*/\1/p' "$STATE/kubeconfig")
-  url="$server/api/v1/nodes/$NODE_NAME"
   for _ in $(seq 600); do
     running || die "the cluster exited; see $STATE/logs/"
-    # A user agent other than curl's: the apiserver pretty-prints JSON for curl.
-    if curl -sf -A archgate-cluster --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "$url" 2>/dev/null |
-      grep -q '"type":"Ready","status":"True"'; then
+    if api "$server/api/v1/nodes/$NODE_NAME" | grep -q '"type":"Ready","status":"True"' &&
+      api "$server/api/v1/namespaces/default/serviceaccounts/default" >/dev/null; then
       return 0
     fi
     sleep 0.5
   done
-  die "node $NODE_NAME not Ready after 300 s; see $STATE/logs/"
+  die "node $NODE_NAME not Ready (or no default ServiceAccount) after 300 s; see $STATE/logs/"
+}
+
+# api URL: GET as the cluster admin. A user agent other than curl's: the apiserver
+# pretty-prints JSON for curl.
+api() {
+  curl -sf -A archgate-cluster --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "$1" 2>/dev/null
 }
 
 # ---------- inside the namespaces (PID 1) ----------

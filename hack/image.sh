@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds archgate's multi-architecture OCI image index into the OCI layout bin/image (tag
-# IMAGE_TAG, default latest) without a container engine: Go cross-compiles the binary per
+# IMAGE_TAG, default latest), and bin/image.tar (the layout as one archive) without a container engine: Go cross-compiles the binary per
 # platform, operator/cmd/archgate-image packages them (go-containerregistry).
 #
 # Reproducible: the same commit gives the same digests on any machine with the same Go
@@ -41,3 +41,5 @@ done
   --annotation "org.opencontainers.image.created=$(date -u -d "@${created}" +%Y-%m-%dT%H:%M:%SZ)" \
   --annotation "org.opencontainers.image.source=https://github.com/archgate/archgate" \
   --annotation "org.opencontainers.image.title=archgate"
+# The same layout as one archive, for `ctr images import` (the real-node cluster imports it).
+tar -C "$out" --sort=name --mtime=@0 --owner=0 --group=0 -cf "$out.tar" .

@@ -57,20 +57,33 @@ type Cluster struct {
 	Config *rest.Config
 }
 
-func (o Options) withDefaults() Options {
+// withDefaults fills the defaults and makes the paths absolute (ctr reads a relative socket
+// path as a URL).
+func (o Options) withDefaults() (Options, error) {
+	root, err := filepath.Abs(o.RepoRoot)
+	if err != nil {
+		return o, fmt.Errorf("realnode: Options.RepoRoot %q: %w", o.RepoRoot, err)
+	}
+	o.RepoRoot = root
 	if o.StateDir == "" {
 		o.StateDir = filepath.Join(o.RepoRoot, "bin", "cluster-state")
 	}
 	if o.Assets == "" {
 		o.Assets = filepath.Join(o.RepoRoot, "bin", "k8s")
 	}
-	return o
+	if o.StateDir, err = filepath.Abs(o.StateDir); err != nil {
+		return o, fmt.Errorf("realnode: Options.StateDir %q: %w", o.StateDir, err)
+	}
+	return o, nil
 }
 
 // Up starts the cluster, or reuses the one already running in StateDir, and returns once the
 // node is Ready. The cluster outlives the test process: stop it with Down (or make cluster-down).
 func Up(ctx context.Context, opts Options) (*Cluster, error) {
-	opts = opts.withDefaults()
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	if _, err := script(ctx, opts, "up"); err != nil {
 		return nil, err
 	}
@@ -79,7 +92,10 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 
 // Attach returns the cluster running in StateDir, or an error saying it does not run.
 func Attach(ctx context.Context, opts Options) (*Cluster, error) {
-	opts = opts.withDefaults()
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	if _, err := script(ctx, opts, "status"); err != nil {
 		return nil, err
 	}
@@ -97,13 +113,14 @@ func (c *Cluster) Down(ctx context.Context) error {
 	return err
 }
 
-// ImportImage imports an OCI layout archive (a tar of a layout directory, as `ctr images
-// import` reads it) into the node's containerd under name, for pods to run without a pull.
-// The containerd socket is a file in the state directory, reachable from the host.
-func (c *Cluster) ImportImage(ctx context.Context, archive, name string) error {
+// ImportImage imports an OCI layout archive (a tar of a layout directory, such as bin/image.tar
+// of `make image`) into the node's containerd: each index the layout tags T becomes
+// repository:T, for pods to run with imagePullPolicy Never. The containerd socket is a file in
+// the state directory, reachable from the host.
+func (c *Cluster) ImportImage(ctx context.Context, archive, repository string) error {
 	ctr := filepath.Join(c.opts.RepoRoot, "bin", "cluster", "ctr")
 	sock := filepath.Join(c.opts.StateDir, "run", "containerd", "containerd.sock")
-	return run(ctx, exec.CommandContext(ctx, ctr, "--address", sock, "-n", "k8s.io", "images", "import", "--index-name", name, archive))
+	return run(exec.CommandContext(ctx, ctr, "--address", sock, "-n", "k8s.io", "images", "import", "--base-name", repository, archive))
 }
 
 // script runs hack/cluster.sh with a subcommand and returns its standard output.
@@ -112,14 +129,14 @@ func script(ctx context.Context, opts Options, subcommand string) (string, error
 	cmd.Env = append(os.Environ(), "CLUSTER_STATE="+opts.StateDir, "ARCHGATE_ASSETS="+opts.Assets)
 	var out bytes.Buffer
 	cmd.Stdout = &out
-	if err := run(ctx, cmd); err != nil {
+	if err := run(cmd); err != nil {
 		return "", err
 	}
 	return out.String(), nil
 }
 
 // run runs cmd, returning an error carrying its standard error when it fails.
-func run(_ context.Context, cmd *exec.Cmd) error {
+func run(cmd *exec.Cmd) error {
 	var stderr bytes.Buffer
 	if cmd.Stderr == nil {
 		cmd.Stderr = &stderr
