@@ -126,6 +126,11 @@ cluster-down: ## Stop the real-node cluster by its recorded PIDs (also after a k
 test-realnode: control-plane cluster-components cluster-packages image ## Start the real-node cluster, run archgate's image on it (ServiceAccount token, kubernetes Service), stop it.
 	cd operator && $(GO) test -tags=$(BUILD_TAGS),e2e -count=1 -timeout=10m -v -run '^TestRealNode$$' ./pkg/realnode/
 
+.PHONY: e2e
+e2e: control-plane cluster-components cluster-packages ## End-to-end tests on the real-node cluster (started when not running; stop it with make cluster-down): make deploy, placement, make undeploy.
+	@IMAGE_TAG=e2e hack/image.sh
+	cd operator && $(GO) test -tags=$(BUILD_TAGS),e2e -count=1 -timeout=20m -v ./test/e2e/
+
 .PHONY: archgate
 archgate: ## Build the archgate binary into bin/archgate (the scenarios run its webhook and controller processes).
 	$(GO) build -o bin/archgate ./operator/cmd/archgate
