@@ -99,7 +99,13 @@ cmd_up() {
   if running; then log "already running (PID $(pid_of pid))"; echo "$STATE/kubeconfig"; return; fi
   cmd_down >/dev/null 2>&1 || true # leftovers of a killed run
   check_prerequisites
+  # Only a directory this script made (marked) or an empty/missing one is wiped.
+  if [[ -d $STATE && -n "$(ls -A "$STATE")" && ! -f $STATE/.archgate-cluster-state ]]; then
+    die "CLUSTER_STATE=$STATE is a non-empty directory this script did not create: refusing to wipe it"
+  fi
   rm -rf "$STATE"
+  mkdir -p "$STATE"
+  touch "$STATE/.archgate-cluster-state"
   mkdir -p "$STATE"/{pki,logs,run,var-lib,var-log,sysctl,config,cni/net.d,cni/ipam,kubelet,containerd,pod-logs}
   make_pki
   write_configs
