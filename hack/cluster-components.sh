@@ -36,11 +36,13 @@ current() {
 }
 # Small helpers, rebuilt every time (seconds, from the build cache): the pod sandbox binary
 # packaged as the sandbox image (an OCI layout archive for `ctr images import`, made by the
-# same tool as archgate's image) and the Unix-socket relay to the apiserver.
+# same tool as archgate's image), the Unix-socket relay to the apiserver and the fake
+# registry the node pulls from.
 mkdir -p "$out"
 (cd hack/cluster-tools && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "../../$out/pause" ./pause)
 (cd hack/cluster-tools && go build -o "../../$out/unixfwd" ./unixfwd)
 (cd operator && go build -o "../$out/archgate-image" ./cmd/archgate-image)
+(cd fakeregistry && go build -o "../$out/fakeregistry" ./cmd/fakeregistry) # the in-cluster registry
 rm -rf "$out/pause-layout"
 "$out/archgate-image" build --out "$out/pause-layout" --tag 1 --path /pause --binary "linux/$(go env GOARCH)=$out/pause" >/dev/null
 tar -C "$out/pause-layout" --sort=name --mtime=@0 --owner=0 --group=0 -cf "$out/pause.tar" .

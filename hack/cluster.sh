@@ -37,6 +37,7 @@ APISERVER_SERVICE_IP=10.96.0.1
 HOST_PORT=${CLUSTER_HOST_PORT:-0}            # 0: a free loopback port
 CGROUP_ROOT=/archgate-cluster-$(echo -n "$STATE" | sha256sum | cut -c1-8)
 PAUSE_IMAGE=localhost/archgate/pause:1
+REGISTRY_PORT=5000 # the in-cluster registry: $NODE_IP:$REGISTRY_PORT
 
 log() { echo "cluster: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -124,7 +125,7 @@ cmd_up() {
 check_prerequisites() {
   local b
   for b in "$K8S_BIN/kube-apiserver" "$K8S_BIN/etcd"; do [[ -x $b ]] || die "$b missing: run make control-plane"; done
-  for b in kubelet kube-controller-manager kube-scheduler kube-proxy containerd containerd-shim-runc-v2 ctr pause unixfwd; do
+  for b in kubelet kube-controller-manager kube-scheduler kube-proxy containerd containerd-shim-runc-v2 ctr pause unixfwd fakeregistry; do
     [[ -x $NODE_BIN/$b ]] || die "$NODE_BIN/$b missing: run make cluster-components"
   done
   command -v runc >/dev/null || die "runc missing: run make cluster-packages"
@@ -262,6 +263,7 @@ cmd_inside() {
   start containerd "$NODE_BIN/containerd" --config "$STATE/config/containerd.toml"
   wait_file "$STATE/run/containerd/containerd.sock"
   import_pause
+  start_registry
   start kubelet "$NODE_BIN/kubelet" --config "$STATE/config/kubelet.yaml" --kubeconfig "$STATE/config/kubelet.kubeconfig" \
     --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME"
   start kube-proxy "$NODE_BIN/kube-proxy" --config "$STATE/config/kube-proxy.yaml"
@@ -325,6 +327,17 @@ start_controllers() {
 import_pause() {
   "$NODE_BIN/ctr" --address "$STATE/run/containerd/containerd.sock" -n k8s.io images import \
     --base-name "${PAUSE_IMAGE%:*}" "$NODE_BIN/pause.tar" >"$STATE/logs/ctr-import.log" 2>&1
+}
+
+# start_registry serves, over TLS on the node IP, the pause layout as archgate/pause:1 (a
+# linux/amd64-only image) and, when `make image` wrote it, archgate's own index as
+# archgate/archgate. containerd trusts its CA through certs.d ($STATE/certs.d/<host:port>/ca.crt).
+start_registry() {
+  local layouts=(--layout "archgate/pause=$NODE_BIN/pause-layout")
+  [[ -f $ROOT/bin/image/index.json ]] && layouts+=(--layout "archgate/archgate=$ROOT/bin/image")
+  start fakeregistry "$NODE_BIN/fakeregistry" serve --tls --addr "$NODE_IP:$REGISTRY_PORT" --hostname "$NODE_IP" \
+    --certs-dir "$STATE/certs.d" "${layouts[@]}"
+  wait_file "$STATE/certs.d/$NODE_IP:$REGISTRY_PORT/ca.crt"
 }
 
 wait_url() {

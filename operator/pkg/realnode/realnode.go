@@ -37,6 +37,11 @@ import (
 // NodeName is the name of the real node (linux/amd64, the machine's architecture).
 const NodeName = "realnode-amd64"
 
+// Registry is the host:port of the cluster's registry (the fake registry over TLS on the node
+// IP): archgate/pause:1 is a linux/amd64-only image, archgate/archgate the index `make image`
+// wrote when the cluster started. The kubelet pulls from it; RegistryCA is its CA.
+const Registry = "10.200.0.2:5000"
+
 // Options locate the repository and the cluster's state.
 type Options struct {
 	// RepoRoot is the repository root (holding hack/cluster.sh and bin/).
@@ -111,6 +116,12 @@ func Attach(ctx context.Context, opts Options) (*Cluster, error) {
 func (c *Cluster) Down(ctx context.Context) error {
 	_, err := script(ctx, c.opts, "down")
 	return err
+}
+
+// RegistryCA returns the PEM CA certificate of Registry, for clients in the cluster (archgate's
+// caBundleConfigmapRef) and on the host.
+func (c *Cluster) RegistryCA() ([]byte, error) {
+	return os.ReadFile(filepath.Join(c.opts.StateDir, "certs.d", Registry, "ca.crt"))
 }
 
 // ImportImage imports an OCI layout archive (a tar of a layout directory, such as bin/image.tar

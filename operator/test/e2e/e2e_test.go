@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,8 +48,9 @@ import (
 const (
 	// image is archgate's image as `make e2e` imports it (IMAGE_TAG=e2e: not "latest", so the
 	// kubelet's default pull policy is IfNotPresent and no registry is needed).
-	image     = "localhost/archgate/archgate:e2e"
-	pause     = "localhost/archgate/pause:1"
+	image = "localhost/archgate/archgate:e2e"
+	// pause is a linux/amd64-only image in the cluster's registry, pulled by the kubelet over TLS.
+	pause     = realnode.Registry + "/archgate/pause:1"
 	namespace = "archgate-system"
 )
 
@@ -80,16 +82,28 @@ func TestDeployPlaceUndeploy(t *testing.T) {
 	e.waitAvailable(ctx, namespace, "archgate-operator")
 	t.Logf("figure: make deploy to operator Available: %s", time.Since(start).Round(time.Millisecond))
 
+	ca, err := c.RegistryCA()
+	if err != nil {
+		t.Fatal(err)
+	}
 	start = time.Now()
-	e.createSample(ctx)
+	e.createSample(ctx, ca)
 	e.waitAvailable(ctx, namespace, "archgate-webhook")
 	e.waitAvailable(ctx, namespace, "archgate-controller")
-	t.Logf("figure: ClusterPodPlacementConfig to webhook and controller Available: %s", time.Since(start).Round(time.Millisecond))
+	e.waitSampleAvailable(ctx)
+	t.Logf("figure: ClusterPodPlacementConfig to Available (webhook and controller rolled out, webhook registered): %s", time.Since(start).Round(time.Millisecond))
 
 	with := e.podStart(ctx, "gated", "with archgate")
 	if got := with.Labels[v1beta1.LabelSchedulingGate]; got != v1beta1.LabelValueRemoved {
 		t.Errorf("pod %s/%s label %s = %q, want %q (gated by the webhook through its Service, then released)",
 			with.Namespace, with.Name, v1beta1.LabelSchedulingGate, got, v1beta1.LabelValueRemoved)
+	}
+	if got := with.Labels[v1beta1.LabelPlacement]; got != v1beta1.PlacementArchSet {
+		t.Errorf("pod %s/%s label %s = %q, want %q (the amd64-only image inspected in the cluster's registry)",
+			with.Namespace, with.Name, v1beta1.LabelPlacement, got, v1beta1.PlacementArchSet)
+	}
+	if got := requiredArchitectures(with); !slices.Equal(got, []string{"amd64"}) {
+		t.Errorf("pod %s/%s requires kubernetes.io/arch in %v, want [amd64]", with.Namespace, with.Name, got)
 	}
 	if got := without.Labels[v1beta1.LabelSchedulingGate]; got != "" {
 		t.Errorf("pod created before the install carries %s=%q", v1beta1.LabelSchedulingGate, got)
@@ -112,20 +126,23 @@ func (e *env) make(ctx context.Context, args ...string) {
 	}
 }
 
-// podStart creates a namespace with a one-replica Deployment of the pause image and returns its
+// podStart creates a namespace (named ns-<random>) with a one-replica Deployment of the pause image and returns its
 // pod once Running, logging how long that took from the Deployment's creation.
 func (e *env) podStart(ctx context.Context, ns, what string) *corev1.Pod {
 	e.t.Helper()
-	if _, err := e.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	// A generated name: the test can run again on the same cluster.
+	created, err := e.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: ns + "-"}}, metav1.CreateOptions{})
+	if err != nil {
 		e.t.Fatal(err)
 	}
+	ns = created.Name
 	e.waitFor(ctx, "default ServiceAccount in "+ns, func() bool {
 		_, err := e.cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil
 	})
 	labels := map[string]string{"app": "web"}
 	start := time.Now()
-	_, err := e.cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+	_, err = e.cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
@@ -152,9 +169,17 @@ func (e *env) podStart(ctx context.Context, ns, what string) *corev1.Pod {
 	return running
 }
 
-// createSample creates the ClusterPodPlacementConfig of deploy/samples as a user would apply it.
-func (e *env) createSample(ctx context.Context) {
+// createSample creates the ClusterPodPlacementConfig of deploy/samples as a user would apply it,
+// trusting the cluster registry's CA through a ConfigMap (caBundleConfigmapRef).
+func (e *env) createSample(ctx context.Context, registryCA []byte) {
 	e.t.Helper()
+	_, err := e.cs.CoreV1().ConfigMaps(namespace).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "registry-ca"},
+		Data:       map[string]string{"ca-bundle.crt": string(registryCA)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	data, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "samples", "clusterpodplacementconfig.yaml"))
 	if err != nil {
 		e.t.Fatal(err)
@@ -163,9 +188,49 @@ func (e *env) createSample(ctx context.Context) {
 	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
 		e.t.Fatal(err)
 	}
+	if err := unstructured.SetNestedField(obj.Object, "registry-ca", "spec", "caBundleConfigmapRef", "name"); err != nil {
+		e.t.Fatal(err)
+	}
 	if _, err := e.dyn.Resource(cppcResource()).Create(ctx, &obj, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// waitSampleAvailable waits for the ClusterPodPlacementConfig's Available condition: only then
+// is the scheduling-gate webhook registered, so a pod created earlier may not be gated.
+func (e *env) waitSampleAvailable(ctx context.Context) {
+	e.t.Helper()
+	e.waitFor(ctx, "ClusterPodPlacementConfig Available", func() bool {
+		obj, err := e.dyn.Resource(cppcResource()).Get(ctx, "cluster", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Available" && m["status"] == "True" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// requiredArchitectures returns the kubernetes.io/arch values of the pod's required node affinity.
+func requiredArchitectures(pod *corev1.Pod) []string {
+	var out []string
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil
+	}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, r := range term.MatchExpressions {
+			if r.Key == v1beta1.NodeArchLabel {
+				out = append(out, r.Values...)
+			}
+		}
+	}
+	return out
 }
 
 func cppcResource() schema.GroupVersionResource {
