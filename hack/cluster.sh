@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A hermetic real-node Kubernetes cluster: etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, containerd (+runc, bridge CNI), kubelet and kube-proxy, all inside their own
-# PID, network and mount namespaces (unshare), all state under one directory.
+# kube-scheduler, containerd (+runc, bridge CNI), kubelet, kube-proxy and a registry the kubelet
+# pulls from (the fake registry over TLS on the node IP), all inside their own PID, network and
+# mount namespaces (unshare), all state under one directory.
 #
 #   hack/cluster.sh up      start it; wait until the node is Ready; print the kubeconfig path
 #   hack/cluster.sh down    stop it by PID (also after a killed run) and remove its cgroups
