@@ -84,6 +84,53 @@ test: build vet verify-generated test-unit test-integration ## Everything CI run
 bench: control-plane ## Benchmarks (control plane, scheduler, registry, controller).
 	$(GO) test -tags=$(BUILD_TAGS),integration -run='^$$' -bench=. -benchtime=1x -count=1 -timeout=60m work
 
+IMAGE_TAG ?= latest
+.PHONY: image
+image: ## Build archgate's multi-arch OCI image index (linux/amd64, arm64, ppc64le, s390x) into the OCI layout bin/image, without a container engine; reproducible per commit.
+	@IMAGE_TAG=$(IMAGE_TAG) hack/image.sh
+
+.PHONY: push
+push: image ## Push bin/image to IMG (any registry; credentials from the Docker/podman config).
+	bin/image-build/archgate-image push --layout bin/image --tag $(IMAGE_TAG) $(IMG)
+
+.PHONY: test-image
+test-image: image ## archgate inspects its own image (bin/image served by the fake registry): all four architectures.
+	cd operator && ARCHGATE_IMAGE_LAYOUT=$(CURDIR)/bin/image ARCHGATE_IMAGE_TAG=$(IMAGE_TAG) \
+		$(GO) test -tags=$(BUILD_TAGS),image -count=1 -run '^TestInspectOwnImage$$' -v ./internal/inspect/
+
+.PHONY: cluster-components
+cluster-components: ## Build kubelet, kube-controller-manager, kube-scheduler, kube-proxy (pinned in hack/cluster-tools/go.mod) and containerd v2 into bin/cluster (skipped when current).
+	@hack/cluster-components.sh
+
+# runc and the CNI plugins come from Debian: installed with apt-get when missing (this changes
+# the host's package set, once; nothing else in the cluster targets does).
+CLUSTER_PACKAGES := runc containernetworking-plugins
+.PHONY: cluster-packages
+cluster-packages: ## Install runc and containernetworking-plugins with apt-get when missing (Debian).
+	@missing=$$(for p in $(CLUSTER_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "apt-get install $$missing"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	else echo "cluster packages present ($(CLUSTER_PACKAGES))"; fi
+
+CLUSTER_STATE ?= $(CURDIR)/bin/cluster-state
+export CLUSTER_STATE
+.PHONY: cluster-up
+cluster-up: control-plane cluster-components cluster-packages ## Start the hermetic real-node cluster (own PID/net/mount namespaces, state in CLUSTER_STATE); prints its kubeconfig.
+	@hack/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the real-node cluster by its recorded PIDs (also after a killed run) and remove its cgroups.
+	@hack/cluster.sh down
+
+.PHONY: test-realnode
+test-realnode: control-plane cluster-components cluster-packages image ## Start the real-node cluster, run archgate's image on it (ServiceAccount token, kubernetes Service), stop it.
+	cd operator && $(GO) test -tags=$(BUILD_TAGS),e2e -count=1 -timeout=10m -v -run '^TestRealNode$$' ./pkg/realnode/
+
+.PHONY: e2e
+e2e: control-plane cluster-components cluster-packages ## End-to-end tests on the real-node cluster (started when not running; stop it with make cluster-down): make deploy, placement, make undeploy.
+	@IMAGE_TAG=e2e hack/image.sh
+	cd operator && $(GO) test -tags=$(BUILD_TAGS),e2e -count=1 -timeout=20m -v ./test/e2e/
+
 .PHONY: archgate
 archgate: ## Build the archgate binary into bin/archgate (the scenarios run its webhook and controller processes).
 	$(GO) build -o bin/archgate ./operator/cmd/archgate

@@ -2,6 +2,7 @@ package fakeregistry
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
@@ -367,6 +368,19 @@ func TestWriteCertsDirLayout(t *testing.T) {
 	if _, err := plain.WriteCertsDir(root); err == nil {
 		t.Errorf("WriteCertsDir on plain HTTP succeeded, want error")
 	}
+}
+
+// TestTLSHostnameIP serves on a loopback address other than 127.0.0.1 named by TLSHostname: the
+// certificate must carry it as an IP SAN, or a client reaching the registry by IP (as a kubelet
+// does on a node IP) fails verification.
+func TestTLSHostnameIP(t *testing.T) {
+	reg := startRegistry(t, Options{TLS: true, Addr: "127.0.0.2:0", TLSHostname: "127.0.0.2"})
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: reg.CertPool()}}}
+	resp, err := client.Get("https://" + reg.Host() + "/v2/")
+	if err != nil {
+		t.Fatalf("GET /v2/ by IP: %v", err)
+	}
+	_ = resp.Body.Close()
 }
 
 func TestStartRejectsBadOptions(t *testing.T) {

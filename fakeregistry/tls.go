@@ -66,8 +66,15 @@ func newTLSMaterial(hostname string) (*tlsMaterial, error) {
 		NotAfter:     now.Add(certLifetime),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", hostname},
+		DNSNames:     []string{"localhost"},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	// An IP address as the hostname (a registry on a node IP, reached without DNS) must be an IP
+	// SAN: TLS clients do not match IPs against DNS names.
+	if ip := net.ParseIP(hostname); ip != nil {
+		tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+	} else {
+		tmpl.DNSNames = append(tmpl.DNSNames, hostname)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
 	if err != nil {

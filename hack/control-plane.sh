@@ -4,6 +4,7 @@
 # VERSION stamp lets later runs skip the build while the pins are unchanged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source hack/lib.sh
 export GOTOOLCHAIN=local GOWORK=off
 
 out=bin/k8s
@@ -19,8 +20,7 @@ fi
 
 mkdir -p "$out"
 rm -f "$out/VERSION"
-minor=${kube#v1.}; minor=${minor%%.*}
-ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${kube} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
+ldflags=$(kube_ldflags "$kube")
 echo "building kube-apiserver ${kube} from module sources (several minutes on a cold cache)"
 (cd simulator && go build -o "../$out/kube-apiserver" -ldflags "$ldflags" k8s.io/kubernetes/cmd/kube-apiserver)
 echo "building etcd ${etcd} from module sources"

@@ -13,6 +13,7 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	go.podman.io/image/v5 v5.42.0
 	go.uber.org/zap v1.27.1
+	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 	golang.org/x/sync v0.24.0
 	gomodules.xyz/jsonpatch/v2 v2.4.0
 	k8s.io/api v0.37.2

@@ -1,0 +1,286 @@
+//go:build e2e
+
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package e2e installs archgate on the real-node cluster (operator/pkg/realnode) exactly as a
+// user does (`make deploy`, `make undeploy`) and checks what happens to real pods. Run it with
+// `make e2e` (after `make cluster-up`; it starts the cluster when none runs).
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/realnode"
+)
+
+const (
+	// image is archgate's image as `make e2e` imports it (IMAGE_TAG=e2e: not "latest", so the
+	// kubelet's default pull policy is IfNotPresent and no registry is needed).
+	image = "localhost/archgate/archgate:e2e"
+	// pause is a linux/amd64-only image in the cluster's registry, pulled by the kubelet over TLS.
+	pause     = realnode.Registry + "/archgate/pause:1"
+	namespace = "archgate-system"
+)
+
+var repoRoot = filepath.Join("..", "..", "..")
+
+type env struct {
+	t   *testing.T
+	cs  kubernetes.Interface
+	dyn dynamic.Interface
+	cfg string // kubeconfig
+}
+
+func TestDeployPlaceUndeploy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	defer cancel()
+	c, err := realnode.Up(ctx, realnode.Options{RepoRoot: repoRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ImportImage(ctx, filepath.Join(repoRoot, "bin", "image.tar"), "localhost/archgate/archgate"); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, cs: kubernetes.NewForConfigOrDie(c.Config), dyn: dynamic.NewForConfigOrDie(c.Config), cfg: c.Kubeconfig}
+
+	without := e.podStart(ctx, "plain", "without archgate")
+
+	start := time.Now()
+	e.make(ctx, "deploy", "IMG="+image)
+	e.waitAvailable(ctx, namespace, "archgate-operator")
+	t.Logf("figure: make deploy to operator Available: %s", time.Since(start).Round(time.Millisecond))
+
+	ca, err := c.RegistryCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	e.createSample(ctx, ca)
+	e.waitAvailable(ctx, namespace, "archgate-webhook")
+	e.waitAvailable(ctx, namespace, "archgate-controller")
+	e.waitSampleAvailable(ctx)
+	t.Logf("figure: ClusterPodPlacementConfig to Available (webhook and controller rolled out, webhook registered): %s", time.Since(start).Round(time.Millisecond))
+
+	with := e.podStart(ctx, "gated", "with archgate")
+	if got := with.Labels[v1beta1.LabelSchedulingGate]; got != v1beta1.LabelValueRemoved {
+		t.Errorf("pod %s/%s label %s = %q, want %q (gated by the webhook through its Service, then released)",
+			with.Namespace, with.Name, v1beta1.LabelSchedulingGate, got, v1beta1.LabelValueRemoved)
+	}
+	if got := with.Labels[v1beta1.LabelPlacement]; got != v1beta1.PlacementArchSet {
+		t.Errorf("pod %s/%s label %s = %q, want %q (the amd64-only image inspected in the cluster's registry)",
+			with.Namespace, with.Name, v1beta1.LabelPlacement, got, v1beta1.PlacementArchSet)
+	}
+	if got := requiredArchitectures(with); !slices.Equal(got, []string{"amd64"}) {
+		t.Errorf("pod %s/%s requires kubernetes.io/arch in %v, want [amd64]", with.Namespace, with.Name, got)
+	}
+	if got := without.Labels[v1beta1.LabelSchedulingGate]; got != "" {
+		t.Errorf("pod created before the install carries %s=%q", v1beta1.LabelSchedulingGate, got)
+	}
+
+	start = time.Now()
+	e.make(ctx, "undeploy")
+	t.Logf("figure: make undeploy: %s", time.Since(start).Round(time.Millisecond))
+	e.checkNothingLeft(ctx)
+}
+
+// make runs a Makefile target against the cluster, exactly as a user would.
+func (e *env) make(ctx context.Context, args ...string) {
+	e.t.Helper()
+	cmd := exec.CommandContext(ctx, "make", append([]string{"--no-print-directory"}, args...)...)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.cfg)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("make %v: %v\n%s", args, err, out)
+	}
+}
+
+// podStart creates a namespace (named ns-<random>) with a one-replica Deployment of the pause image and returns its
+// pod once Running, logging how long that took from the Deployment's creation.
+func (e *env) podStart(ctx context.Context, ns, what string) *corev1.Pod {
+	e.t.Helper()
+	// A generated name: the test can run again on the same cluster.
+	created, err := e.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: ns + "-"}}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ns = created.Name
+	e.waitFor(ctx, "default ServiceAccount in "+ns, func() bool {
+		_, err := e.cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil
+	})
+	labels := map[string]string{"app": "web"}
+	start := time.Now()
+	_, err = e.cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: pause}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var running *corev1.Pod
+	e.waitFor(ctx, "a Running pod in "+ns, func() bool {
+		pods, err := e.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(pods.Items) == 0 || pods.Items[0].Status.Phase != corev1.PodRunning {
+			return false
+		}
+		running = &pods.Items[0]
+		return true
+	})
+	e.t.Logf("figure: pod start latency %s (Deployment created to pod Running): %s, node %s", what, time.Since(start).Round(time.Millisecond), running.Spec.NodeName)
+	return running
+}
+
+// createSample creates the ClusterPodPlacementConfig of deploy/samples as a user would apply it,
+// trusting the cluster registry's CA through a ConfigMap (caBundleConfigmapRef).
+func (e *env) createSample(ctx context.Context, registryCA []byte) {
+	e.t.Helper()
+	_, err := e.cs.CoreV1().ConfigMaps(namespace).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "registry-ca"},
+		Data:       map[string]string{"ca-bundle.crt": string(registryCA)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "samples", "clusterpodplacementconfig.yaml"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var obj unstructured.Unstructured
+	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(obj.Object, "registry-ca", "spec", "caBundleConfigmapRef", "name"); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.dyn.Resource(cppcResource()).Create(ctx, &obj, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// waitSampleAvailable waits for the ClusterPodPlacementConfig's Available condition: only then
+// is the scheduling-gate webhook registered, so a pod created earlier may not be gated.
+func (e *env) waitSampleAvailable(ctx context.Context) {
+	e.t.Helper()
+	e.waitFor(ctx, "ClusterPodPlacementConfig Available", func() bool {
+		obj, err := e.dyn.Resource(cppcResource()).Get(ctx, "cluster", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Available" && m["status"] == "True" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// requiredArchitectures returns the kubernetes.io/arch values of the pod's required node affinity.
+func requiredArchitectures(pod *corev1.Pod) []string {
+	var out []string
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil
+	}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, r := range term.MatchExpressions {
+			if r.Key == v1beta1.NodeArchLabel {
+				out = append(out, r.Values...)
+			}
+		}
+	}
+	return out
+}
+
+func cppcResource() schema.GroupVersionResource {
+	return v1beta1.GroupVersion.WithResource("clusterpodplacementconfigs")
+}
+
+func (e *env) waitAvailable(ctx context.Context, ns, name string) {
+	e.t.Helper()
+	e.waitFor(ctx, "Deployment "+ns+"/"+name+" Available", func() bool {
+		d, err := e.cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		for _, c := range d.Status.Conditions {
+			if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+				return d.Status.AvailableReplicas == ptr.Deref(d.Spec.Replicas, 1)
+			}
+		}
+		return false
+	})
+}
+
+// checkNothingLeft checks that undeploy removed the namespace, the CRD's objects and the webhooks.
+func (e *env) checkNothingLeft(ctx context.Context) {
+	e.t.Helper()
+	e.waitFor(ctx, "namespace "+namespace+" gone", func() bool {
+		_, err := e.cs.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	hooks, err := e.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil || len(hooks.Items) != 0 {
+		e.t.Errorf("mutating webhooks left after undeploy: %v (error %v)", hooks, err)
+	}
+	vhooks, err := e.cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil || len(vhooks.Items) != 0 {
+		e.t.Errorf("validating webhooks left after undeploy: %v (error %v)", vhooks, err)
+	}
+	if _, err := e.dyn.Resource(cppcResource()).List(ctx, metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		e.t.Errorf("listing ClusterPodPlacementConfigs after undeploy: error %v, want NotFound (CRD removed)", err)
+	}
+}
+
+// waitFor polls cond every 200 ms until it holds or the test's context ends.
+func (e *env) waitFor(ctx context.Context, what string, cond func() bool) {
+	e.t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			e.t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
