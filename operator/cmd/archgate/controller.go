@@ -23,13 +23,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // newControllerCmd returns `archgate controller`: the pod placement controller.
 func newControllerCmd(g *globalFlags) *cobra.Command {
-	opts := roles.ControllerOptions{}
+	opts := components.ControllerOptions{}
 	var inspection v1beta1.ImageInspectionSettings
 	var globalPullSecret string
 	cmd := &cobra.Command{
@@ -50,7 +50,7 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 			}
 			opts.Logger = g.logger()
 			opts.ImageInspection = &inspection
-			return roles.RunPlacementController(cmd.Context(), cfg, opts)
+			return components.RunPlacementController(cmd.Context(), cfg, opts)
 		},
 	}
 	fs := cmd.Flags()
@@ -63,15 +63,15 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 	fs.StringVar(&opts.CABundleFile, "ca-bundle", "", "PEM file of CA certificates trusted for every registry, on top of the system roots.")
 	fs.StringVar(&opts.AuthFilePath, "auth-file", "", "Docker/podman auth file, used for registry mirrors.")
 	fs.BoolVar(&opts.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "Skip TLS verification and allow plain HTTP for every registry (development only).")
-	fs.IntVar(&opts.Workers, "workers", roles.DefaultWorkers, "Pods processed concurrently.")
-	fs.IntVar(&opts.InspectWorkers, "inspect-workers", roles.DefaultInspectWorkers, "Images of one pod inspected concurrently.")
+	fs.IntVar(&opts.Workers, "workers", components.DefaultWorkers, "Pods processed concurrently.")
+	fs.IntVar(&opts.InspectWorkers, "inspect-workers", components.DefaultInspectWorkers, "Images of one pod inspected concurrently.")
 	settings.BindImageInspectionFlags(fs, &inspection)
-	fs.DurationVar(&opts.RetryBaseDelay, "retry-base-delay", roles.DefaultRetryBaseDelay, "First retry delay; it doubles per retry.")
-	fs.DurationVar(&opts.RetryMaxDelay, "retry-max-delay", roles.DefaultRetryMaxDelay, "Longest retry delay.")
+	fs.DurationVar(&opts.RetryBaseDelay, "retry-base-delay", components.DefaultRetryBaseDelay, "First retry delay; it doubles per retry.")
+	fs.DurationVar(&opts.RetryMaxDelay, "retry-max-delay", components.DefaultRetryMaxDelay, "Longest retry delay.")
 	fs.StringVar(&opts.KnownImagesConfigMap, settings.FlagKnownImagesConfigMap, "",
 		"ConfigMap of --operator-namespace where the leader publishes the images it inspected for pods without imagePullSecrets, for the webhook to place pods at admission; empty publishes nothing.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Run active-passive with a leader election lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the lease (default --operator-namespace).")
-	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", roles.DefaultLeaderElectionID, "Name of the lease.")
+	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", components.DefaultLeaderElectionID, "Name of the lease.")
 	return cmd
 }

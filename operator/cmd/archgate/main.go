@@ -16,7 +16,7 @@ limitations under the License.
 
 // Command archgate runs archgate's components: the scheduling-gate webhook, the pod placement
 // controller and (in their own files) the operator and its tools. Each subcommand wires flags to
-// the options of the public start-up package (pkg/roles) and nothing else.
+// the options of the public start-up package (pkg/components) and nothing else.
 package main
 
 import (

@@ -21,13 +21,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 )
 
 // newOperatorCmd returns `archgate operator`: the ClusterPodPlacementConfig reconciler and the
 // validating webhooks of the multiarch.openshift.io API.
 func newOperatorCmd(g *globalFlags) *cobra.Command {
-	opts := roles.OperatorOptions{}
+	opts := components.OperatorOptions{}
 	cmd := &cobra.Command{
 		Use:   "operator",
 		Short: "Run the operator: roll out the webhook and the pod placement controller from the ClusterPodPlacementConfig, and validate placement configurations",
@@ -38,20 +38,20 @@ func newOperatorCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			opts.Logger = g.logger()
-			return roles.RunOperator(cmd.Context(), cfg, opts)
+			return components.RunOperator(cmd.Context(), cfg, opts)
 		},
 	}
 	fs := cmd.Flags()
 	commonFlags(fs, &opts.Common)
 	fs.StringVar(&opts.Namespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace the operator runs in and rolls the components out to (default $POD_NAMESPACE).")
-	fs.StringVar(&opts.Image, "image", os.Getenv(roles.EnvImage), "Image of the components; empty for the operator's own image (default $"+roles.EnvImage+").")
+	fs.StringVar(&opts.Image, "image", os.Getenv(components.EnvImage), "Image of the components; empty for the operator's own image (default $"+components.EnvImage+").")
 	fs.StringVar(&opts.PodName, "pod-name", os.Getenv("POD_NAME"), "The operator's own pod, to find its image (default $POD_NAME).")
 	fs.StringVar(&opts.CertProvider, "cert-provider", "self-signed", "Who issues the webhooks' serving certificates: self-signed (the operator), cert-manager or service-ca (OpenShift).")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Reconcile on one replica at a time, with a leader election lease.")
-	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", roles.DefaultOperatorLeaderElectionID, "Name of the lease.")
+	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", components.DefaultOperatorLeaderElectionID, "Name of the lease.")
 	fs.StringVar(&opts.WebhookHost, "webhook-host", "", "Address the validating webhooks listen on; empty for all interfaces.")
-	fs.IntVar(&opts.WebhookPort, "webhook-port", roles.DefaultWebhookPort, "TLS port of the validating webhooks.")
-	fs.StringVar(&opts.WebhookCertDir, "webhook-cert-dir", "", "Serve the validating webhooks with "+roles.TLSCertName+"/"+roles.TLSKeyName+
+	fs.IntVar(&opts.WebhookPort, "webhook-port", components.DefaultWebhookPort, "TLS port of the validating webhooks.")
+	fs.StringVar(&opts.WebhookCertDir, "webhook-cert-dir", "", "Serve the validating webhooks with "+components.TLSCertName+"/"+components.TLSKeyName+
 		" from this directory and leave the operator's own certificate alone; empty to use the certificate --cert-provider maintains.")
 	return cmd
 }

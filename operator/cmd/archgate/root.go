@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 )
 
 // subcommands are the constructors of archgate's subcommands, one per file. To add one, write
@@ -115,17 +115,17 @@ func (g *globalFlags) client() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := roles.NewScheme()
+	scheme, err := components.NewScheme()
 	if err != nil {
 		return nil, err
 	}
 	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
-// commonFlags binds the flags of roles.Common.
-func commonFlags(fs *pflag.FlagSet, c *roles.Common) {
-	fs.Float32Var(&c.QPS, "kube-api-qps", roles.DefaultQPS, "Client rate limit (queries per second) towards the apiserver.")
-	fs.IntVar(&c.Burst, "kube-api-burst", roles.DefaultBurst, "Client burst towards the apiserver.")
+// commonFlags binds the flags of components.Common.
+func commonFlags(fs *pflag.FlagSet, c *components.Common) {
+	fs.Float32Var(&c.QPS, "kube-api-qps", components.DefaultQPS, "Client rate limit (queries per second) towards the apiserver.")
+	fs.IntVar(&c.Burst, "kube-api-burst", components.DefaultBurst, "Client burst towards the apiserver.")
 	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", ":8080", `Address of the Prometheus metrics endpoint; "0" disables it.`)
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `Address of /healthz and /readyz; "0" disables them.`)
 	fs.StringVar(&c.PprofBindAddress, "pprof-bind-address", "0", `Address of /debug/pprof (CPU and heap profiles); "0" disables it.`)

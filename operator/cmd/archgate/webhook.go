@@ -21,13 +21,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // newWebhookCmd returns `archgate webhook`: the scheduling-gate mutating admission webhook.
 func newWebhookCmd(g *globalFlags) *cobra.Command {
-	opts := roles.WebhookOptions{}
+	opts := components.WebhookOptions{}
 	cmd := &cobra.Command{
 		Use:   "webhook",
 		Short: "Serve the mutating admission webhook that adds the scheduling gate to new pods",
@@ -38,14 +38,14 @@ func newWebhookCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			opts.Logger = g.logger()
-			return roles.RunWebhook(cmd.Context(), cfg, opts)
+			return components.RunWebhook(cmd.Context(), cfg, opts)
 		},
 	}
 	fs := cmd.Flags()
 	commonFlags(fs, &opts.Common)
 	fs.StringVar(&opts.Host, "host", "", "Address the webhook listens on; empty for all interfaces.")
-	fs.IntVar(&opts.Port, "port", roles.DefaultWebhookPort, "TLS port of the webhook.")
-	fs.StringVar(&opts.CertDir, "cert-dir", roles.DefaultWebhookCertDir, "Directory with the serving certificate ("+roles.TLSCertName+", "+roles.TLSKeyName+").")
+	fs.IntVar(&opts.Port, "port", components.DefaultWebhookPort, "TLS port of the webhook.")
+	fs.StringVar(&opts.CertDir, "cert-dir", components.DefaultWebhookCertDir, "Directory with the serving certificate ("+components.TLSCertName+", "+components.TLSKeyName+").")
 	fs.StringVar(&opts.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the operator, whose pods are never gated (default $POD_NAMESPACE).")
 	fs.StringVar(&opts.KnownImagesConfigMap, settings.FlagKnownImagesConfigMap, "",
 		"ConfigMap of --operator-namespace with the images the controller inspected for pods without imagePullSecrets: such a pod whose images are all in it is placed at admission, without the gate; empty gates every pod.")

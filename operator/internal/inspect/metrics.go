@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metric and label names of inspection, re-exported by pkg/roles for readers outside the
+// Metric and label names of inspection, re-exported by pkg/components for readers outside the
 // operator (the simulator): a rename here changes what they read, or fails them, never
 // silently reads 0.
 const (

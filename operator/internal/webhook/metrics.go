@@ -25,7 +25,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/placement"
 )
 
-// Metric and label names of the webhook, re-exported by pkg/roles for readers outside the
+// Metric and label names of the webhook, re-exported by pkg/components for readers outside the
 // operator (the simulator): a rename here changes what they read, or fails them, never
 // silently reads 0.
 const (

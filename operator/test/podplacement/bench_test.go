@@ -42,13 +42,13 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/inspect"
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 )
 
 // BenchmarkPlacementController measures the pod placement controller alone (no webhook, no
 // scheduler) against a fake registry over TLS. Each iteration pre-creates a batch of gated pods
 // (untimed), then starts a controller and times until the last pod is seen ungated through a
-// watch. The controller is built as roles builds it (same cache, client and reconciler options)
+// watch. The controller is built as components builds it (same cache, client and reconciler options)
 // but by hand, so that the "warm" case can hand every iteration the same pre-filled inspection
 // cache.
 //
@@ -246,12 +246,12 @@ func runBatch(b *testing.B, insp *inspect.CachingInspector, images []string, pod
 	return batchResult{pods: pods, writes: n, elapsed: elapsed}
 }
 
-// newBenchManager builds the controller as roles.RunPlacementController does, with insp as its
+// newBenchManager builds the controller as components.RunPlacementController does, with insp as its
 // inspector.
 func newBenchManager(b *testing.B, insp *inspect.CachingInspector) manager.Manager {
 	b.Helper()
 	cfg := rest.CopyConfig(s.cfg)
-	cfg.QPS, cfg.Burst = roles.DefaultQPS, roles.DefaultBurst
+	cfg.QPS, cfg.Burst = components.DefaultQPS, components.DefaultBurst
 	clientOpts := podplacement.ClientOptions()
 	clientOpts.Log = logr.New(logf.NullLogSink{})
 	mgr, err := manager.New(cfg, manager.Options{

@@ -18,8 +18,8 @@ limitations under the License.
 
 // Package podplacement holds the integration tests of the pod placement path: a real
 // kube-apiserver and etcd (testenv), the scheduling-gate webhook registered through the
-// MutatingWebhookConfiguration that roles builds and called by the apiserver over TLS, the pod
-// placement controller started by roles exactly as the binary and the simulator start it, and
+// MutatingWebhookConfiguration that components builds and called by the apiserver over TLS, the pod
+// placement controller started by components exactly as the binary and the simulator start it, and
 // in-process fake registries over TLS.
 package podplacement
 
@@ -54,7 +54,7 @@ import (
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/operator/pkg/testenv"
 )
 
@@ -127,10 +127,10 @@ func run(m *testing.M) int {
 	if err != nil {
 		return fail(err)
 	}
-	url := "https://127.0.0.1:" + strconv.Itoa(port) + roles.WebhookPath
+	url := "https://127.0.0.1:" + strconv.Itoa(port) + components.WebhookPath
 	// The namespaces labelled admissionPlacementLabel are served by a second webhook, with
 	// admission placement on (startAdmissionWebhook); every other namespace by this one.
-	mwc := roles.MutatingWebhookConfiguration(roles.WebhookConfigurationOptions{
+	mwc := components.MutatingWebhookConfiguration(components.WebhookConfigurationOptions{
 		Name:         "archgate-scheduling-gate",
 		ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url},
 		NamespaceSelector: &metav1.LabelSelector{
@@ -155,7 +155,7 @@ func run(m *testing.M) int {
 		}
 	}()
 	s.cfg = env.Config
-	if s.scheme, err = roles.NewScheme(); err != nil {
+	if s.scheme, err = components.NewScheme(); err != nil {
 		return fail(err)
 	}
 	if s.client, err = client.New(s.cfg, client.Options{Scheme: s.scheme}); err != nil {
@@ -166,7 +166,7 @@ func run(m *testing.M) int {
 	}
 
 	certDir := env.Environment.WebhookInstallOptions.LocalServingCertDir
-	stopWebhook, err := startWebhook(ctx, roles.WebhookOptions{Port: port, CertDir: certDir})
+	stopWebhook, err := startWebhook(ctx, components.WebhookOptions{Port: port, CertDir: certDir})
 	if err != nil {
 		return fail(err)
 	}
@@ -301,12 +301,12 @@ const admissionPlacementLabel = "archgate-test/admission-placement"
 
 // startWebhook runs a webhook as the binary runs it (opts completed with the suite's host,
 // namespace, logger) until stop, and returns once Ready says the apiserver can reach it.
-func startWebhook(ctx context.Context, opts roles.WebhookOptions) (stop func(), err error) {
+func startWebhook(ctx context.Context, opts components.WebhookOptions) (stop func(), err error) {
 	wctx, cancel := context.WithCancel(ctx)
 	ready, done := make(chan struct{}), make(chan error, 1)
-	opts.Common = roles.Common{Logger: s.log.WithName("webhook"), Registerer: prometheus.NewRegistry(), Ready: func() { close(ready) }}
+	opts.Common = components.Common{Logger: s.log.WithName("webhook"), Registerer: prometheus.NewRegistry(), Ready: func() { close(ready) }}
 	opts.Host, opts.OperatorNamespace = "127.0.0.1", operatorNamespace
-	go func() { done <- roles.RunWebhook(wctx, s.cfg, opts) }()
+	go func() { done <- components.RunWebhook(wctx, s.cfg, opts) }()
 	stop = func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -333,12 +333,12 @@ func startAdmissionWebhook(ctx context.Context, certDir string, caBundle []byte)
 	if err != nil {
 		return nil, err
 	}
-	stop, err = startWebhook(ctx, roles.WebhookOptions{Port: port, CertDir: certDir, KnownImagesConfigMap: roles.DefaultKnownImagesConfigMap})
+	stop, err = startWebhook(ctx, components.WebhookOptions{Port: port, CertDir: certDir, KnownImagesConfigMap: components.DefaultKnownImagesConfigMap})
 	if err != nil {
 		return nil, err
 	}
-	url := "https://127.0.0.1:" + strconv.Itoa(port) + roles.WebhookPath
-	mwc := roles.MutatingWebhookConfiguration(roles.WebhookConfigurationOptions{
+	url := "https://127.0.0.1:" + strconv.Itoa(port) + components.WebhookPath
+	mwc := components.MutatingWebhookConfiguration(components.WebhookConfigurationOptions{
 		Name:              "archgate-admission-placement",
 		ClientConfig:      admissionregistrationv1.WebhookClientConfig{URL: &url},
 		CABundle:          caBundle,
@@ -356,9 +356,9 @@ func startAdmissionWebhook(ctx context.Context, certDir string, caBundle []byte)
 const blockedRegistry = "blocked.registry.example"
 
 // controllerOptions are the options the tests run the controller with.
-func controllerOptions() roles.ControllerOptions {
-	return roles.ControllerOptions{
-		Common:                roles.Common{Logger: s.log.WithName("controller"), Registerer: s.controllerMetrics, Restartable: true},
+func controllerOptions() components.ControllerOptions {
+	return components.ControllerOptions{
+		Common:                components.Common{Logger: s.log.WithName("controller"), Registerer: s.controllerMetrics, Restartable: true},
 		OperatorNamespace:     operatorNamespace,
 		GlobalPullSecret:      &types.NamespacedName{Namespace: operatorNamespace, Name: globalSecretName},
 		RegistriesConfPath:    s.registriesConf,
@@ -371,7 +371,7 @@ func controllerOptions() roles.ControllerOptions {
 		RetryBaseDelay:       retryBaseDelay,
 		RetryMaxDelay:        retryMaxDelay,
 		LeaderElection:       true,
-		KnownImagesConfigMap: roles.DefaultKnownImagesConfigMap,
+		KnownImagesConfigMap: components.DefaultKnownImagesConfigMap,
 	}
 }
 
@@ -385,7 +385,7 @@ func startController(t *testing.T) {
 		opts := controllerOptions()
 		opts.Ready = func() { close(ready) }
 		s.controllerStarted = true
-		go func() { s.controllerErr <- roles.RunPlacementController(s.ctx, s.cfg, opts) }()
+		go func() { s.controllerErr <- components.RunPlacementController(s.ctx, s.cfg, opts) }()
 		select {
 		case <-ready:
 		case err := <-s.controllerErr:

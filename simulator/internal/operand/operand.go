@@ -1,7 +1,7 @@
 // Package operand runs the operator's components in-process for the
 // simulator: the scheduling-gate webhook and the pod placement controller,
 // each started through the operator's public start-up package
-// (operator/pkg/roles), never a copy of its logic. Each component is an
+// (operator/pkg/components), never a copy of its logic. Each component is an
 // Operand that a timeline event can stop and start again.
 package operand
 
@@ -22,11 +22,11 @@ type Operand interface {
 }
 
 // RunFunc runs a component until ctx is done; it is what the operator's
-// start-up package exports (roles.RunWebhook, roles.RunPlacementController).
+// start-up package exports (components.RunWebhook, components.RunPlacementController).
 type RunFunc func(ctx context.Context) error
 
 // Runner is an Operand around a RunFunc: Start launches it and waits until
-// the component closes its ready channel (its roles.Common.Ready callback: a
+// the component closes its ready channel (its components.Common.Ready callback: a
 // push, nothing is polled), Stop cancels it. Between a Stop and the next Start, Prepare runs, so a
 // restart gets fresh state (a new metrics registry).
 type Runner struct {

@@ -15,7 +15,7 @@ import (
 
 // ErrUnavailable is returned by New when the simulator was built without the
 // operator's start-up package.
-var ErrUnavailable = errors.New("the operator's start-up package (operator/pkg/roles) is not available in this build")
+var ErrUnavailable = errors.New("the operator's start-up package (operator/pkg/components) is not available in this build")
 
 // Config is what the simulator hands the operator's components.
 type Config struct {

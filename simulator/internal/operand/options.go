@@ -6,14 +6,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // webhookOptions are the webhook's settings from the simulator's Config;
 // Common is filled by the caller.
-func webhookOptions(cfg Config) roles.WebhookOptions {
-	return roles.WebhookOptions{
+func webhookOptions(cfg Config) components.WebhookOptions {
+	return components.WebhookOptions{
 		Host:                 cfg.WebhookHost,
 		Port:                 cfg.WebhookPort,
 		CertDir:              cfg.WebhookCertDir,
@@ -26,9 +26,9 @@ func webhookOptions(cfg Config) roles.WebhookOptions {
 // Config. The image inspection settings are the resolved
 // v1beta1.ImageInspectionSettings, used as is (zero means zero), exactly as
 // the operator passes them to a deployed controller.
-func controllerOptions(cfg Config) roles.ControllerOptions {
+func controllerOptions(cfg Config) components.ControllerOptions {
 	ii := cfg.ImageInspection
-	return roles.ControllerOptions{
+	return components.ControllerOptions{
 		OperatorNamespace:     cfg.Namespace,
 		GlobalPullSecret:      cfg.GlobalPullSecret,
 		CertsDir:              cfg.CertsDir,
@@ -43,7 +43,7 @@ func controllerOptions(cfg Config) roles.ControllerOptions {
 }
 
 // webhookArgs are the `archgate webhook` flags for o (Common aside).
-func webhookArgs(o roles.WebhookOptions) []string {
+func webhookArgs(o components.WebhookOptions) []string {
 	return append([]string{"--host", o.Host, "--port", strconv.Itoa(o.Port), "--cert-dir", o.CertDir,
 		"--operator-namespace", o.OperatorNamespace}, knownImagesArgs(o.KnownImagesConfigMap)...)
 }
@@ -58,7 +58,7 @@ func knownImagesArgs(configMap string) []string {
 
 // controllerArgs are the `archgate controller` flags for o (Common aside);
 // zero durations and counts are left to the binary's defaults.
-func controllerArgs(o roles.ControllerOptions, global *types.NamespacedName) []string {
+func controllerArgs(o components.ControllerOptions, global *types.NamespacedName) []string {
 	args := append([]string{"--operator-namespace", o.OperatorNamespace}, settings.ImageInspectionArgs(*o.ImageInspection)...)
 	args = append(args, knownImagesArgs(o.KnownImagesConfigMap)...)
 	if global != nil {

@@ -11,7 +11,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 )
 
 // webhookConfigurationName names the MutatingWebhookConfiguration the
@@ -37,8 +37,8 @@ func newWebhookAndController(cfg Config) (*WebhookAndController, error) {
 		o.inProcess(cfg)
 	}
 	o.webhookConfiguration = func(baseURL string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
-		cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(baseURL + roles.WebhookPath)}
-		return roles.MutatingWebhookConfiguration(roles.WebhookConfigurationOptions{
+		cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(baseURL + components.WebhookPath)}
+		return components.MutatingWebhookConfiguration(components.WebhookConfigurationOptions{
 			Name: webhookConfigurationName, ClientConfig: cc, CABundle: caBundle,
 			NamespaceSelector: cfg.NamespaceSelector, OperatorNamespace: cfg.Namespace,
 		})
@@ -50,10 +50,10 @@ func newWebhookAndController(cfg Config) (*WebhookAndController, error) {
 // a fresh metrics registry (Counters keeps the final values of stopped
 // instances) and a ready channel closed by the component's Ready callback.
 func (o *WebhookAndController) inProcess(cfg Config) {
-	common := func(name string) (roles.Common, <-chan struct{}, func()) {
+	common := func(name string) (components.Common, <-chan struct{}, func()) {
 		reg, retire := o.Counters.NewRegistry()
 		ready := make(chan struct{})
-		c := roles.Common{
+		c := components.Common{
 			QPS:        cfg.QPS,
 			Burst:      cfg.Burst,
 			Registerer: reg,
@@ -72,7 +72,7 @@ func (o *WebhookAndController) inProcess(cfg Config) {
 			retireWebhook = retire
 			opts := webhookOptions(cfg)
 			opts.Common = c
-			return func(ctx context.Context) error { return roles.RunWebhook(ctx, cfg.RestConfig, opts) }, ready, nil
+			return func(ctx context.Context) error { return components.RunWebhook(ctx, cfg.RestConfig, opts) }, ready, nil
 		},
 		OnStop: func() { retireWebhook() },
 	}
@@ -83,7 +83,7 @@ func (o *WebhookAndController) inProcess(cfg Config) {
 			retireController = retire
 			opts := controllerOptions(cfg)
 			opts.Common = c
-			return func(ctx context.Context) error { return roles.RunPlacementController(ctx, cfg.RestConfig, opts) }, ready, nil
+			return func(ctx context.Context) error { return components.RunPlacementController(ctx, cfg.RestConfig, opts) }, ready, nil
 		},
 		OnStop: func() { retireController() },
 	}
@@ -152,14 +152,14 @@ func qpsOrDefault(q float32) float32 {
 	if q > 0 {
 		return q
 	}
-	return roles.DefaultQPS
+	return components.DefaultQPS
 }
 
 func burstOrDefault(b int) int {
 	if b > 0 {
 		return b
 	}
-	return roles.DefaultBurst
+	return components.DefaultBurst
 }
 
 // FreePorts asks the kernel for n free TCP ports on host, held open

@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
@@ -84,7 +84,7 @@ func (e *operatorEnv) leader(ctx context.Context, fo *report.Failover) (operand.
 	if len(e.op.Controllers) < 2 {
 		return e.op.Controller, "", nil
 	}
-	lease, err := e.r.client.CoordinationV1().Leases(e.r.s.Operator.Namespace).Get(ctx, roles.DefaultLeaderElectionID, metav1.GetOptions{})
+	lease, err := e.r.client.CoordinationV1().Leases(e.r.s.Operator.Namespace).Get(ctx, components.DefaultLeaderElectionID, metav1.GetOptions{})
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the controller's lease: %w", err)
 	}
@@ -119,7 +119,7 @@ func (e *operatorEnv) waitLeaseTaken(ctx context.Context, old string, fo *report
 	leases := e.r.client.CoordinationV1().Leases(e.r.s.Operator.Namespace)
 	limit := time.Now().Add(time.Duration(fo.LeaseDurationSeconds*float64(time.Second)) + failoverWaitMargin)
 	for {
-		lease, err := leases.Get(ctx, roles.DefaultLeaderElectionID, metav1.GetOptions{})
+		lease, err := leases.Get(ctx, components.DefaultLeaderElectionID, metav1.GetOptions{})
 		if err == nil {
 			if h := ptrString(lease.Spec.HolderIdentity); h != "" && h != old {
 				fo.AcquiredAt = since()

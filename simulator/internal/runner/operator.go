@@ -25,7 +25,7 @@ import (
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -160,7 +160,7 @@ func (e *operatorEnv) componentsConfig(global *types.NamespacedName) (operand.Co
 		ImageInspection: s.Operator.ClusterConfig.ImageInspection.Settings(),
 	}
 	if s.Operator.ClusterConfig.AdmissionPlacementEnabled() {
-		cfg.KnownImagesConfigMap = roles.DefaultKnownImagesConfigMap
+		cfg.KnownImagesConfigMap = components.DefaultKnownImagesConfigMap
 	}
 	if *s.Registry.TLS {
 		cfg.CertsDir = filepath.Join(r.tmp, "certs.d")
@@ -172,7 +172,7 @@ func (e *operatorEnv) componentsConfig(global *types.NamespacedName) (operand.Co
 	if err := os.MkdirAll(cfg.WebhookCertDir, 0o700); err != nil {
 		return cfg, nil, err
 	}
-	caPEM, err := roles.WriteSelfSignedServingCert(cfg.WebhookCertDir, 24*time.Hour, cfg.WebhookHost)
+	caPEM, err := components.WriteSelfSignedServingCert(cfg.WebhookCertDir, 24*time.Hour, cfg.WebhookHost)
 	if err != nil {
 		return cfg, nil, err
 	}
@@ -345,7 +345,7 @@ func (e *operatorEnv) err() error {
 }
 
 // stats reads the registry's and the operator's counters for the pass. A
-// metric the operator no longer exports under the name pkg/roles gives is
+// metric the operator no longer exports under the name pkg/components gives is
 // an error, not a 0.
 func (e *operatorEnv) stats(pods []workload.Pod) (*report.OperatorStats, *report.RegistryStats, error) {
 	e.mu.Lock()
@@ -393,13 +393,13 @@ func operatorStats(now operand.Snapshot) (*report.OperatorStats, error) {
 		return v
 	}
 	o := &report.OperatorStats{
-		CacheHits:        read(now.Sum(roles.MetricInspectCacheHits)),
-		CacheMisses:      read(now.Sum(roles.MetricInspectCacheMisses)),
-		CacheDedupWaits:  read(now.Sum(roles.MetricInspectCacheDedupWaits)),
-		Inspections:      read(now.Count(roles.MetricInspectDuration)),
-		InspectionErrors: byLabel(now.ByLabel(roles.MetricInspectErrors, roles.LabelInspectReason)),
-		WebhookGated:     read(now.Sum(roles.MetricWebhookPodsGated)),
-		WebhookSkipped:   byLabel(now.ByLabel(roles.MetricWebhookPodsSkipped, roles.LabelWebhookReason)),
+		CacheHits:        read(now.Sum(components.MetricInspectCacheHits)),
+		CacheMisses:      read(now.Sum(components.MetricInspectCacheMisses)),
+		CacheDedupWaits:  read(now.Sum(components.MetricInspectCacheDedupWaits)),
+		Inspections:      read(now.Count(components.MetricInspectDuration)),
+		InspectionErrors: byLabel(now.ByLabel(components.MetricInspectErrors, components.LabelInspectReason)),
+		WebhookGated:     read(now.Sum(components.MetricWebhookPodsGated)),
+		WebhookSkipped:   byLabel(now.ByLabel(components.MetricWebhookPodsSkipped, components.LabelWebhookReason)),
 		Counters:         now.Flat(),
 	}
 	if n := o.CacheHits + o.CacheMisses; n > 0 {

@@ -6,12 +6,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/simulator/internal/operand"
 )
 
 // operatorMetrics registers counters under the names the operator exports
-// (roles), with rename applied, and returns their snapshot.
+// (components), with rename applied, and returns their snapshot.
 func operatorMetrics(t *testing.T, rename map[string]string) operand.Snapshot {
 	t.Helper()
 	name := func(n string) string {
@@ -27,13 +27,13 @@ func operatorMetrics(t *testing.T, rename map[string]string) operand.Snapshot {
 		r.MustRegister(v)
 		return v
 	}
-	counter(roles.MetricInspectCacheHits, roles.LabelCache).WithLabelValues("tag").Add(9)
-	counter(roles.MetricInspectCacheMisses, roles.LabelCache).WithLabelValues("tag").Add(1)
-	counter(roles.MetricInspectCacheDedupWaits).WithLabelValues().Add(2)
-	counter(roles.MetricInspectErrors, roles.LabelInspectReason).WithLabelValues("auth").Add(1)
-	counter(roles.MetricWebhookPodsGated).WithLabelValues().Add(10)
-	counter(roles.MetricWebhookPodsSkipped, roles.LabelWebhookReason).WithLabelValues("pinned").Add(3)
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name(roles.MetricInspectDuration)}, []string{roles.LabelOutcome})
+	counter(components.MetricInspectCacheHits, components.LabelCache).WithLabelValues("tag").Add(9)
+	counter(components.MetricInspectCacheMisses, components.LabelCache).WithLabelValues("tag").Add(1)
+	counter(components.MetricInspectCacheDedupWaits).WithLabelValues().Add(2)
+	counter(components.MetricInspectErrors, components.LabelInspectReason).WithLabelValues("auth").Add(1)
+	counter(components.MetricWebhookPodsGated).WithLabelValues().Add(10)
+	counter(components.MetricWebhookPodsSkipped, components.LabelWebhookReason).WithLabelValues("pinned").Add(3)
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name(components.MetricInspectDuration)}, []string{components.LabelOutcome})
 	r.MustRegister(h)
 	h.WithLabelValues("success").Observe(0.1)
 	return c.Snapshot()
@@ -52,7 +52,7 @@ func TestOperatorStats(t *testing.T) {
 // TestOperatorStatsMissingMetric: a metric the operator renamed is an
 // error naming it, not a silent 0.
 func TestOperatorStatsMissingMetric(t *testing.T) {
-	for _, m := range []string{roles.MetricInspectCacheHits, roles.MetricInspectDuration, roles.MetricWebhookPodsSkipped} {
+	for _, m := range []string{components.MetricInspectCacheHits, components.MetricInspectDuration, components.MetricWebhookPodsSkipped} {
 		t.Run(m, func(t *testing.T) {
 			_, err := operatorStats(operatorMetrics(t, map[string]string{m: m + "_renamed"}))
 			if err == nil || !strings.Contains(err.Error(), m+": not exported") {

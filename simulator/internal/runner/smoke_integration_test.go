@@ -18,7 +18,7 @@ import (
 
 // TestSmokeScenario runs scenarios/smoke.yaml end to end (envtest, embedded
 // scheduler, fake registry over TLS, the operator's webhook and controller
-// through operator/pkg/roles) and checks each of its expectations in a
+// through operator/pkg/components) and checks each of its expectations in a
 // subtest, like a strict checker over the run's summary. Budget: 60 s with
 // the control-plane start.
 func TestSmokeScenario(t *testing.T) {

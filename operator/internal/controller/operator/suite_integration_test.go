@@ -58,7 +58,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/operator/pkg/testenv"
 )
 
@@ -184,8 +184,8 @@ func startOperator(ctx context.Context) (<-chan struct{}, error) {
 	errc := make(chan error, 1)
 	go func() {
 		defer close(done)
-		errc <- roles.RunOperator(ctx, cfg, roles.OperatorOptions{
-			Common:         roles.Common{Scheme: scheme, Ready: func() { close(ready) }},
+		errc <- components.RunOperator(ctx, cfg, components.OperatorOptions{
+			Common:         components.Common{Scheme: scheme, Ready: func() { close(ready) }},
 			Namespace:      testNamespace,
 			Image:          testImage,
 			WebhookHost:    wio.LocalServingHost,

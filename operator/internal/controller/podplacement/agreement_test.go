@@ -38,7 +38,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/tools/explain"
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 )
 
 // recordingRegistry answers from a map and records, per image, the sources of the credentials
@@ -97,7 +97,7 @@ func TestExplainAgreesWithTheController(t *testing.T) {
 		},
 	}
 	archs := map[string][]string{"registry.example/a:1": {"amd64", "arm64", "s390x"}, "other.example/b:1": {"arm64", "amd64"}}
-	scheme, err := roles.NewScheme()
+	scheme, err := components.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,7 +202,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.bind(c, apiReader, mgr.GetCache(), recorder)
 
 	// Controller-name uniqueness follows the manager's options (relaxed only for a component
-	// restarted in one process, see roles.Common.Restartable).
+	// restarted in one process, see components.Common.Restartable).
 	if r.opts.GlobalPullSecret != nil {
 		if err := ctrl.NewControllerManagedBy(mgr).
 			Named(PullSecretControllerName).

@@ -33,12 +33,12 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
-	"github.com/archgate/archgate/operator/pkg/roles"
+	"github.com/archgate/archgate/operator/pkg/components"
 )
 
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
-	s, err := roles.NewScheme()
+	s, err := components.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

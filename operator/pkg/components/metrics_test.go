@@ -1,4 +1,4 @@
-package roles
+package components
 
 import (
 	"testing"
@@ -9,8 +9,8 @@ import (
 	gatewebhook "github.com/archgate/archgate/operator/internal/webhook"
 )
 
-// TestExportedMetricNames: every name roles exports is a family the components register,
-// with the labels roles says (the contract the simulator reads by).
+// TestExportedMetricNames: every name components exports is a family the components register,
+// with the labels components says (the contract the simulator reads by).
 func TestExportedMetricNames(t *testing.T) {
 	r := prometheus.NewRegistry()
 	if err := inspect.NewMetrics().Register(r); err != nil {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package roles starts archgate's components in-process against a rest.Config: the
+// Package components starts archgate's components in-process against a rest.Config: the
 // scheduling-gate webhook (RunWebhook) and the pod placement controller
 // (RunPlacementController). The archgate binary and the simulator both call exactly this code,
 // so what the simulator measures is what runs in clusters.
@@ -23,7 +23,7 @@ limitations under the License.
 // (applied in one place, withDefaults). Each Run function blocks until its context is done and
 // returns nil after a clean shutdown. A component is started once per process unless
 // Common.Restartable says otherwise (the simulator's --in-process mode restarts them).
-package roles
+package components
 
 import (
 	"cmp"
@@ -137,7 +137,7 @@ func (c Common) withDefaults(ctx context.Context) (Common, error) {
 // restConfig returns a copy of cfg with the component's rate limits.
 func (c Common) restConfig(cfg *rest.Config) (*rest.Config, error) {
 	if cfg == nil {
-		return nil, errors.New("roles: nil rest.Config")
+		return nil, errors.New("components: nil rest.Config")
 	}
 	out := rest.CopyConfig(cfg)
 	out.QPS, out.Burst = c.QPS, c.Burst

@@ -1,4 +1,4 @@
-package roles
+package components
 
 import (
 	"fmt"

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package roles
+package components
 
 import (
 	"cmp"
@@ -91,7 +91,7 @@ func (o OperatorOptions) withDefaults(ctx context.Context) (OperatorOptions, err
 	var err error
 	o.Common, err = o.Common.withDefaults(ctx)
 	if o.Namespace == "" {
-		err = errors.Join(err, errors.New("roles: OperatorOptions.Namespace is required"))
+		err = errors.Join(err, errors.New("components: OperatorOptions.Namespace is required"))
 	}
 	o.LeaderElectionID = cmp.Or(o.LeaderElectionID, DefaultOperatorLeaderElectionID)
 	o.WebhookPort = cmp.Or(o.WebhookPort, DefaultWebhookPort)
@@ -249,7 +249,7 @@ func addOperatorServing(mgr manager.Manager, opts OperatorOptions, deps operator
 // ownImage returns the image of the operator's own container.
 func ownImage(ctx context.Context, c client.Reader, namespace, podName string) (string, error) {
 	if podName == "" {
-		return "", fmt.Errorf("roles: the components' image is unknown: set OperatorOptions.Image ($%s) or PodName ($POD_NAME)", EnvImage)
+		return "", fmt.Errorf("components: the components' image is unknown: set OperatorOptions.Image ($%s) or PodName ($POD_NAME)", EnvImage)
 	}
 	pod := &corev1.Pod{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: podName}, pod); err != nil {
