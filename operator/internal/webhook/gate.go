@@ -24,7 +24,6 @@ package webhook
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
 
 	"gomodules.xyz/jsonpatch/v2"
@@ -221,10 +220,4 @@ func gatePatch(pod *corev1.Pod) []jsonpatch.JsonPatchOperation {
 		ops = append(ops, jsonpatch.NewOperation("add", "/spec/schedulingGates/-", gate))
 	}
 	return ops
-}
-
-// escapeJSONPointer escapes a reference token of a JSON pointer (RFC 6901): "~" becomes "~0"
-// and "/" becomes "~1".
-func escapeJSONPointer(token string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(token)
 }

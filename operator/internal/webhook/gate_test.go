@@ -315,20 +315,6 @@ func TestNewSchedulingGateDefaults(t *testing.T) {
 	}
 }
 
-func TestEscapeJSONPointer(t *testing.T) {
-	tests := map[string]string{
-		"plain":                             "plain",
-		"multiarch.openshift.io/scheduling": "multiarch.openshift.io~1scheduling",
-		"a~b/c":                             "a~0b~1c",
-		"~1":                                "~01",
-	}
-	for in, want := range tests {
-		if got := escapeJSONPointer(in); got != want {
-			t.Errorf("escapeJSONPointer(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // FuzzSchedulingGateHandle feeds arbitrary bytes to the gating handler, both as the object of
 // a pod CREATE request and as a whole HTTP request body through the webhook server's handler:
 // nothing may panic, the handler never denies, and a patch, when there is one, applies to the

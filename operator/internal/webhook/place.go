@@ -24,6 +24,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-openapi/jsonpointer"
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -158,7 +159,7 @@ func setMapEntries(current map[string]string, path string, entries map[string]st
 	var ops []jsonpatch.JsonPatchOperation
 	for _, k := range slices.Sorted(maps.Keys(entries)) {
 		if v, ok := current[k]; !ok || v != entries[k] {
-			ops = append(ops, jsonpatch.NewOperation("add", path+"/"+escapeJSONPointer(k), entries[k]))
+			ops = append(ops, jsonpatch.NewOperation("add", path+"/"+jsonpointer.Escape(k), entries[k]))
 		}
 	}
 	return ops
