@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -245,4 +246,23 @@ func mustConfig(t *testing.T, dockerConfigJSON string) *credentials.Config {
 		t.Fatal(err)
 	}
 	return &cfg
+}
+
+func TestPublisherLeavesTheOperatorsMetadata(t *testing.T) {
+	key := types.NamespacedName{Namespace: "archgate", Name: DefaultConfigMapName}
+	labels := map[string]string{"app.kubernetes.io/managed-by": "archgate-operator"}
+	c := fake.NewClientBuilder().WithObjects(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: labels},
+	}).Build()
+	src := &staticSource{{image: entry("docker.io/library/nginx:latest", "amd64"), id: credentials.Anonymous}}
+	if err := NewPublisher(PublisherOptions{Client: c, Key: key, Source: src, Log: logr.Discard()}).Publish(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(t.Context(), key, cm); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(cm.Labels, labels) || cm.Data[DataKey] == "" {
+		t.Errorf("after publishing: labels %v, data %d bytes; want the operator's labels kept and the data written", cm.Labels, len(cm.Data[DataKey]))
+	}
 }

@@ -50,6 +50,8 @@ type Source interface {
 // PublisherOptions configure a Publisher.
 type PublisherOptions struct {
 	// Client writes the ConfigMap (server-side apply: one request whether it exists or not).
+	// Only the data key is applied: the operator owns the ConfigMap's metadata (labels, owner),
+	// and two managers forcing different labels would rewrite each other.
 	Client client.Client
 	// Key names the ConfigMap.
 	Key types.NamespacedName
@@ -63,9 +65,7 @@ type PublisherOptions struct {
 	// Interval is DefaultPublishInterval when zero; MaxBytes is MaxDataBytes when zero.
 	Interval time.Duration
 	MaxBytes int
-	// Labels are set on the ConfigMap (the operator's managed-by labels).
-	Labels map[string]string
-	Log    logr.Logger
+	Log      logr.Logger
 	// Metrics receives the publisher's metrics; fresh, unregistered ones when nil.
 	Metrics *PublisherMetrics
 }
@@ -123,7 +123,6 @@ func (p *Publisher) Publish(ctx context.Context) error {
 		return nil
 	}
 	cm := corev1ac.ConfigMap(p.opts.Key.Name, p.opts.Key.Namespace).
-		WithLabels(p.opts.Labels).
 		WithData(map[string]string{DataKey: string(data)})
 	if err := p.opts.Client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		p.opts.Metrics.writes.WithLabelValues("error").Inc()

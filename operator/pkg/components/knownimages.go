@@ -55,8 +55,7 @@ func addKnownImagesPublisher(mgr manager.Manager, opts ControllerOptions, source
 	}
 	p := knownimages.NewPublisher(knownimages.PublisherOptions{
 		Client: mgr.GetClient(), Key: key, Source: source, GlobalKeyring: keyring,
-		Labels: map[string]string{"app.kubernetes.io/managed-by": "archgate"},
-		Log:    opts.Logger.WithName("known-images"), Metrics: metrics,
+		Log: opts.Logger.WithName("known-images"), Metrics: metrics,
 	})
 	if err := mgr.Add(p); err != nil {
 		return fmt.Errorf("adding the known-images publisher: %w", err)
