@@ -174,7 +174,10 @@ const (
 	// DefaultImageInspectionTimeout is the default deadline to inspect one image.
 	DefaultImageInspectionTimeout = 30 * time.Second
 	// DefaultImageInspectionMaxRetries is the default number of retries of a failed inspection.
-	DefaultImageInspectionMaxRetries = 5
+	// With the controller's default backoff (200 ms doubling, at most 30 s) the retries wait
+	// 0.2+0.4+0.8+1.6+3.2+6.4+12.8+25.6+30 s ≈ 81 s in all: a pod rides out a registry blip of a
+	// minute before it is released unplaced (5 retries waited about 6 s).
+	DefaultImageInspectionMaxRetries = 9
 
 	// MaxImageCacheSize bounds cacheSize (0 disables the cache).
 	MaxImageCacheSize = 1_000_000
@@ -216,10 +219,12 @@ type ImageInspection struct {
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// maxRetries is how many times a failed inspection of a pod's images is retried, with
-	// exponential backoff, before the gate is removed without changing the pod's affinity.
+	// exponential backoff (200 ms doubling, at most 30 s: the default 9 retries wait about 81 s,
+	// so a registry blip of a minute releases no pod unplaced), before the gate is removed
+	// without changing the pod's affinity.
 	// 0 removes the gate at the first failure.
 	// +optional
-	// +kubebuilder:default=5
+	// +kubebuilder:default=9
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=20
 	MaxRetries *int32 `json:"maxRetries,omitempty"`

@@ -66,7 +66,7 @@ func TestImageInspectionSettings(t *testing.T) {
 		want v1beta1.ImageInspectionSettings
 	}{
 		"nil": {
-			want: v1beta1.ImageInspectionSettings{CacheSize: 4096, CacheTTL: 10 * time.Minute, Timeout: 30 * time.Second, MaxRetries: 5},
+			want: v1beta1.ImageInspectionSettings{CacheSize: 4096, CacheTTL: 10 * time.Minute, Timeout: 30 * time.Second, MaxRetries: 9},
 		},
 		"zeros are kept": {
 			in: &v1beta1.ImageInspection{CacheSize: ptr.To[int32](0), MaxRetries: ptr.To[int32](0),

@@ -79,7 +79,7 @@ func TestDefaultArgs(t *testing.T) {
 			p:         func(p *operandParams) { p.inspection = ptr.To(v1beta1.DefaultImageInspectionSettings()) },
 			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
 				"--health-probe-bind-address=:8081", "--leader-elect",
-				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=5"},
+				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=9"},
 		},
 	}
 	for name, tc := range tests {
