@@ -179,6 +179,11 @@ const (
 	// minute before it is released unplaced (5 retries waited about 6 s).
 	DefaultImageInspectionMaxRetries = 9
 
+	// DefaultImageFailureCacheTTL is how long a failed inspection is remembered by default.
+	DefaultImageFailureCacheTTL = 10 * time.Second
+	// MaxImageFailureCacheTTL bounds failureCacheTTL (0 remembers no failure).
+	MaxImageFailureCacheTTL = 5 * time.Minute
+
 	// MaxImageCacheSize bounds cacheSize (0 disables the cache).
 	MaxImageCacheSize = 1_000_000
 	// MinImageCacheTTL and MaxImageCacheTTL bound cacheTTL.
@@ -218,6 +223,17 @@ type ImageInspection struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('5m')",message="timeout must be between 1s and 5m"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
+	// failureCacheTTL is how long a failed inspection of an image with a given set of
+	// credentials is remembered and answered to every pod that asks again (their retries
+	// included), as a Go duration between 0s (off) and 5m: a broken credential or a missing image
+	// then costs the registry a request per image and period, not per pod and retry.
+	// +optional
+	// +kubebuilder:default="10s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('5m')",message="failureCacheTTL must be between 0s and 5m"
+	FailureCacheTTL *metav1.Duration `json:"failureCacheTTL,omitempty"`
+
 	// maxRetries is how many times a failed inspection of a pod's images is retried, with
 	// exponential backoff (200 ms doubling, at most 30 s: the default 9 retries wait about 81 s,
 	// so a registry blip of a minute releases no pod unplaced), before the gate is removed
@@ -243,6 +259,8 @@ type ImageInspectionSettings struct {
 	Timeout time.Duration
 	// MaxRetries is the number of retries before the gate is removed without changes.
 	MaxRetries int
+	// FailureCacheTTL is how long a failed inspection is remembered; 0 remembers none.
+	FailureCacheTTL time.Duration
 }
 
 // DefaultImageInspectionSettings returns the settings of an unset spec.imageInspection.
@@ -257,6 +275,8 @@ func (in *ImageInspection) Settings() ImageInspectionSettings {
 		CacheTTL:   DefaultImageCacheTTL,
 		Timeout:    DefaultImageInspectionTimeout,
 		MaxRetries: DefaultImageInspectionMaxRetries,
+
+		FailureCacheTTL: DefaultImageFailureCacheTTL,
 	}
 	if in == nil {
 		return s
@@ -273,6 +293,9 @@ func (in *ImageInspection) Settings() ImageInspectionSettings {
 	if in.MaxRetries != nil {
 		s.MaxRetries = int(*in.MaxRetries)
 	}
+	if in.FailureCacheTTL != nil {
+		s.FailureCacheTTL = in.FailureCacheTTL.Duration
+	}
 	return s
 }
 
@@ -288,6 +311,9 @@ func (s ImageInspectionSettings) Validate(path *field.Path) field.ErrorList {
 	}
 	if s.Timeout < MinImageInspectionTimeout || s.Timeout > MaxImageInspectionTimeout {
 		errs = append(errs, field.Invalid(path.Child("timeout"), s.Timeout.String(), fmt.Sprintf("must be within [%s, %s]", MinImageInspectionTimeout, MaxImageInspectionTimeout)))
+	}
+	if s.FailureCacheTTL < 0 || s.FailureCacheTTL > MaxImageFailureCacheTTL {
+		errs = append(errs, field.Invalid(path.Child("failureCacheTTL"), s.FailureCacheTTL.String(), fmt.Sprintf("must be within [0s, %s]", MaxImageFailureCacheTTL)))
 	}
 	if s.MaxRetries < 0 || s.MaxRetries > MaxImageInspectionMaxRetries {
 		errs = append(errs, field.Invalid(path.Child("maxRetries"), s.MaxRetries, fmt.Sprintf("must be within [0, %d]", MaxImageInspectionMaxRetries)))

@@ -89,10 +89,11 @@ func TestCRDFiles(t *testing.T) {
 			wantScope:   apiextensionsv1.ClusterScoped,
 			wantColumns: []string{"Available", "Progressing", "Degraded", "Age"},
 			wantRules: map[string][]string{
-				"":                                  {"self.metadata.name == 'cluster'"},
-				".spec.imageInspection.cacheTTL":    {"duration(self) >= duration('1s') && duration(self) <= duration('24h')"},
-				".spec.imageInspection.timeout":     {"duration(self) >= duration('1s') && duration(self) <= duration('5m')"},
-				".spec.plugins.nodeAffinityScoring": {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
+				"":                                            {"self.metadata.name == 'cluster'"},
+				".spec.imageInspection.cacheTTL":              {"duration(self) >= duration('1s') && duration(self) <= duration('24h')"},
+				".spec.imageInspection.failureCacheTTL":       {"duration(self) >= duration('0s') && duration(self) <= duration('5m')"},
+				".spec.imageInspection.timeout":               {"duration(self) >= duration('1s') && duration(self) <= duration('5m')"},
+				".spec.plugins.nodeAffinityScoring":           {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
 				".spec.plugins.nodeAffinityScoring.platforms": {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
 			},
 		},
@@ -287,10 +288,11 @@ func TestClusterPodPlacementConfigDefaults(t *testing.T) {
 		"logVerbosity":       "Normal",
 		"admissionPlacement": string(v1beta1.AdmissionPlacementEnabled),
 		"imageInspection": map[string]any{
-			"cacheSize":  int64(v1beta1.DefaultImageCacheSize),
-			"cacheTTL":   "10m",
-			"timeout":    "30s",
-			"maxRetries": int64(v1beta1.DefaultImageInspectionMaxRetries),
+			"cacheSize":       int64(v1beta1.DefaultImageCacheSize),
+			"cacheTTL":        "10m",
+			"timeout":         "30s",
+			"maxRetries":      int64(v1beta1.DefaultImageInspectionMaxRetries),
+			"failureCacheTTL": "10s",
 		},
 	}
 	if diff := cmp.Diff(wantSpec, obj["spec"]); diff != "" {
@@ -324,19 +326,21 @@ func TestImageInspectionBoundsMatchCRD(t *testing.T) {
 		return [2]float64{*p.Minimum, *p.Maximum}
 	}
 	got := map[string]any{
-		"cacheSize":  bounds("cacheSize"),
-		"maxRetries": bounds("maxRetries"),
-		"cacheTTL":   props["cacheTTL"].XValidations[0].Rule,
-		"timeout":    props["timeout"].XValidations[0].Rule,
+		"cacheSize":       bounds("cacheSize"),
+		"maxRetries":      bounds("maxRetries"),
+		"cacheTTL":        props["cacheTTL"].XValidations[0].Rule,
+		"timeout":         props["timeout"].XValidations[0].Rule,
+		"failureCacheTTL": props["failureCacheTTL"].XValidations[0].Rule,
 	}
 	rule := func(lo, hi time.Duration) string {
 		return fmt.Sprintf("duration(self) >= duration('%s') && duration(self) <= duration('%s')", short(lo), short(hi))
 	}
 	want := map[string]any{
-		"cacheSize":  [2]float64{0, v1beta1.MaxImageCacheSize},
-		"maxRetries": [2]float64{0, v1beta1.MaxImageInspectionMaxRetries},
-		"cacheTTL":   rule(v1beta1.MinImageCacheTTL, v1beta1.MaxImageCacheTTL),
-		"timeout":    rule(v1beta1.MinImageInspectionTimeout, v1beta1.MaxImageInspectionTimeout),
+		"cacheSize":       [2]float64{0, v1beta1.MaxImageCacheSize},
+		"maxRetries":      [2]float64{0, v1beta1.MaxImageInspectionMaxRetries},
+		"cacheTTL":        rule(v1beta1.MinImageCacheTTL, v1beta1.MaxImageCacheTTL),
+		"timeout":         rule(v1beta1.MinImageInspectionTimeout, v1beta1.MaxImageInspectionTimeout),
+		"failureCacheTTL": rule(0, v1beta1.MaxImageFailureCacheTTL),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CRD bounds (-go +crd):\n%s", diff)

@@ -66,11 +66,13 @@ func TestImageInspectionSettings(t *testing.T) {
 		want v1beta1.ImageInspectionSettings
 	}{
 		"nil": {
-			want: v1beta1.ImageInspectionSettings{CacheSize: 4096, CacheTTL: 10 * time.Minute, Timeout: 30 * time.Second, MaxRetries: 9},
+			want: v1beta1.ImageInspectionSettings{CacheSize: 4096, CacheTTL: 10 * time.Minute, Timeout: 30 * time.Second, MaxRetries: 9,
+				FailureCacheTTL: 10 * time.Second},
 		},
 		"zeros are kept": {
 			in: &v1beta1.ImageInspection{CacheSize: ptr.To[int32](0), MaxRetries: ptr.To[int32](0),
-				CacheTTL: &metav1.Duration{Duration: time.Hour}, Timeout: &metav1.Duration{Duration: time.Second}},
+				CacheTTL: &metav1.Duration{Duration: time.Hour}, Timeout: &metav1.Duration{Duration: time.Second},
+				FailureCacheTTL: &metav1.Duration{}},
 			want: v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Hour, Timeout: time.Second, MaxRetries: 0},
 		},
 	}

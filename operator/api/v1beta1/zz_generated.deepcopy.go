@@ -174,6 +174,11 @@ func (in *ImageInspection) DeepCopyInto(out *ImageInspection) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.FailureCacheTTL != nil {
+		in, out := &in.FailureCacheTTL, &out.FailureCacheTTL
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.MaxRetries != nil {
 		in, out := &in.MaxRetries, &out.MaxRetries
 		*out = new(int32)

@@ -32,6 +32,10 @@ type CacheOptions struct {
 	// DigestTTL is how long a digest's result is served. Zero means until evicted: the content
 	// behind a digest cannot change.
 	DigestTTL time.Duration
+	// FailureTTL is how long a failed inspection is remembered, per reference and set of
+	// credentials, and answered to every caller with those (a pod's retries included); zero
+	// remembers none. Failures live in a third LRU of Size entries.
+	FailureTTL time.Duration
 	// Metrics receives the cache metrics; unregistered metrics when nil.
 	Metrics *Metrics
 }
@@ -73,6 +77,9 @@ type CachingInspector struct {
 	dttl    time.Duration
 	group   singleflight.Group
 	metrics *Metrics
+	// failures holds recent errors by flight key (reference and identities); nil when
+	// CacheOptions.FailureTTL is zero.
+	failures *expirable.LRU[string, error]
 
 	// generation counts invalidations; an inspection started before one does not store its
 	// result, which may have been read with the configuration that was just invalidated.
@@ -108,6 +115,9 @@ func NewCachingInspector(next Inspector, opts CacheOptions) *CachingInspector {
 	// The eviction callbacks run under the LRU's lock: they must not call back into it.
 	c.tags = expirable.NewLRU(opts.Size, c.onEvict(cacheTag), opts.TTL)
 	c.digests = expirable.NewLRU(opts.DigestSize, c.onEvict(cacheDigest), opts.DigestTTL)
+	if opts.FailureTTL > 0 {
+		c.failures = expirable.NewLRU[string, error](opts.Size, nil, max(opts.FailureTTL, minCacheTTL))
+	}
 	c.metrics.entries.attach(func() map[string]int {
 		return map[string]int{cacheTag: c.tags.Len(), cacheDigest: c.digests.Len()}
 	})
@@ -144,10 +154,14 @@ func (c *CachingInspector) Architectures(ctx context.Context, imageRef string, c
 		c.metrics.hits.WithLabelValues(cache).Inc()
 		return res, nil
 	}
+	flight := ref + "\x00" + joinIdentities(ids)
+	if err, ok := c.recentFailure(flight); ok {
+		c.metrics.failHits.Inc()
+		return Result{}, err
+	}
 	c.metrics.misses.WithLabelValues(cache).Inc()
 
 	executed := false
-	flight := ref + "\x00" + joinIdentities(ids)
 	c.waiting.Add(1)
 	ch := c.group.DoChan(flight, func() (any, error) {
 		executed = true
@@ -160,6 +174,9 @@ func (c *CachingInspector) Architectures(ctx context.Context, imageRef string, c
 		// others. The next inspector applies its own per-image deadline.
 		res, err := c.next.Architectures(context.WithoutCancel(ctx), imageRef, creds)
 		if err != nil {
+			if c.failures != nil && c.generation.Load() == gen {
+				c.failures.Add(flight, err)
+			}
 			return nil, err
 		}
 		if c.generation.Load() == gen {
@@ -181,6 +198,14 @@ func (c *CachingInspector) Architectures(ctx context.Context, imageRef string, c
 		c.waiting.Add(-1)
 		return Result{}, &Error{Image: imageRef, Reason: classify(ctx.Err()), Err: ctx.Err()}
 	}
+}
+
+// recentFailure returns the remembered failure of the flight, if any.
+func (c *CachingInspector) recentFailure(flight string) (error, bool) {
+	if c.failures == nil {
+		return nil, false
+	}
+	return c.failures.Get(flight)
 }
 
 // lookup returns the first live entry under ref and one of ids.
@@ -238,6 +263,11 @@ func (c *CachingInspector) Purge() int {
 
 func (c *CachingInspector) remove(match func(cacheKey) bool) int {
 	n := 0
+	// Failures are few and short-lived: any invalidation forgets them all, so that new
+	// credentials or a new configuration are tried at once.
+	if c.failures != nil {
+		c.failures.Purge()
+	}
 	for _, lru := range []*expirable.LRU[cacheKey, *cacheEntry]{c.tags, c.digests} {
 		for _, k := range lru.Keys() {
 			if !match(k) {

@@ -632,3 +632,54 @@ func TestKnownImagesHoldOnlyEntriesOfTheGivenIdentities(t *testing.T) {
 		t.Errorf("known images after Purge = %v, want none", got)
 	}
 }
+
+// TestFailuresAreRememberedPerReferenceAndCredentials: with FailureTTL a failed inspection is
+// answered again to callers with the same credentials without asking the registry — a broken
+// credential costs a request per image, not per pod and retry — while other credentials are
+// still tried, and an invalidation forgets it.
+func TestFailuresAreRememberedPerReferenceAndCredentials(t *testing.T) {
+	alice := cred("alice")
+	const img = "registry.example/private/app:1"
+	tests := map[string]struct {
+		ttl       time.Duration
+		second    credentials.Candidates
+		purge     bool
+		wantCalls int
+		wantOK    bool // the second lookup succeeds
+	}{
+		"same credentials: the failure is answered": {ttl: time.Minute, wantCalls: 1},
+		"other credentials are tried":               {ttl: time.Minute, second: credentials.Candidates{alice}, wantCalls: 2, wantOK: true},
+		"an invalidation forgets the failure":       {ttl: time.Minute, purge: true, wantCalls: 2},
+		"without FailureTTL every lookup asks":      {ttl: 0, wantCalls: 2},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			fake := newFakeRegistry()
+			fake.add(img, fakeImage{readers: []credentials.Identity{alice.Identity()}, archs: []string{"arm64"}})
+			m := NewMetrics()
+			c := NewCachingInspector(fake, CacheOptions{FailureTTL: tc.ttl, Metrics: m})
+			ctx := context.Background()
+			if _, err := c.Architectures(ctx, img, nil); err == nil {
+				t.Fatal("anonymous inspection of a private image succeeded")
+			}
+			if tc.purge {
+				c.Invalidate(alice.Identity())
+			}
+			_, err := c.Architectures(ctx, img, tc.second)
+			if (err == nil) != tc.wantOK {
+				t.Fatalf("second lookup error = %v, want success %t", err, tc.wantOK)
+			}
+			var ie *Error
+			if err != nil && (!errors.As(err, &ie) || ie.Reason != ReasonAuth) {
+				t.Errorf("remembered error = %v, want the registry's auth failure", err)
+			}
+			if got := fake.callsFor(img); got != tc.wantCalls {
+				t.Errorf("registry inspections = %d, want %d", got, tc.wantCalls)
+			}
+			wantHits := float64(2 - tc.wantCalls)
+			if got := testutil.ToFloat64(m.failHits); got != wantHits {
+				t.Errorf("failure hits = %v, want %v", got, wantHits)
+			}
+		})
+	}
+}

@@ -11,8 +11,10 @@ import (
 // operator (the simulator): a rename here changes what they read, or fails them, never
 // silently reads 0.
 const (
-	MetricCacheHits       = "archgate_inspect_cache_hits_total"
-	MetricCacheMisses     = "archgate_inspect_cache_misses_total"
+	MetricCacheHits   = "archgate_inspect_cache_hits_total"
+	MetricCacheMisses = "archgate_inspect_cache_misses_total"
+	// MetricFailureHits counts inspections answered with a remembered failure.
+	MetricFailureHits     = "archgate_inspect_failure_cache_hits_total"
 	MetricCacheDedupWaits = "archgate_inspect_cache_dedup_waits_total"
 	MetricCacheEvictions  = "archgate_inspect_cache_evictions_total"
 	MetricCacheEntries    = "archgate_inspect_cache_entries"
@@ -29,6 +31,7 @@ const (
 const (
 	cacheTag    = "tag"    // references by tag: bounded TTL
 	cacheDigest = "digest" // references pinned by digest: immutable
+
 )
 
 // Outcomes of an inspection, the "outcome" label of archgate_inspect_duration_seconds.
@@ -51,6 +54,7 @@ type Metrics struct {
 	hits      *prometheus.CounterVec
 	misses    *prometheus.CounterVec
 	shared    prometheus.Counter
+	failHits  prometheus.Counter
 	evictions *prometheus.CounterVec
 	entries   *entriesCollector
 	duration  *prometheus.HistogramVec
@@ -68,6 +72,10 @@ func NewMetrics() *Metrics {
 			Name: MetricCacheMisses,
 			Help: "Image inspections not found in the cache, by cache (tag, digest).",
 		}, []string{LabelCache}),
+		failHits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: MetricFailureHits,
+			Help: "Image inspections answered with a failure remembered for the same reference and credentials (failureCacheTTL), instead of asking the registry again.",
+		}),
 		shared: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricCacheDedupWaits,
 			Help: "Cache misses that waited for an identical inspection already in flight instead of starting their own.",
@@ -111,7 +119,7 @@ func NewMetrics() *Metrics {
 // Register registers all collectors with r. An already registered collector is an error.
 func (m *Metrics) Register(r prometheus.Registerer) error {
 	var errs []error
-	for _, c := range []prometheus.Collector{m.hits, m.misses, m.shared, m.evictions, m.entries, m.duration, m.errors} {
+	for _, c := range []prometheus.Collector{m.hits, m.misses, m.failHits, m.shared, m.evictions, m.entries, m.duration, m.errors} {
 		errs = append(errs, r.Register(c))
 	}
 	return errors.Join(errs...)

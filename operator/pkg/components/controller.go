@@ -186,7 +186,7 @@ func newInspection(opts ControllerOptions) (inspection, error) {
 		return inspection{inspector: registry, metrics: metrics}, nil
 	}
 	caching := inspect.NewCachingInspector(registry, inspect.CacheOptions{
-		Size: ii.CacheSize, TTL: ii.CacheTTL, DigestSize: ii.CacheSize, Metrics: metrics,
+		Size: ii.CacheSize, TTL: ii.CacheTTL, DigestSize: ii.CacheSize, FailureTTL: ii.FailureCacheTTL, Metrics: metrics,
 	})
 	return inspection{inspector: caching, invalidator: caching, published: caching, metrics: metrics}, nil
 }

@@ -35,6 +35,7 @@ const (
 	FlagCacheTTL       = "cache-ttl"
 	FlagInspectTimeout = "inspect-timeout"
 	FlagMaxRetries     = "max-retries"
+	FlagFailureTTL     = "failure-cache-ttl"
 )
 
 // FlagKnownImagesConfigMap names the ConfigMap of the operator's namespace through which the
@@ -50,6 +51,7 @@ func ImageInspectionArgs(s v1beta1.ImageInspectionSettings) []string {
 		"--" + FlagCacheTTL + "=" + s.CacheTTL.String(),
 		"--" + FlagInspectTimeout + "=" + s.Timeout.String(),
 		"--" + FlagMaxRetries + "=" + strconv.Itoa(s.MaxRetries),
+		"--" + FlagFailureTTL + "=" + s.FailureCacheTTL.String(),
 	}
 }
 
@@ -60,5 +62,6 @@ func BindImageInspectionFlags(fs *pflag.FlagSet, s *v1beta1.ImageInspectionSetti
 	fs.IntVar(&s.CacheSize, FlagCacheSize, d.CacheSize, "Image inspection cache entries (spec.imageInspection.cacheSize); 0 disables the cache.")
 	fs.DurationVar(&s.CacheTTL, FlagCacheTTL, d.CacheTTL, "How long a result read through a tag is reused (spec.imageInspection.cacheTTL).")
 	fs.DurationVar(&s.Timeout, FlagInspectTimeout, d.Timeout, "Deadline to inspect one image (spec.imageInspection.timeout).")
+	fs.DurationVar(&s.FailureCacheTTL, FlagFailureTTL, d.FailureCacheTTL, "How long a failed inspection is remembered for every pod asking again (spec.imageInspection.failureCacheTTL); 0 for never.")
 	fs.IntVar(&s.MaxRetries, FlagMaxRetries, d.MaxRetries, "Inspection retries before the gate is removed without changes (spec.imageInspection.maxRetries); 0 for none.")
 }

@@ -57,12 +57,12 @@ func TestDefaultArgs(t *testing.T) {
 				p.verbosity = v1beta1.LogVerbosityTraceAll
 				p.pullSecret = &types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}
 				p.caBundle = true
-				p.inspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8}
+				p.inspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8, FailureCacheTTL: 20 * time.Second}
 			},
 			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
 				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
 				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey,
-				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8"},
+				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8", "--failure-cache-ttl=20s"},
 		},
 		"controller with a registries.conf and per-registry certificates": {
 			component: "controller",
@@ -79,7 +79,7 @@ func TestDefaultArgs(t *testing.T) {
 			p:         func(p *operandParams) { p.inspection = ptr.To(v1beta1.DefaultImageInspectionSettings()) },
 			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
 				"--health-probe-bind-address=:8081", "--leader-elect",
-				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=9"},
+				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=9", "--failure-cache-ttl=10s"},
 		},
 	}
 	for name, tc := range tests {
