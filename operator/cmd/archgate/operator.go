@@ -48,6 +48,8 @@ func newOperatorCmd(g *globalFlags) *cobra.Command {
 	fs.StringVar(&opts.PodName, "pod-name", os.Getenv("POD_NAME"), "The operator's own pod, to find its image (default $POD_NAME).")
 	fs.StringVar(&opts.CertProvider, "cert-provider", "self-signed", "Who issues the webhooks' serving certificates: self-signed (the operator), cert-manager or service-ca (OpenShift).")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Reconcile on one replica at a time, with a leader election lease.")
+	fs.DurationVar(&opts.FailOpenGracePeriod, "fail-open-grace-period", components.DefaultFailOpenGracePeriod,
+		"How long the webhook or the controller may stay unavailable before the scheduling-gate webhook is unregistered and new pods are admitted ungated; negative for at once.")
 	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", components.DefaultOperatorLeaderElectionID, "Name of the lease.")
 	fs.StringVar(&opts.WebhookHost, "webhook-host", "", "Address the validating webhooks listen on; empty for all interfaces.")
 	fs.IntVar(&opts.WebhookPort, "webhook-port", components.DefaultWebhookPort, "TLS port of the validating webhooks.")

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -85,7 +86,15 @@ type OperatorOptions struct {
 	// ProxyEnv is passed on to the components' containers. Nil means the operator's own
 	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY (and lowercase) variables, read once at start.
 	ProxyEnv []corev1.EnvVar
+	// FailOpenGracePeriod is how long a component may stay unavailable before the
+	// scheduling-gate webhook is unregistered (fail open); DefaultFailOpenGracePeriod when
+	// zero, at once when negative.
+	FailOpenGracePeriod time.Duration
 }
+
+// DefaultFailOpenGracePeriod rides out a rolling restart or a lost node of a component (its
+// pods are rescheduled and ready within tens of seconds) without admitting pods ungated.
+const DefaultFailOpenGracePeriod = 60 * time.Second
 
 func (o OperatorOptions) withDefaults(ctx context.Context) (OperatorOptions, error) {
 	var err error
@@ -95,6 +104,7 @@ func (o OperatorOptions) withDefaults(ctx context.Context) (OperatorOptions, err
 	}
 	o.LeaderElectionID = cmp.Or(o.LeaderElectionID, DefaultOperatorLeaderElectionID)
 	o.WebhookPort = cmp.Or(o.WebhookPort, DefaultWebhookPort)
+	o.FailOpenGracePeriod = max(cmp.Or(o.FailOpenGracePeriod, DefaultFailOpenGracePeriod), 0)
 	o.ServiceName = cmp.Or(o.ServiceName, operator.DefaultOperatorServiceName)
 	o.ServingSecretName = cmp.Or(o.ServingSecretName, operator.DefaultOperatorServingSecretName)
 	o.ValidatingWebhookConfigurationName = cmp.Or(o.ValidatingWebhookConfigurationName, operator.DefaultValidatingWebhookConfigurationName)
@@ -205,6 +215,7 @@ func setUpOperator(mgr manager.Manager, opts OperatorOptions, deps operatorDeps)
 		MutatingWebhookConfigurationName: opts.MutatingWebhookConfigurationName,
 		Recorder:                         mgr.GetEventRecorder("archgate-operator"),
 		ProxyEnv:                         opts.ProxyEnv,
+		FailOpenGracePeriod:              opts.FailOpenGracePeriod,
 	})
 	if err != nil {
 		return err

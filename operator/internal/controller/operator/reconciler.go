@@ -119,6 +119,12 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Recorder emits Events for anomalies (fail-open unregistration, release failures); none when nil.
 	Recorder events.EventRecorder
+	// FailOpenGracePeriod is how long a component may stay unavailable before the operator
+	// removes the MutatingWebhookConfiguration (fail open); zero removes it at once. Meanwhile
+	// new pods are still gated (or placed at admission) and wait for the controller, which is
+	// what a rolling restart or a short node failure should cost; past it, pods are admitted
+	// ungated rather than held.
+	FailOpenGracePeriod time.Duration
 	// ProxyEnv is set on the components' containers: the operator's own HTTP_PROXY,
 	// HTTPS_PROXY and NO_PROXY (see ProxyEnv), so that the controller reaches registries the
 	// way the operator was told to reach the network.
@@ -179,6 +185,10 @@ type Reconciler struct {
 	// deletionSeen records, per ClusterPodPlacementConfig UID, when this process started
 	// removing it (see unregisteredAt).
 	deletionSeen map[types.UID]time.Time
+	// unavailableSince records, per component Deployment, when this process first saw it
+	// unavailable (the fail-open grace period runs from there; a restarted operator starts it
+	// again, which only delays failing open).
+	unavailableSince map[string]time.Time
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -403,7 +413,14 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) error {
 // no webhook behind it every pod creation would wait for the timeout, and with no controller
 // every gated pod would stay Pending.
 func (r *Reconciler) failOpen(ctx context.Context, s *scope) error {
-	if !s.obs.registered || (s.obs.webhook.available && s.obs.controller.available) {
+	down := r.unavailableFor(time.Now(), s.obs.webhook, s.obs.controller)
+	if !s.obs.registered || down < 0 {
+		return nil
+	}
+	if wait := r.opts.FailOpenGracePeriod - down; wait > 0 {
+		logf.FromContext(ctx).V(1).Info("A component is unavailable; the scheduling-gate webhook stays registered for its grace period",
+			"failOpenIn", wait, "webhook", s.obs.webhook.describe(), "controller", s.obs.controller.describe())
+		s.requeueIn(wait)
 		return nil
 	}
 	if err := r.deleteWebhookConfiguration(ctx); err != nil {
@@ -418,6 +435,30 @@ func (r *Reconciler) failOpen(ctx context.Context, s *scope) error {
 			s.obs.webhook.describe(), s.obs.controller.describe())
 	}
 	return nil
+}
+
+// unavailableFor returns how long the longest-unavailable of the components has been unavailable
+// as this process saw it, or a negative duration when all are available; it forgets components
+// that are available again.
+func (r *Reconciler) unavailableFor(now time.Time, components ...deploymentState) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unavailableSince == nil {
+		r.unavailableSince = map[string]time.Time{}
+	}
+	longest := time.Duration(-1)
+	for _, c := range components {
+		if c.available {
+			delete(r.unavailableSince, c.key)
+			continue
+		}
+		since, ok := r.unavailableSince[c.key]
+		if !ok {
+			since, r.unavailableSince[c.key] = now, now
+		}
+		longest = max(longest, now.Sub(since))
+	}
+	return longest
 }
 
 func (r *Reconciler) deleteWebhookConfiguration(ctx context.Context) error {

@@ -145,9 +145,15 @@ func TestRollout(t *testing.T) {
 		return nil
 	})
 
-	// The controller loses its pods: fail open, Degraded says why; back: registered again.
+	// The controller loses its pods: the webhook stays registered for the grace period (the
+	// operator has seen the loss: Available is False), then fails open, Degraded says why;
+	// back: registered again.
 	setDeploymentStatus(t, operator.ControllerComponentName, 0)
-	eventually(t, 30*time.Second, "webhook unregistered", webhookNotRegistered)
+	wantCondition(t, v1beta1.ConditionAvailable, metav1.ConditionFalse, v1beta1.ReasonComponentsUnavailable)
+	if err := webhookRegistered(); err != nil {
+		t.Errorf("webhook unregistered within the %v grace period: %v", failOpenGracePeriod, err)
+	}
+	eventually(t, failOpenGracePeriod+30*time.Second, "webhook unregistered", webhookNotRegistered)
 	degraded := wantCondition(t, v1beta1.ConditionDegraded, metav1.ConditionTrue, v1beta1.ReasonWebhookUnregistered)
 	wantCondition(t, v1beta1.ConditionAvailable, metav1.ConditionFalse, v1beta1.ReasonComponentsUnavailable)
 	if !strings.Contains(degraded.Message, "Deployment "+testNamespace+"/"+operator.ControllerComponentName+" has 0 of 2 replicas available") {

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -218,5 +219,28 @@ func TestSetConditionsKeepsTransitionTimes(t *testing.T) {
 	}
 	if len(status.Conditions) != 5 {
 		t.Errorf("%d conditions, want 5", len(status.Conditions))
+	}
+}
+
+func TestUnavailableForRunsFromTheFirstSighting(t *testing.T) {
+	r := &Reconciler{}
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	up := deploymentState{key: "ns/webhook", available: true}
+	down := deploymentState{key: "ns/controller"}
+	steps := []struct {
+		at         time.Duration
+		components []deploymentState
+		want       time.Duration
+	}{
+		{0, []deploymentState{up, up}, -1},
+		{time.Second, []deploymentState{up, down}, 0},
+		{11 * time.Second, []deploymentState{up, down}, 10 * time.Second},
+		{12 * time.Second, []deploymentState{up, {key: "ns/controller", available: true}}, -1},
+		{13 * time.Second, []deploymentState{up, down}, 0},
+	}
+	for i, s := range steps {
+		if got := r.unavailableFor(t0.Add(s.at), s.components...); got != s.want {
+			t.Errorf("step %d at %v: unavailable for %v, want %v", i, s.at, got, s.want)
+		}
 	}
 }

@@ -151,6 +151,9 @@ const operatorUser = "system:serviceaccount:" + testNamespace + ":archgate-opera
 
 // installOperatorRBAC applies operator/config/rbac (the ServiceAccount, the roles generated
 // from the reconciler's markers, the bindings), as deploy/ does.
+// failOpenGracePeriod is the operator's fail-open grace period in these tests.
+const failOpenGracePeriod = 10 * time.Second
+
 func installOperatorRBAC(ctx context.Context) error {
 	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join("..", "..", "..", "config", "rbac"))
 	if err != nil {
@@ -192,6 +195,9 @@ func startOperator(ctx context.Context) (<-chan struct{}, error) {
 			WebhookPort:    wio.LocalServingPort,
 			WebhookCertDir: wio.LocalServingCertDir,
 			ProxyEnv:       testProxyEnv(),
+			// Long enough to see the webhook stay registered while a component is down, short
+			// enough for the test to see it fail open.
+			FailOpenGracePeriod: failOpenGracePeriod,
 		})
 	}()
 	select {
