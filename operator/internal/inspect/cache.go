@@ -84,6 +84,9 @@ type CachingInspector struct {
 	// generation counts invalidations; an inspection started before one does not store its
 	// result, which may have been read with the configuration that was just invalidated.
 	generation atomic.Uint64
+	// changes counts every store, eviction and invalidation, so that readers of KnownImages
+	// can tell that nothing changed without copying the cache.
+	changes atomic.Uint64
 	// waiting counts callers blocked on an in-flight inspection (observability for tests).
 	waiting atomic.Int64
 }
@@ -126,6 +129,7 @@ func NewCachingInspector(next Inspector, opts CacheOptions) *CachingInspector {
 
 func (c *CachingInspector) onEvict(cache string) expirable.EvictCallback[cacheKey, *cacheEntry] {
 	return func(_ cacheKey, e *cacheEntry) {
+		c.changes.Add(1)
 		reason := evictCapacity
 		switch {
 		case e.invalidated.Load():
@@ -222,6 +226,7 @@ func (c *CachingInspector) lookup(lru *expirable.LRU[cacheKey, *cacheEntry], ref
 // the candidates was accepted is not cached: filing it under the wrong one would serve it
 // to pods that hold only that one.
 func (c *CachingInspector) store(ref string, pinned bool, ids []credentials.Identity, res Result) {
+	c.changes.Add(1)
 	if !slices.Contains(ids, res.Identity) {
 		return
 	}
@@ -250,6 +255,7 @@ func (c *CachingInspector) store(ref string, pinned bool, ids []credentials.Iden
 // inspections already in flight from storing their results. It returns the number of
 // entries removed.
 func (c *CachingInspector) Invalidate(ids ...credentials.Identity) int {
+	c.changes.Add(1)
 	c.generation.Add(1)
 	return c.remove(func(k cacheKey) bool { return slices.Contains(ids, k.id) })
 }
@@ -257,6 +263,7 @@ func (c *CachingInspector) Invalidate(ids ...credentials.Identity) int {
 // Purge drops every entry, for example after the registries configuration changed, and
 // keeps inspections already in flight from storing their results.
 func (c *CachingInspector) Purge() int {
+	c.changes.Add(1)
 	c.generation.Add(1)
 	return c.remove(func(cacheKey) bool { return true })
 }
@@ -283,6 +290,10 @@ func (c *CachingInspector) remove(match func(cacheKey) bool) int {
 	}
 	return n
 }
+
+// Changes returns a counter that moves whenever an entry is stored, evicted or invalidated:
+// equal values mean KnownImages would return the same entries (but for expiry).
+func (c *CachingInspector) Changes() uint64 { return c.changes.Load() }
 
 // Len returns the number of entries in the tag and digest caches.
 func (c *CachingInspector) Len() (tags, digests int) { return c.tags.Len(), c.digests.Len() }

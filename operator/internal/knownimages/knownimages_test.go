@@ -159,8 +159,11 @@ type cachedEntry struct {
 	id    credentials.Identity
 }
 
-// staticSource serves its entries as inspect.CachingInspector.KnownImages does.
+// staticSource serves its entries as inspect.CachingInspector.KnownImages does; its change
+// counter is its length (the tests only append).
 type staticSource []cachedEntry
+
+func (s *staticSource) Changes() uint64 { return uint64(len(*s)) }
 
 func (s *staticSource) KnownImages(identities func(ref string) []credentials.Identity) []inspect.KnownImage {
 	var out []inspect.KnownImage
@@ -264,5 +267,37 @@ func TestPublisherLeavesTheOperatorsMetadata(t *testing.T) {
 	}
 	if !maps.Equal(cm.Labels, labels) || cm.Data[DataKey] == "" {
 		t.Errorf("after publishing: labels %v, data %d bytes; want the operator's labels kept and the data written", cm.Labels, len(cm.Data[DataKey]))
+	}
+}
+
+// countingSource counts the copies of the cache a publisher asks for.
+type countingSource struct {
+	staticSource
+	copies int
+}
+
+func (s *countingSource) KnownImages(identities func(ref string) []credentials.Identity) []inspect.KnownImage {
+	s.copies++
+	return s.staticSource.KnownImages(identities)
+}
+
+func TestPublisherSkipsAnUnchangedCache(t *testing.T) {
+	key := types.NamespacedName{Namespace: "archgate", Name: DefaultConfigMapName}
+	src := &countingSource{staticSource: staticSource{{image: entry("docker.io/library/nginx:latest", "amd64"), id: credentials.Anonymous}}}
+	p := NewPublisher(PublisherOptions{Client: fake.NewClientBuilder().Build(), Key: key, Source: src, Log: logr.Discard()})
+	for range 3 {
+		if err := p.Publish(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if src.copies != 1 {
+		t.Errorf("%d copies of an unchanged cache, want 1", src.copies)
+	}
+	src.staticSource = append(src.staticSource, cachedEntry{image: entry("docker.io/library/busybox:latest", "s390x"), id: credentials.Anonymous})
+	if err := p.Publish(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if src.copies != 2 {
+		t.Errorf("%d copies after a change, want 2", src.copies)
 	}
 }

@@ -45,7 +45,14 @@ const FieldManager = "archgate-known-images"
 // Source gives the results to publish, least recently used first (inspect.CachingInspector).
 type Source interface {
 	KnownImages(identities func(ref string) []credentials.Identity) []inspect.KnownImage
+	// Changes moves whenever the results may have changed.
+	Changes() uint64
 }
+
+// refreshEvery bounds how long an unchanged cache goes without the publication being computed
+// again: the global pull secret can change which results a pod without imagePullSecrets is
+// served without any cache entry changing, and expired entries should leave the document.
+const refreshEvery = 30 * time.Second
 
 // PublisherOptions configure a Publisher.
 type PublisherOptions struct {
@@ -75,6 +82,10 @@ type PublisherOptions struct {
 type Publisher struct {
 	opts PublisherOptions
 	last []byte
+	// lastChanges and lastComputed skip ticks on which the cache did not change: encoding
+	// thousands of entries every second on an idle cluster is work for nothing.
+	lastChanges  uint64
+	lastComputed time.Time
 }
 
 var _ manager.LeaderElectionRunnable = (*Publisher)(nil)
@@ -111,6 +122,10 @@ func (p *Publisher) Start(ctx context.Context) error {
 
 // Publish writes the current public results when they differ from the last ones written.
 func (p *Publisher) Publish(ctx context.Context) error {
+	changes, now := p.opts.Source.Changes(), time.Now()
+	if p.last != nil && changes == p.lastChanges && now.Sub(p.lastComputed) < refreshEvery {
+		return nil
+	}
 	entries, err := p.publishable(ctx)
 	if err != nil {
 		return err
@@ -120,6 +135,7 @@ func (p *Publisher) Publish(ctx context.Context) error {
 		return err
 	}
 	if bytes.Equal(data, p.last) {
+		p.lastChanges, p.lastComputed = changes, now
 		return nil
 	}
 	cm := corev1ac.ConfigMap(p.opts.Key.Name, p.opts.Key.Namespace).
@@ -130,7 +146,7 @@ func (p *Publisher) Publish(ctx context.Context) error {
 	}
 	p.opts.Metrics.writes.WithLabelValues("success").Inc()
 	p.opts.Metrics.entries.Set(float64(kept))
-	p.last = data
+	p.last, p.lastChanges, p.lastComputed = data, changes, now
 	return nil
 }
 
