@@ -148,7 +148,7 @@ func TestStoreForgetsEverythingOnAnInvalidDocument(t *testing.T) {
 		t.Fatal("the store does not know a published image")
 	}
 	s.Set(&corev1.ConfigMap{Data: map[string]string{DataKey: "{"}})
-	if _, ok := s.Lookup("nginx", time.Now()); ok || s.Len() != 0 {
+	if _, ok := s.Lookup("nginx", time.Now()); ok || s.index.Load().Len() != 0 {
 		t.Fatal("the store still serves entries after an invalid document")
 	}
 }

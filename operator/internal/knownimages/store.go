@@ -98,6 +98,3 @@ func (s *Store) Set(cm *corev1.ConfigMap) {
 func (s *Store) Lookup(image string, now time.Time) (inspect.Result, bool) {
 	return s.index.Load().Lookup(image, now)
 }
-
-// Len returns the number of entries known, expired ones included.
-func (s *Store) Len() int { return s.index.Load().Len() }

@@ -30,8 +30,8 @@ type ImageResult struct {
 	Result inspect.Result
 }
 
-// Architectures returns what placement needs of the results.
-func Architectures(results []ImageResult) []placement.ImageArchitectures {
+// architectures returns what placement needs of the results.
+func architectures(results []ImageResult) []placement.ImageArchitectures {
 	out := make([]placement.ImageArchitectures, len(results))
 	for i, r := range results {
 		out[i] = placement.ImageArchitectures{Architectures: r.Result.Architectures, AnyArchitecture: r.Result.AnyArchitecture}

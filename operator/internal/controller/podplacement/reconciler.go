@@ -463,7 +463,7 @@ func (r *Reconciler) place(ctx context.Context, s *scope) error {
 	if err := r.client.List(ctx, configs, client.InNamespace(s.pod.Namespace), client.UnsafeDisableDeepCopy); err != nil && !meta.IsNoMatchError(err) {
 		return fmt.Errorf("listing PodPlacementConfigs: %w", err)
 	}
-	d := placement.Decide(s.updated, Architectures(s.results), configs.Items, s.cluster)
+	d := placement.Decide(s.updated, architectures(s.results), configs.Items, s.cluster)
 	s.outcome = d.Outcome
 	maps.Copy(s.annotations, d.Annotations())
 	if d.NoCommonArchitecture {
