@@ -184,7 +184,7 @@ func rows(base, head *report.Report, baseFailures, headFailures []string, o Opti
 	passes := []struct {
 		prefix     string
 		base, head *report.Pass
-	}{{"", base.Main, head.Main}, {"baseline.", base.Baseline, head.Baseline}}
+	}{{"", base.Main, head.Main}, {"baseline.", base.Baseline, head.Baseline}, {"handwritten.", base.Handwritten, head.Handwritten}}
 	for _, p := range passes {
 		if p.base == nil || p.head == nil {
 			continue

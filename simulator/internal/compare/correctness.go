@@ -12,15 +12,15 @@ import (
 // correctnessMetrics are judged exactly: each unit is a pod a user sees
 // misplaced, stuck gated or never bound, or a transition the recorder lost
 // (which makes every other figure of the run doubtful).
-var correctnessMetrics = []string{"misplacedPods", "gatedAtEnd", "unboundAtEnd", "recorderDrops", "baseline.recorderDrops"}
+var correctnessMetrics = []string{"misplacedPods", "gatedAtEnd", "unboundAtEnd", "recorderDrops", "baseline.recorderDrops", "handwritten.recorderDrops"}
 
 // Failures lists why a run cannot stand as valid: expectations that did
 // not hold, errors of the run itself, a pass that hit its deadline (its
 // samples lack the pods that never bound). Empty for a valid run.
 func Failures(r *report.Report) []string {
 	var why []string
-	for _, p := range []*report.Pass{r.Main, r.Baseline} {
-		if p != nil && p.DeadlineHit {
+	for _, p := range r.Passes() {
+		if p.DeadlineHit {
 			why = append(why, fmt.Sprintf("the %s pass hit its deadline", p.Name))
 		}
 	}

@@ -66,6 +66,9 @@ type Options struct {
 	// count as final once the operator decided on them (gate removed, or a
 	// placement label set). Every other pod is final once bound. Nil: none.
 	PendingByDesign []bool
+	// DecidedAtCreation: the pods carried their placement from creation (a
+	// handwritten affinity), so a pod Pending by design is final once seen.
+	DecidedAtCreation bool
 }
 
 // Recorder watches pods and records their transitions.
@@ -230,13 +233,16 @@ func (r *Recorder) aggregate() {
 }
 
 // isFinal reports whether pod i reached a final state: bound, or, for a pod
-// Pending by design, decided on by the operator.
+// Pending by design, decided on (by the operator, or at creation).
 func (r *Recorder) isFinal(i int) bool {
 	p := r.pods[i]
 	if p.Bound >= 0 {
 		return true
 	}
-	return i < len(r.opts.PendingByDesign) && r.opts.PendingByDesign[i] && (p.Ungated >= 0 || p.Placement != "")
+	if i >= len(r.opts.PendingByDesign) || !r.opts.PendingByDesign[i] {
+		return false
+	}
+	return p.Ungated >= 0 || p.Placement != "" || (r.opts.DecidedAtCreation && p.Seen >= 0)
 }
 
 // Progress is a live view of the counters.

@@ -83,9 +83,20 @@ func TestFinalCountsPendingByDesign(t *testing.T) {
 	ms := time.Millisecond
 	for name, tc := range map[string]struct {
 		pending   []bool
+		atCreate  bool
 		events    []*corev1.Pod
 		wantFinal int64
 	}{
+		"a pod Pending by design is final once seen when placed at creation": {
+			pending:   []bool{true, false},
+			atCreate:  true,
+			events:    []*corev1.Pod{newPod("p-00000").build(), newPod("p-00001").build()},
+			wantFinal: 1,
+		},
+		"a pod Pending by design waits for a decision otherwise": {
+			pending: []bool{true, false},
+			events:  []*corev1.Pod{newPod("p-00000").build(), newPod("p-00001").build()},
+		},
 		"gated pods are not final": {
 			pending: []bool{false, false},
 			events:  []*corev1.Pod{newPod("p-00000").gated().build(), newPod("p-00001").gated().build()},
@@ -102,7 +113,7 @@ func TestFinalCountsPendingByDesign(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := &Recorder{opts: Options{PendingByDesign: tc.pending}, events: make(chan event, 16), pods: make([]PodTimes, 2),
+			r := &Recorder{opts: Options{PendingByDesign: tc.pending, DecidedAtCreation: tc.atCreate}, events: make(chan event, 16), pods: make([]PodTimes, 2),
 				final: make([]bool, 2), changed: make(chan struct{}, 1)}
 			for i := range r.pods {
 				r.pods[i] = PodTimes{Seen: -1, Gated: -1, Ungated: -1, Bound: -1}

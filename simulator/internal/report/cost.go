@@ -96,8 +96,8 @@ func (c *Cost) Component(name string) (ComponentCost, bool) {
 // costPasses returns the passes that carry a cost, main first.
 func (r *Report) costPasses() []*Pass {
 	var out []*Pass
-	for _, p := range []*Pass{r.Main, r.Baseline} {
-		if p != nil && p.Cost != nil {
+	for _, p := range r.Passes() {
+		if p.Cost != nil {
 			out = append(out, p)
 		}
 	}

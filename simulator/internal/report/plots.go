@@ -57,8 +57,10 @@ func LatencyCDFPlot(r *Report, path string) error {
 		}
 	}
 	for _, f := range []string{"schedule", "total"} {
-		if err := add(r.Baseline, f, true); err != nil {
-			return err
+		for _, other := range []*Pass{r.Baseline, r.Handwritten} {
+			if err := add(other, f, true); err != nil {
+				return err
+			}
 		}
 	}
 	return p.Save(9*vg.Inch, 4.5*vg.Inch, path)

@@ -38,6 +38,13 @@ type Report struct {
 	// Ratios divide main-pass figures by the baseline's (throughput,
 	// schedule.p50, …).
 	Ratios map[string]float64 `json:"ratios,omitempty"`
+	// Handwritten is the same workload without the operator, every pod
+	// carrying from creation the architecture affinity its images need, as
+	// a user would write it; when asked for.
+	Handwritten *Pass `json:"handwritten,omitempty"`
+	// HandwrittenRatios divide main-pass figures by the handwritten pass's:
+	// what archgate costs beyond the constraint it adds.
+	HandwrittenRatios map[string]float64 `json:"handwrittenRatios,omitempty"`
 	// Operator holds the operator's own counters, when it ran.
 	Operator *OperatorStats `json:"operator,omitempty"`
 	// Registry holds the fake registry's counters, when it ran.
@@ -60,6 +67,17 @@ type Report struct {
 	Failures []string `json:"failures,omitempty"`
 	// Errors are problems of the run itself (watch lost, component failed).
 	Errors []string `json:"errors,omitempty"`
+}
+
+// Passes returns the passes that ran, main first.
+func (r *Report) Passes() []*Pass {
+	var out []*Pass
+	for _, p := range []*Pass{r.Main, r.Baseline, r.Handwritten} {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ScenarioInfo identifies the scenario of a run.

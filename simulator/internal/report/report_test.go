@@ -1,6 +1,7 @@
 package report
 
 import (
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -67,6 +68,8 @@ func sample(scale float64) *Report {
 	for _, c := range scenario.CostComponents {
 		r.Ratios["cost.cpuPer1kPods."+c] = 2
 	}
+	r.Handwritten = pass("handwritten", false)
+	r.HandwrittenRatios = maps.Clone(r.Ratios)
 	return r
 }
 

@@ -26,11 +26,17 @@ func (r *Report) WriteText(w io.Writer) {
 			}
 		}
 	}
-	pass(r.Main)
-	pass(r.Baseline)
-	if len(r.Ratios) > 0 {
-		fmt.Fprintf(w, "ratio to baseline: throughput ×%.2f, schedule p99 ×%.2f, total p99 ×%.2f\n",
-			r.Ratios["throughput"], r.Ratios["schedule.p99"], r.Ratios["total.p99"])
+	for _, p := range r.Passes() {
+		pass(p)
+	}
+	for _, rs := range []struct {
+		to     string
+		ratios map[string]float64
+	}{{"baseline", r.Ratios}, {"handwritten affinity", r.HandwrittenRatios}} {
+		if len(rs.ratios) > 0 {
+			fmt.Fprintf(w, "ratio to %s: throughput ×%.2f, schedule p99 ×%.2f, total p99 ×%.2f, CPU per pod ×%.2f\n",
+				rs.to, rs.ratios["throughput"], rs.ratios["schedule.p99"], rs.ratios["total.p99"], rs.ratios["cost.cpuPer1kPods"])
+		}
 	}
 	if o := r.Operator; o != nil {
 		fmt.Fprintf(w, "cache hit rate %s (%.0f hits, %.0f misses)", scenario.FormatValue(scenario.UnitRatio, o.CacheHitRate), o.CacheHits, o.CacheMisses)

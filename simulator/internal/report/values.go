@@ -58,6 +58,7 @@ func (r *Report) Values() map[string]float64 {
 	}
 	pass("", r.Main)
 	pass("baseline.", r.Baseline)
+	pass("handwritten.", r.Handwritten)
 	for _, ev := range r.Timeline {
 		if fo := ev.Failover; fo != nil && fo.ResumedAt >= 0 && ev.Error == "" {
 			name := "failover." + fo.Mode
@@ -67,8 +68,16 @@ func (r *Report) Values() map[string]float64 {
 	for k, x := range r.Ratios {
 		put("ratio."+k, x)
 	}
-	if r.Main != nil && r.Baseline != nil && r.Baseline.SustainedRate > 0 {
-		put("ratio.sustainedRate", r.Main.SustainedRate/r.Baseline.SustainedRate)
+	for k, x := range r.HandwrittenRatios {
+		put("handwrittenRatio."+k, x)
+	}
+	for _, o := range []struct {
+		name string
+		pass *Pass
+	}{{"ratio.sustainedRate", r.Baseline}, {"handwrittenRatio.sustainedRate", r.Handwritten}} {
+		if r.Main != nil && o.pass != nil && o.pass.SustainedRate > 0 {
+			put(o.name, r.Main.SustainedRate/o.pass.SustainedRate)
+		}
 	}
 	// The write-bound ceiling: if the apiserver's writes were all that
 	// limited the cluster, the operator's extra write per pod would bind

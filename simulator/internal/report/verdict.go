@@ -24,8 +24,8 @@ func Verdict(r *Report) []string {
 	if r.Main == nil {
 		out = append(out, "the main pass did not complete")
 	}
-	for _, p := range []*Pass{r.Main, r.Baseline} {
-		if p != nil && p.DeadlineHit {
+	for _, p := range r.Passes() {
+		if p.DeadlineHit {
 			out = append(out, fmt.Sprintf("%s pass hit its deadline: %d of %d planned pods created, %d not bound (%d Pending by design)",
 				p.Name, p.Pods, p.Schedulable+p.PendingByDesign, p.UnboundAtEnd, p.PendingByDesign))
 		}

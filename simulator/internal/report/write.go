@@ -117,6 +117,7 @@ type summaryView struct {
 	Passes                  []*Pass
 	Rows                    []summaryRow
 	Ratios                  []string
+	HandwrittenRatios       []string
 	Cost                    *costView
 	LatencySVG, TimelineSVG string
 }
@@ -129,14 +130,9 @@ type summaryRow struct {
 
 // WriteMarkdown writes the human summary of the report.
 func (r *Report) WriteMarkdown(w io.Writer, f Files) error {
-	v := summaryView{Report: r, Held: countPassed(r.Expectations), Passes: []*Pass{r.Main}}
-	if r.Baseline != nil {
-		v.Passes = append(v.Passes, r.Baseline)
-	}
+	v := summaryView{Report: r, Held: countPassed(r.Expectations), Passes: r.Passes(),
+		Ratios: ratioTexts(r.Ratios), HandwrittenRatios: ratioTexts(r.HandwrittenRatios)}
 	v.Rows = passRows(v.Passes)
-	for _, k := range slices.Sorted(maps.Keys(r.Ratios)) {
-		v.Ratios = append(v.Ratios, fmt.Sprintf("%s ×%.2f", k, r.Ratios[k]))
-	}
 	v.Cost = r.costSummary()
 	if f.LatencySVG != "" {
 		v.LatencySVG = filepath.Base(f.LatencySVG)
@@ -145,6 +141,15 @@ func (r *Report) WriteMarkdown(w io.Writer, f Files) error {
 		v.TimelineSVG = filepath.Base(f.TimelineSVG)
 	}
 	return summaryTemplate.Execute(w, v)
+}
+
+// ratioTexts are ratios as "name ×x.xx", sorted by name.
+func ratioTexts(ratios map[string]float64) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(ratios)) {
+		out = append(out, fmt.Sprintf("%s ×%.2f", k, ratios[k]))
+	}
+	return out
 }
 
 // passRows are the rows of the passes table.

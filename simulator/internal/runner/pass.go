@@ -22,7 +22,10 @@ import (
 type passSpec struct {
 	name     string
 	operator bool
-	timeline []scenario.Event
+	// handwritten gives every pod the architecture affinity a user would
+	// write (the handwritten-affinity pass; the operator is off).
+	handwritten bool
+	timeline    []scenario.Event
 }
 
 // creates holds the creators' times of each pod while they run (offsets from the epoch),
@@ -72,13 +75,15 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 		Labels:     map[string]string{workload.LabelRun: r.id, workload.LabelPass: spec.name},
 		CPU:        *r.s.Workload.Requests.CPU,
 		Memory:     *r.s.Workload.Requests.Memory,
+
+		HandwrittenAffinity: spec.handwritten,
 	}
 	sliBefore := r.schedulerSLI(ctx)
 	costStart := r.markCost(ctx)
 	stopProfiles := r.startProfiles(ctx, spec.name)
 	epoch := time.Now()
 	rec, err := recorder.Start(ctx, recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(pods), Epoch: epoch,
-		PendingByDesign: pendingByDesign(pods, spec.operator)})
+		PendingByDesign: pendingByDesign(pods, spec.operator || spec.handwritten), DecidedAtCreation: spec.handwritten})
 	if err != nil {
 		return passResult{}, err
 	}
@@ -124,7 +129,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	if err != nil {
 		return out, err
 	}
-	out.pass = summarize(summaryInput{name: spec.name, operator: spec.operator, pods: pods, nodeArch: r.nodeArch,
+	out.pass = summarize(summaryInput{name: spec.name, operator: spec.operator, handwritten: spec.handwritten, pods: pods, nodeArch: r.nodeArch,
 		arrival: r.s.Workload.Arrival, creates: c.times(), watch: res, final: final})
 	out.pass.DeadlineHit = deadlineHit
 	out.pass.SchedulerSLI = sliDelta(sliBefore, r.schedulerSLI(context.WithoutCancel(ctx)))

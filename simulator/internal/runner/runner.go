@@ -150,10 +150,10 @@ func (r *run) logf(format string, args ...any) {
 
 // results are what the phases produced, for assemble.
 type results struct {
-	main, baseline *passResult
-	operator       *report.OperatorStats
-	registry       *report.RegistryStats
-	errors         []string
+	main, baseline, handwritten *passResult
+	operator                    *report.OperatorStats
+	registry                    *report.RegistryStats
+	errors                      []string
 }
 
 // execute runs the phases and returns what they produced, also when one
@@ -172,17 +172,20 @@ func (r *run) execute(ctx context.Context) (results, error) {
 	if err := r.startCluster(ctx); err != nil {
 		return res, err
 	}
-	if r.s.Baseline {
-		if err := r.settle(ctx); err != nil {
-			return res, err
+	for _, spec := range []struct {
+		want bool
+		pass passSpec
+		into **passResult
+	}{
+		{r.s.Baseline, passSpec{name: "baseline"}, &res.baseline},
+		{r.s.HandwrittenBaseline, passSpec{name: "handwritten", handwritten: true}, &res.handwritten},
+	} {
+		if !spec.want {
+			continue
 		}
-		p, err := r.runPass(ctx, passSpec{name: "baseline", operator: false})
-		res.baseline = &p
+		p, err := r.runOperatorOffPass(ctx, spec.pass)
+		*spec.into = &p
 		if err != nil {
-			return res, fmt.Errorf("baseline pass: %w", err)
-		}
-		r.logf("baseline pass: %d/%d pods bound in %.1fs (%.1f pods/s)", p.pass.BoundPods, p.pass.Pods, p.pass.DurationSeconds, p.pass.Throughput)
-		if err := r.deletePassPods(ctx, "baseline"); err != nil {
 			return res, err
 		}
 	}
@@ -214,6 +217,20 @@ func (r *run) execute(ctx context.Context) (results, error) {
 		}
 	}
 	return res, nil
+}
+
+// runOperatorOffPass runs a pass without the operator once the cluster has
+// settled, and deletes its pods.
+func (r *run) runOperatorOffPass(ctx context.Context, spec passSpec) (passResult, error) {
+	if err := r.settle(ctx); err != nil {
+		return passResult{}, err
+	}
+	p, err := r.runPass(ctx, spec)
+	if err != nil {
+		return p, fmt.Errorf("%s pass: %w", spec.name, err)
+	}
+	r.logf("%s pass: %d/%d pods bound in %.1fs (%.1f pods/s)", spec.name, p.pass.BoundPods, p.pass.Pods, p.pass.DurationSeconds, p.pass.Throughput)
+	return p, r.deletePassPods(ctx, spec.name)
 }
 
 // startCluster starts the control plane, the scheduler and the nodes.
@@ -273,7 +290,7 @@ func assemble(a assembly) *report.Report {
 		Registry:      res.registry,
 		Resources:     a.resources,
 	}
-	for _, p := range []*passResult{res.baseline, res.main} {
+	for _, p := range []*passResult{res.baseline, res.handwritten, res.main} {
 		if p == nil {
 			continue
 		}
@@ -286,12 +303,18 @@ func assemble(a assembly) *report.Report {
 		rep.Oracle = &report.Oracle{AtRiskPods: a.risk.AtRiskPods, ExpectedMisplaced: a.risk.Expected,
 			BaselineMisplaced: rep.Baseline.MisplacedPods}
 	}
+	if res.handwritten != nil {
+		rep.Handwritten = res.handwritten.pass
+	}
 	if res.main != nil {
 		rep.Main = res.main.pass
 	}
 	if rep.Main != nil {
 		if rep.Baseline != nil {
 			rep.Ratios = ratios(rep.Main, rep.Baseline)
+		}
+		if rep.Handwritten != nil {
+			rep.HandwrittenRatios = ratios(rep.Main, rep.Handwritten)
 		}
 		rep.Expectations = report.Evaluate(rep, a.checks)
 	}
@@ -308,7 +331,7 @@ func nodesByArch(s *scenario.Scenario) map[string]int {
 	return out
 }
 
-// ratios divides main-pass figures by the baseline's.
+// ratios divides main-pass figures by those of a pass without the operator.
 func ratios(m, b *report.Pass) map[string]float64 {
 	out := map[string]float64{}
 	div := func(name string, x, y float64) {

@@ -28,7 +28,9 @@ type createTimes struct {
 type summaryInput struct {
 	name     string
 	operator bool
-	pods     []workload.Pod
+	// handwritten: the pods carried their architecture affinity from creation.
+	handwritten bool
+	pods        []workload.Pod
 	// nodeArch is each node's architecture.
 	nodeArch map[string]string
 	arrival  scenario.ArrivalSpec
@@ -38,13 +40,14 @@ type summaryInput struct {
 	final []corev1.Pod
 }
 
-// pendingByDesign marks the pods allowed to end Pending: with the operator,
-// those whose images share no architecture with any node pool (the operator
-// keeps them off every node); without it nothing keeps a pod off a node.
-func pendingByDesign(pods []workload.Pod, operator bool) []bool {
+// pendingByDesign marks the pods allowed to end Pending: when the pass
+// places pods by architecture (the operator, or the handwritten affinity),
+// those whose images share no architecture with any node pool are kept off
+// every node; otherwise nothing keeps a pod off a node.
+func pendingByDesign(pods []workload.Pod, placed bool) []bool {
 	out := make([]bool, len(pods))
 	for i, p := range pods {
-		out[i] = operator && p.NoFeasibleArch
+		out[i] = placed && p.NoFeasibleArch
 	}
 	return out
 }
@@ -62,7 +65,7 @@ func summarize(in summaryInput) *report.Pass {
 		Latency:     map[string]stats.Summary{},
 		Recorder:    report.RecorderStats{Events: in.watch.Events, Drops: in.watch.Drops},
 	}
-	for _, pending := range pendingByDesign(in.pods, in.operator) {
+	for _, pending := range pendingByDesign(in.pods, in.operator || in.handwritten) {
 		if pending {
 			p.PendingByDesign++
 			p.Schedulable--

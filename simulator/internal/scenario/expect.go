@@ -46,6 +46,8 @@ const (
 	NeedsOperator Needs = "operator"
 	// NeedsBaseline: only measured with a baseline pass.
 	NeedsBaseline Needs = "baseline"
+	// NeedsHandwritten: only measured with a handwritten-affinity pass.
+	NeedsHandwritten Needs = "handwrittenBaseline"
 )
 
 // MetricInfo describes a metric expectations can check.
@@ -67,8 +69,10 @@ type MetricInfo struct {
 var LatencyStats = []string{"p50", "p90", "p99", "max", "mean"}
 
 // Metrics lists every metric a check may name, in a stable order. Pass
-// metrics exist for the main pass (bare) and, prefixed "baseline.", for the
-// baseline pass; "ratio." metrics divide the main pass by the baseline.
+// metrics exist for the main pass (bare) and, prefixed "baseline." and
+// "handwritten.", for the passes without the operator; "ratio." metrics divide
+// the main pass by the baseline, "handwrittenRatio." ones by the
+// handwritten-affinity pass.
 func Metrics() []MetricInfo { return slices.Clone(metrics()) }
 
 var metrics = sync.OnceValue(buildMetrics)
@@ -78,7 +82,7 @@ var CostComponents = []string{"kube-apiserver", "etcd", "scheduler", "webhook", 
 
 func buildMetrics() []MetricInfo {
 	var out []MetricInfo
-	pass := func(prefix string, needs Needs, baseline bool) {
+	pass := func(prefix string, needs Needs, operatorOff bool) {
 		latencies := []struct{ name, help string }{
 			{"gateHold", "time a pod spent gated: gated seen → ungated seen"},
 			{"schedule", "ungated (or created, if never gated) seen → bound seen"},
@@ -88,7 +92,7 @@ func buildMetrics() []MetricInfo {
 		for _, l := range latencies {
 			n := needs
 			if l.name == "gateHold" {
-				if baseline {
+				if operatorOff {
 					continue // never gated without the operator
 				}
 				n = NeedsOperator
@@ -119,7 +123,7 @@ func buildMetrics() []MetricInfo {
 				MetricInfo{Name: prefix + "cost.peakRSS." + c, Unit: UnitBytes, Needs: needs, Help: "peak RSS of " + c + " during the pass"},
 			)
 		}
-		if !baseline {
+		if !operatorOff {
 			out = append(out,
 				MetricInfo{Name: prefix + "inspectionFailedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods released with placement=inspection-failed"},
 				MetricInfo{Name: prefix + "noCommonArchPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods marked placement=no-common-arch"},
@@ -130,16 +134,21 @@ func buildMetrics() []MetricInfo {
 	}
 	pass("", NeedsNothing, false)
 	pass("baseline.", NeedsBaseline, true)
+	pass("handwritten.", NeedsHandwritten, true)
 	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99", "cost.cpuPer1kPods", "cost.apiWritesPerPod"}
 	for _, c := range CostComponents {
 		ratios = append(ratios, "cost.cpuPer1kPods."+c)
 	}
 	for _, m := range ratios {
-		out = append(out, MetricInfo{Name: "ratio." + m, Unit: UnitFactor, Needs: NeedsBaseline, Higher: m == "throughput",
-			Help: "main pass " + m + " divided by the baseline's"})
+		out = append(out,
+			MetricInfo{Name: "ratio." + m, Unit: UnitFactor, Needs: NeedsBaseline, Higher: m == "throughput",
+				Help: "main pass " + m + " divided by the baseline's"},
+			MetricInfo{Name: "handwrittenRatio." + m, Unit: UnitFactor, Needs: NeedsHandwritten, Higher: m == "throughput",
+				Help: "main pass " + m + " divided by the handwritten-affinity pass's: archgate's own cost, the constraint's cost apart"})
 	}
 	out = append(out,
 		MetricInfo{Name: "ratio.sustainedRate", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "main pass sustainedRate divided by the baseline's"},
+		MetricInfo{Name: "handwrittenRatio.sustainedRate", Unit: UnitFactor, Needs: NeedsHandwritten, Higher: true, Help: "main pass sustainedRate divided by the handwritten-affinity pass's"},
 		MetricInfo{Name: "ceiling.throughput", Unit: UnitFactor, Needs: NeedsBaseline, Help: "write-bound ceiling of ratio.throughput: W/(W+1), W the baseline's apiserver writes per pod"},
 		MetricInfo{Name: "ratio.throughputOfCeiling", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "ratio.throughput divided by ceiling.throughput"},
 		MetricInfo{Name: "failover.graceful", Unit: UnitDuration, Needs: NeedsOperator, Help: "longest controllerRestart (mode graceful) from the stop to the first gate removed after it"},

@@ -164,6 +164,11 @@ func TestParseErrors(t *testing.T) {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: ratio.throughput >= 0.9",
 			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"ratio.throughput >= 0.9"`, Reason: "metric ratio.throughput needs baseline: true"}},
 		},
+		"expectation needing a handwritten pass": {
+			old: "  - check: gateHold.p99 < 200ms", new: "  - check: handwrittenRatio.throughput >= 0.9",
+			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"handwrittenRatio.throughput >= 0.9"`,
+				Reason: "metric handwrittenRatio.throughput needs handwrittenBaseline: true"}},
+		},
 		"timeline with two actions": {
 			old: "expectations:", new: "timeline:\n  - at: 5s\n    webhookDown: {duration: 1s}\n    controllerRestart: {}\nexpectations:",
 			want: []strictyaml.FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted"}},

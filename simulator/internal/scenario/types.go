@@ -23,6 +23,13 @@ type Scenario struct {
 	// Baseline adds a pass of the same workload with the operator off, so the
 	// report can state ratios to the scheduler alone.
 	Baseline bool `json:"baseline,omitempty"`
+	// HandwrittenBaseline adds a pass with the operator off in which every
+	// pod carries, from its creation, the required kubernetes.io/arch
+	// affinity its images need (from the catalog): what a careful user
+	// writes by hand. The scheduler pays for that affinity as it pays for
+	// archgate's, so the main pass divided by this one is what archgate
+	// itself costs, apart from the cost of the constraint.
+	HandwrittenBaseline bool `json:"handwrittenBaseline,omitempty"`
 	// Deadline bounds each pass, from its first pod creation to the last pod
 	// bound; pods not bound by then are reported as unbound. Default 10m.
 	Deadline Duration `json:"deadline,omitempty"`

@@ -598,6 +598,10 @@ func parseChecks(s *Scenario, list []Expectation, path string) ([]Check, []*stri
 			if !s.Baseline {
 				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs baseline: true", c.Metric.Name)
 			}
+		case NeedsHandwritten:
+			if !s.HandwrittenBaseline {
+				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs handwrittenBaseline: true", c.Metric.Name)
+			}
 		}
 		c.Source = strings.Join(strings.Fields(x.Source), " ")
 		out = append(out, c)

@@ -49,6 +49,9 @@ type ObjectOptions struct {
 	Labels map[string]string
 	// CPU and Memory are each container's requests.
 	CPU, Memory resource.Quantity
+	// HandwrittenAffinity gives every pod that does not pin its architecture
+	// itself the required affinity its images need, as a user would write it.
+	HandwrittenAffinity bool
 }
 
 // Object builds the pod as the simulator creates it.
@@ -78,14 +81,11 @@ func (p Pod) Object(o ObjectOptions) *corev1.Pod {
 	for i, ref := range p.Containers {
 		pod.Spec.Containers = append(pod.Spec.Containers, container("app", i, ref))
 	}
-	if p.ArchAffinity != "" {
-		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
-					Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{p.ArchAffinity},
-				}}}},
-			},
-		}}
+	switch {
+	case p.ArchAffinity != "":
+		pod.Spec.Affinity = requiredArch(corev1.NodeSelectorOpIn, p.ArchAffinity)
+	case o.HandwrittenAffinity && p.NodeSelectorArch == "" && !p.AnyArch:
+		pod.Spec.Affinity = handwrittenAffinity(p.Allowed)
 	}
 	if p.NodeSelectorArch != "" {
 		pod.Spec.NodeSelector = map[string]string{corev1.LabelArchStable: p.NodeSelectorArch}
@@ -94,4 +94,26 @@ func (p Pod) Object(o ObjectOptions) *corev1.Pod {
 		pod.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: PullSecretName}}
 	}
 	return pod
+}
+
+// handwrittenAffinity is the required affinity a user writes for images that
+// run on allowed: In those architectures, or, when they share none, a term no
+// node matches (every node carries the architecture label), so that the pod
+// stays Pending as it does with the operator.
+func handwrittenAffinity(allowed []string) *corev1.Affinity {
+	if len(allowed) == 0 {
+		return requiredArch(corev1.NodeSelectorOpDoesNotExist)
+	}
+	return requiredArch(corev1.NodeSelectorOpIn, allowed...)
+}
+
+// requiredArch is a required node affinity on the architecture label.
+func requiredArch(op corev1.NodeSelectorOperator, values ...string) *corev1.Affinity {
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+				Key: corev1.LabelArchStable, Operator: op, Values: values,
+			}}}},
+		},
+	}}
 }

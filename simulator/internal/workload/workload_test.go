@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
@@ -151,6 +152,37 @@ func TestPodObject(t *testing.T) {
 	}
 	if len(pod.Spec.ImagePullSecrets) != 1 || pod.Spec.ImagePullSecrets[0].Name != PullSecretName {
 		t.Errorf("pull secrets %v", pod.Spec.ImagePullSecrets)
+	}
+}
+
+// TestHandwrittenAffinity: the handwritten pass gives a pod the affinity its
+// images need unless the pod pins its architecture itself.
+func TestHandwrittenAffinity(t *testing.T) {
+	for name, tc := range map[string]struct {
+		pod        Pod
+		wantOp     corev1.NodeSelectorOperator
+		wantValues []string
+	}{
+		"images on two architectures":      {pod: Pod{Allowed: []string{"amd64", "arm64"}}, wantOp: corev1.NodeSelectorOpIn, wantValues: []string{"amd64", "arm64"}},
+		"images sharing no architecture":   {pod: Pod{}, wantOp: corev1.NodeSelectorOpDoesNotExist},
+		"images without binaries":          {pod: Pod{AnyArch: true}},
+		"the pod's own affinity is kept":   {pod: Pod{Allowed: []string{"amd64", "arm64"}, ArchAffinity: "arm64"}, wantOp: corev1.NodeSelectorOpIn, wantValues: []string{"arm64"}},
+		"a pod pinned by nodeSelector too": {pod: Pod{Allowed: []string{"amd64"}, NodeSelectorArch: "amd64"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc.pod.Containers = []string{"gen/a:v1"}
+			pod := tc.pod.Object(ObjectOptions{Namespaces: []string{"a"}, HandwrittenAffinity: true})
+			if tc.wantOp == "" {
+				if pod.Spec.Affinity != nil {
+					t.Fatalf("affinity %v, want none", pod.Spec.Affinity)
+				}
+				return
+			}
+			req := pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0]
+			if req.Key != corev1.LabelArchStable || req.Operator != tc.wantOp || !slices.Equal(req.Values, tc.wantValues) {
+				t.Errorf("requirement %v, want %s %s %v", req, corev1.LabelArchStable, tc.wantOp, tc.wantValues)
+			}
+		})
 	}
 }
 
