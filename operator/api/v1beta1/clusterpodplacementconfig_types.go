@@ -244,6 +244,41 @@ type ImageInspection struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=20
 	MaxRetries *int32 `json:"maxRetries,omitempty"`
+
+	// credentialProviders gives the controller the kubelet's credential provider plugins
+	// (ecr-credential-provider on EKS, the GCP and Azure providers on GKE and AKS, ...): images
+	// that nodes pull with a plugin's credentials are inspected with the same credentials, tried
+	// after the global pull secret. Unset means no plugins.
+	// +optional
+	CredentialProviders *CredentialProviders `json:"credentialProviders,omitempty"`
+}
+
+// CredentialProvidersConfigKey is the key of the CredentialProviderConfig in the ConfigMap
+// named by credentialProviders.configConfigmapRef.
+const CredentialProvidersConfigKey = "config.yaml"
+
+// CredentialProviders configures the kubelet credential provider plugins of image inspection.
+type CredentialProviders struct {
+	// configConfigmapRef names a ConfigMap whose "config.yaml" key holds a kubelet
+	// CredentialProviderConfig (kubelet.config.k8s.io/v1), usually a copy of the nodes' own
+	// (the file given to the kubelet's --image-credential-provider-config). The operator
+	// validates it before rolling out the controller. Service-account-token plugins
+	// (tokenAttributes) are not supported.
+	// +required
+	ConfigConfigmapRef NamespacedObjectReference `json:"configConfigmapRef"`
+
+	// hostBinDir is the directory, on the nodes' hosts, of the plugin executables (the
+	// kubelet's --image-credential-provider-bin-dir, e.g. /etc/eks/image-credential-provider on
+	// EKS). It is mounted read-only into the controller's pods as a hostPath volume: the
+	// executables the nodes run, built for the node's architecture, with the node's cloud
+	// identity available as it is to the kubelet (instance metadata, or the controller's own
+	// workload identity).
+	// +required
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`^/`
+	// +kubebuilder:validation:XValidation:rule="!self.split('/').exists(e, e == '..')",message="hostBinDir must be an absolute path without '..' elements"
+	HostBinDir string `json:"hostBinDir"`
 }
 
 // ImageInspectionSettings is ImageInspection with every default resolved, in Go types: the one

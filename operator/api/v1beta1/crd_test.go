@@ -89,12 +89,13 @@ func TestCRDFiles(t *testing.T) {
 			wantScope:   apiextensionsv1.ClusterScoped,
 			wantColumns: []string{"Available", "Progressing", "Degraded", "Age"},
 			wantRules: map[string][]string{
-				"":                                            {"self.metadata.name == 'cluster'"},
-				".spec.imageInspection.cacheTTL":              {"duration(self) >= duration('1s') && duration(self) <= duration('24h')"},
-				".spec.imageInspection.failureCacheTTL":       {"duration(self) >= duration('0s') && duration(self) <= duration('5m')"},
-				".spec.imageInspection.timeout":               {"duration(self) >= duration('1s') && duration(self) <= duration('5m')"},
-				".spec.plugins.nodeAffinityScoring":           {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
-				".spec.plugins.nodeAffinityScoring.platforms": {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
+				"":                               {"self.metadata.name == 'cluster'"},
+				".spec.imageInspection.cacheTTL": {"duration(self) >= duration('1s') && duration(self) <= duration('24h')"},
+				".spec.imageInspection.credentialProviders.hostBinDir": {"!self.split('/').exists(e, e == '..')"},
+				".spec.imageInspection.failureCacheTTL":                {"duration(self) >= duration('0s') && duration(self) <= duration('5m')"},
+				".spec.imageInspection.timeout":                        {"duration(self) >= duration('1s') && duration(self) <= duration('5m')"},
+				".spec.plugins.nodeAffinityScoring":                    {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
+				".spec.plugins.nodeAffinityScoring.platforms":          {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
 			},
 		},
 		"PodPlacementConfig": {
@@ -264,6 +265,21 @@ spec:
 				"timeout must be between 1s and 5m",
 				"maxRetries: Invalid value",
 			},
+		},
+		"credential providers": {
+			object: head + "metadata: {name: cluster}\nspec: {imageInspection: {credentialProviders: {configConfigmapRef: {name: credential-providers}, hostBinDir: /etc/eks/image-credential-provider}}}\n",
+		},
+		"credential providers without their fields": {
+			object:     head + "metadata: {name: cluster}\nspec: {imageInspection: {credentialProviders: {}}}\n",
+			wantErrors: []string{"credentialProviders.configConfigmapRef: Required value", "credentialProviders.hostBinDir: Required value"},
+		},
+		"credential providers with a relative bin dir": {
+			object:     head + "metadata: {name: cluster}\nspec: {imageInspection: {credentialProviders: {configConfigmapRef: {name: c}, hostBinDir: usr/bin}}}\n",
+			wantErrors: []string{"credentialProviders.hostBinDir: Invalid value"},
+		},
+		"credential providers with .. in the bin dir": {
+			object:     head + "metadata: {name: cluster}\nspec: {imageInspection: {credentialProviders: {configConfigmapRef: {name: c}, hostBinDir: /opt/../etc}}}\n",
+			wantErrors: []string{"hostBinDir must be an absolute path without '..' elements"},
 		},
 		"inspection duration not a duration": {
 			object:     head + "metadata: {name: cluster}\nspec: {imageInspection: {timeout: soon}}\n",

@@ -62,6 +62,8 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 	fs.StringVar(&opts.CertsDir, "certs-dir", "", "certs.d directory: a host[:port] subdirectory of CA certificates per registry.")
 	fs.StringVar(&opts.CABundleFile, "ca-bundle", "", "PEM file of CA certificates trusted for every registry, on top of the system roots.")
 	fs.StringVar(&opts.AuthFilePath, "auth-file", "", "Docker/podman auth file, used for registry mirrors.")
+	fs.StringVar(&opts.CredentialProviderConfig, settings.FlagCredentialProviderConfig, "", "kubelet CredentialProviderConfig (kubelet.config.k8s.io/v1) of the credential provider plugins whose credentials are tried after the global pull secret; empty for none.")
+	fs.StringVar(&opts.CredentialProviderBinDir, settings.FlagCredentialProviderBinDir, "", "Directory of the credential provider plugins' executables (the kubelet's --image-credential-provider-bin-dir).")
 	fs.BoolVar(&opts.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "Skip TLS verification and allow plain HTTP for every registry (development only).")
 	fs.IntVar(&opts.Workers, "workers", components.DefaultWorkers, "Pods processed concurrently.")
 	fs.IntVar(&opts.InspectWorkers, "inspect-workers", components.DefaultInspectWorkers, "Images of one pod inspected concurrently.")

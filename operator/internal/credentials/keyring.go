@@ -32,8 +32,9 @@ func (c Candidates) Identities() []Identity {
 	return ids
 }
 
-// Keyring holds the pull secrets that apply to one pod: its imagePullSecrets and the
-// global pull secret. It is immutable and safe for concurrent use.
+// Keyring holds the pull secrets that apply to one pod: its imagePullSecrets, the global pull
+// secret and the credentials of the kubelet credential provider plugins (WithNode). It is
+// immutable and safe for concurrent use.
 //
 // Precedence follows the kubelet, which tries the pod's imagePullSecrets before the node's
 // own credentials (the global pull secret plays the node's part):
@@ -41,7 +42,10 @@ func (c Candidates) Identities() []Identity {
 //  1. every matching entry of the pod's imagePullSecrets, most specific first
 //     (longest path prefix, then exact host before wildcard host, then reverse lexical
 //     order of the key); entries equally specific keep the imagePullSecrets order;
-//  2. then every matching entry of the global pull secret, most specific first.
+//  2. then every matching entry of the global pull secret, most specific first;
+//  3. then every matching entry the credential provider plugins returned for the image, in
+//     the order of the CredentialProviderConfig's providers (like the kubelet), each most
+//     specific first. These are node credentials too, tried after the global pull secret.
 //
 // Candidates with identical credential material are listed once, at their first place.
 // Nothing matching means anonymous access; like the kubelet, a pod that has matching
@@ -49,6 +53,7 @@ func (c Candidates) Identities() []Identity {
 type Keyring struct {
 	pod    []Config
 	global []Config
+	node   []Config
 }
 
 // NewKeyring returns a keyring over the global pull secret (nil when there is none) and the
@@ -61,6 +66,15 @@ func NewKeyring(global *Config, pod ...Config) *Keyring {
 	return k
 }
 
+// WithNode returns a keyring that also holds the given credential provider plugins' credentials,
+// tried after the global pull secret. The receiver is not changed.
+func (k *Keyring) WithNode(cfgs ...Config) *Keyring {
+	if len(cfgs) == 0 {
+		return k
+	}
+	return &Keyring{pod: k.pod, global: k.global, node: append(slices.Clone(k.node), cfgs...)}
+}
+
 // Lookup returns the candidate credentials for an image reference (short names,
 // registry ports, tags and digests allowed), in the order documented on Keyring.
 func (k *Keyring) Lookup(image string) (Candidates, error) {
@@ -70,7 +84,12 @@ func (k *Keyring) Lookup(image string) (Candidates, error) {
 	}
 	var out Candidates
 	seen := map[Identity]bool{}
-	for _, group := range [][]Config{k.pod, k.global} {
+	groups := [][]Config{k.pod, k.global}
+	for _, cfg := range k.node {
+		// Each plugin's response is one group: providers keep their configured order.
+		groups = append(groups, []Config{cfg})
+	}
+	for _, group := range groups {
 		for _, m := range matchGroup(group, t) {
 			id := m.Auth.Identity()
 			if seen[id] {

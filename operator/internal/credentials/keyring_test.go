@@ -2,6 +2,7 @@ package credentials
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,6 +100,7 @@ func TestKeyringLookup(t *testing.T) {
 	tests := map[string]struct {
 		global    map[string]string
 		pod       []map[string]string
+		node      []map[string]string // credential provider plugins' responses, in order
 		image     string
 		wantUsers []string
 	}{
@@ -176,6 +178,29 @@ func TestKeyringLookup(t *testing.T) {
 			image:     "nginx",
 			wantUsers: []string{"library", "hub"},
 		},
+		"plugins after pod secrets and global, even when more specific": {
+			global:    map[string]string{"registry.example": "g"},
+			pod:       []map[string]string{{"registry.example": "p"}},
+			node:      []map[string]string{{"registry.example/team": "plugin"}},
+			image:     "registry.example/team/app",
+			wantUsers: []string{"p", "g", "plugin"},
+		},
+		"plugins keep the configuration's order": {
+			node:      []map[string]string{{"*.example": "first"}, {"registry.example/team": "second"}},
+			image:     "registry.example/team/app",
+			wantUsers: []string{"first", "second"},
+		},
+		"a plugin entry that does not match is not a candidate": {
+			node:      []map[string]string{{"other.example": "plugin"}},
+			image:     "registry.example/app",
+			wantUsers: nil,
+		},
+		"identical plugin material listed once": {
+			global:    map[string]string{"registry.example": "same"},
+			node:      []map[string]string{{"registry.example": "same"}},
+			image:     "registry.example/app",
+			wantUsers: []string{"same"},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -192,7 +217,11 @@ func TestKeyringLookup(t *testing.T) {
 				}
 				pods = append(pods, cfg(t, src, p))
 			}
-			got, err := NewKeyring(g, pods...).Lookup(tc.image)
+			var node []Config
+			for i, n := range tc.node {
+				node = append(node, cfg(t, Source{Plugin: fmt.Sprintf("plugin-%d", i)}, n))
+			}
+			got, err := NewKeyring(g, pods...).WithNode(node...).Lookup(tc.image)
 			if err != nil {
 				t.Fatalf("Lookup(%q) error = %v", tc.image, err)
 			}

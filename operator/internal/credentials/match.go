@@ -151,6 +151,49 @@ func compareSpecificity(a, b pattern) int {
 	return strings.Compare(b.String(), a.String())
 }
 
+// ValidatePattern checks a registry pattern (host[:port][/path], globs allowed in the host
+// labels), such as an entry of a kubelet credential provider's matchImages.
+func ValidatePattern(loc string) error {
+	_, err := parsePattern(loc)
+	return err
+}
+
+// MatchImage reports whether the registry pattern applies to the image reference, with the
+// kubelet's rules (see pattern.matches): they are the same for pull-secret keys, for the
+// matchImages of a CredentialProviderConfig and for the keys of a plugin's response. The
+// kubelet's implementation (k8s.io/kubernetes/pkg/credentialprovider) cannot be imported
+// here, so this package holds the one copy of the rules.
+func MatchImage(loc, image string) (bool, error) {
+	p, err := parsePattern(loc)
+	if err != nil {
+		return false, fmt.Errorf("pattern %s: %w", displayPattern(loc), err)
+	}
+	t, err := parseTarget(image)
+	if err != nil {
+		return false, err
+	}
+	return p.matches(t), nil
+}
+
+// Repository returns the normalised repository of an image reference, without tag or digest
+// ("docker.io/library/nginx" for "nginx:1.27"): what the kubelet sends a credential provider.
+func Repository(image string) (string, error) {
+	named, err := reference.ParseNormalizedNamed(strings.TrimSpace(image))
+	if err != nil {
+		return "", fmt.Errorf("parsing image reference %q: %w", image, err)
+	}
+	return named.Name(), nil
+}
+
+// Registry returns the registry host[:port] of an image reference ("docker.io" for "nginx").
+func Registry(image string) (string, error) {
+	named, err := reference.ParseNormalizedNamed(strings.TrimSpace(image))
+	if err != nil {
+		return "", fmt.Errorf("parsing image reference %q: %w", image, err)
+	}
+	return reference.Domain(named), nil
+}
+
 func splitHostPort(hostport string) (host, port string, err error) {
 	if hostport == "" {
 		return "", "", errors.New("registry host is empty")

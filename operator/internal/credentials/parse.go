@@ -45,10 +45,17 @@ type Source struct {
 	Name      string
 	// Global marks the cluster-wide pull secret (ClusterPodPlacementConfig globalPullSecretRef).
 	Global bool
+	// Plugin names the kubelet credential provider plugin that returned the credential
+	// (Namespace and Name are empty then).
+	Plugin string
 }
 
-// String returns "namespace/name", prefixed with "global " for the global pull secret.
+// String returns "namespace/name", prefixed with "global " for the global pull secret, or
+// "credential provider <name>" for a plugin's credential.
 func (s Source) String() string {
+	if s.Plugin != "" {
+		return "credential provider " + s.Plugin
+	}
 	name := s.Name
 	if s.Namespace != "" {
 		name = s.Namespace + "/" + s.Name
@@ -115,6 +122,9 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
+	if e.Source.Plugin != "" {
+		return fmt.Sprintf("%s: %s", e.Source, e.Reason)
+	}
 	if e.Key == "" {
 		return fmt.Sprintf("pull secret %s: %s", e.Source, e.Reason)
 	}
@@ -201,14 +211,38 @@ func parseEntries(src Source, key string, raw map[string]json.RawMessage) (Confi
 		}
 		cfg.Entries = append(cfg.Entries, Entry{Pattern: p.String(), Auth: auth, key: p, loc: loc})
 	}
-	// Two spellings of one registry ("https://index.docker.io/v1/" and "docker.io") both
-	// stay, ordered by how they were written, so that parsing is deterministic.
-	slices.SortFunc(cfg.Entries, func(a, b Entry) int {
+	sortEntries(cfg.Entries)
+	return cfg, nil
+}
+
+// sortEntries orders entries by pattern. Two spellings of one registry
+// ("https://index.docker.io/v1/" and "docker.io") both stay, ordered by how they were written,
+// so that parsing is deterministic.
+func sortEntries(entries []Entry) {
+	slices.SortFunc(entries, func(a, b Entry) int {
 		if c := strings.Compare(a.Pattern, b.Pattern); c != 0 {
 			return c
 		}
 		return strings.Compare(a.loc, b.loc)
 	})
+}
+
+// NewConfig builds a Config from credentials keyed by registry pattern (host[:port][/path],
+// globs allowed in the host), such as the auth map of a kubelet credential provider response.
+// Entries with no credential material at all are skipped: they would be anonymous access.
+func NewConfig(src Source, auths map[string]AuthConfig) (Config, error) {
+	cfg := Config{Source: src, Entries: make([]Entry, 0, len(auths))}
+	for loc, auth := range auths {
+		if auth.IsZero() {
+			continue
+		}
+		p, err := parsePattern(loc)
+		if err != nil {
+			return Config{}, &ParseError{Source: src, Reason: fmt.Sprintf("entry %s: %v", displayPattern(loc), err)}
+		}
+		cfg.Entries = append(cfg.Entries, Entry{Pattern: p.String(), Auth: auth, key: p, loc: loc})
+	}
+	sortEntries(cfg.Entries)
 	return cfg, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -31,8 +32,10 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
+	"github.com/archgate/archgate/operator/internal/credprovider"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/knownimages"
+	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // Placement controller defaults (see ControllerOptions).
@@ -64,6 +67,11 @@ type ControllerOptions struct {
 	CABundleFile          string
 	AuthFilePath          string
 	InsecureSkipTLSVerify bool
+
+	// CredentialProviderConfig is the path of a kubelet CredentialProviderConfig whose exec
+	// plugins, found in CredentialProviderBinDir, give node credentials for the images they
+	// match (as the kubelet's --image-credential-provider-config and -bin-dir); empty for none.
+	CredentialProviderConfig, CredentialProviderBinDir string
 
 	// Workers is the number of pods processed concurrently; DefaultWorkers when zero.
 	Workers int
@@ -191,6 +199,37 @@ func newInspection(opts ControllerOptions) (inspection, error) {
 	return inspection{inspector: caching, invalidator: caching, published: caching, metrics: metrics}, nil
 }
 
+// newNodeCredentials loads the credential provider plugins' configuration; nil without one.
+// A missing executable is logged, not fatal: the images its provider matches are then inspected
+// without its credentials, and their inspection errors name it.
+func newNodeCredentials(opts ControllerOptions) (podplacement.NodeCredentials, error) {
+	if opts.CredentialProviderConfig == "" {
+		return nil, nil
+	}
+	if opts.CredentialProviderBinDir == "" {
+		return nil, errors.New("--" + settings.FlagCredentialProviderBinDir + " is required with --" + settings.FlagCredentialProviderConfig)
+	}
+	cfg, err := credprovider.LoadConfig(opts.CredentialProviderConfig)
+	if err != nil {
+		return nil, err
+	}
+	ii := *opts.ImageInspection
+	p, err := credprovider.New(credprovider.Options{
+		Config: cfg, BinDir: opts.CredentialProviderBinDir, Timeout: ii.Timeout, ErrorTTL: ii.FailureCacheTTL,
+	})
+	if err != nil {
+		return nil, err
+	}
+	log := opts.Logger.WithName("credprovider")
+	for _, path := range p.Executables() {
+		if info, err := os.Stat(path); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+			log.Error(err, "Credential provider executable missing or not executable: its images are inspected without its credentials", "path", path)
+		}
+	}
+	log.Info("Credential provider plugins configured", "config", opts.CredentialProviderConfig, "binDir", opts.CredentialProviderBinDir, "providers", len(cfg.Providers))
+	return p, nil
+}
+
 // newControllerManager creates the controller's manager: the cache of gated pods and of the
 // global pull secret, uncached secrets, leader election.
 func newControllerManager(restCfg *rest.Config, opts ControllerOptions) (manager.Manager, error) {
@@ -220,7 +259,12 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 	if err := register(opts.registerer(), metrics.Collectors()...); err != nil {
 		return fmt.Errorf("registering placement metrics: %w", err)
 	}
+	nodeCreds, err := newNodeCredentials(opts)
+	if err != nil {
+		return err
+	}
 	r, err := podplacement.New(podplacement.Options{
+		NodeCredentials:  nodeCreds,
 		Inspector:        in.inspector,
 		Invalidator:      in.invalidator,
 		GlobalPullSecret: opts.GlobalPullSecret,

@@ -43,6 +43,15 @@ const (
 // at admission (spec.admissionPlacement); the same flag on both components, empty for off.
 const FlagKnownImagesConfigMap = "known-images-configmap"
 
+// FlagCredentialProviderConfig and FlagCredentialProviderBinDir give the controller the kubelet
+// credential provider plugins (spec.imageInspection.credentialProviders): the
+// CredentialProviderConfig file and the directory of the plugins' executables, named like the
+// kubelet's flags.
+const (
+	FlagCredentialProviderConfig = "image-credential-provider-config"
+	FlagCredentialProviderBinDir = "image-credential-provider-bin-dir"
+)
+
 // ImageInspectionArgs returns the controller's command-line arguments for s, every setting
 // spelled out (the binary's defaults play no part in a deployed controller).
 func ImageInspectionArgs(s v1beta1.ImageInspectionSettings) []string {

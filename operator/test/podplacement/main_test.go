@@ -54,6 +54,7 @@ import (
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/credprovider/credprovidertest"
 	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/operator/pkg/testenv"
 )
@@ -68,6 +69,9 @@ const (
 	// Users of the private registry.
 	teamUser, teamPassword     = "team", "team-pw"
 	globalUser, globalPassword = "global", "global-pw"
+	// pluginUser is what the fake kubelet credential provider plugin returns for plugin-only/.
+	pluginUser, pluginPassword = "node-plugin", "node-plugin-pw"
+	pluginName                 = "fake-credential-provider"
 )
 
 // suite is the state shared by the package's tests, set up once by TestMain.
@@ -84,6 +88,9 @@ type suite struct {
 	certsDir                     string
 	registriesConf               string
 	registriesConfDir            string
+	// credentialProviderConfig and pluginBinDir configure the fake kubelet credential provider
+	// plugin; pluginLog receives one line per execution.
+	credentialProviderConfig, pluginBinDir, pluginLog string
 
 	controllerOnce    sync.Once
 	controllerMetrics *prometheus.Registry
@@ -122,6 +129,9 @@ func run(m *testing.M) int {
 	defer s.primary.Close()
 	defer s.mirror.Close()
 	defer s.flaky.Close()
+	if err := writeCredentialProvider(dir); err != nil {
+		return fail(err)
+	}
 
 	port, err := freePort()
 	if err != nil {
@@ -236,6 +246,8 @@ func startRegistries(ctx context.Context, dir string) error {
 		{Name: "operators/bundle", Images: []fakeregistry.ImageSpec{{Tags: []string{"v0.1.0"}, Format: fakeregistry.FormatOCIManifest, Platforms: []string{"linux/amd64"}, NoBinaries: true}}},
 		repo("private/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/amd64", "linux/s390x"),
 		repo("global-only/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/arm64", "linux/ppc64le"),
+		repo("plugin-only/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/s390x", "linux/ppc64le"),
+		repo("plugin-only/admitted", "v1", fakeregistry.FormatOCIIndex, false, "linux/arm64", "linux/s390x"),
 	}})
 	if err != nil {
 		return err
@@ -245,6 +257,7 @@ func startRegistries(ctx context.Context, dir string) error {
 		Users: map[string]fakeregistry.User{
 			teamUser:   {Password: teamPassword, Repositories: []string{"private/**"}},
 			globalUser: {Password: globalPassword, Repositories: []string{"global-only/**"}},
+			pluginUser: {Password: pluginPassword, Repositories: []string{"plugin-only/**"}},
 		},
 		Anonymous: []string{"library/**", "team/**", "legacy/**", "operators/**"},
 	}}); err != nil {
@@ -288,6 +301,35 @@ func startRegistries(ctx context.Context, dir string) error {
 	// An empty drop-in directory, so that the host's /etc/containers/registries.conf.d is not read.
 	s.registriesConfDir = filepath.Join(dir, "registries.conf.d")
 	return os.MkdirAll(s.registriesConfDir, 0o755)
+}
+
+// writeCredentialProvider builds the fake kubelet credential provider plugin and writes the
+// CredentialProviderConfig that gives its credentials for the main registry's plugin-only/
+// repositories, passing them through the configured environment.
+func writeCredentialProvider(dir string) error {
+	s.pluginBinDir = filepath.Join(dir, "plugins")
+	if err := os.MkdirAll(s.pluginBinDir, 0o755); err != nil {
+		return err
+	}
+	if err := credprovidertest.Build(s.pluginBinDir, pluginName); err != nil {
+		return err
+	}
+	s.pluginLog = filepath.Join(dir, "plugin-executions")
+	s.credentialProviderConfig = filepath.Join(dir, "credential-providers.yaml")
+	config := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1
+kind: CredentialProviderConfig
+providers:
+- name: %s
+  matchImages: [%q]
+  defaultCacheDuration: 10m
+  apiVersion: credentialprovider.kubelet.k8s.io/v1
+  args: ["--cache-key-type=Registry", "--auth-key=%s/plugin-only"]
+  env:
+  - {name: FAKE_PLUGIN_USERNAME, value: %s}
+  - {name: FAKE_PLUGIN_PASSWORD, value: %s}
+  - {name: FAKE_PLUGIN_LOG, value: %q}
+`, pluginName, s.main.Host()+"/plugin-only", s.main.Host(), pluginUser, pluginPassword, s.pluginLog)
+	return os.WriteFile(s.credentialProviderConfig, []byte(config), 0o600)
 }
 
 func repo(name, tag string, format fakeregistry.Format, attestations bool, platforms ...string) fakeregistry.RepositorySpec {
@@ -358,12 +400,14 @@ const blockedRegistry = "blocked.registry.example"
 // controllerOptions are the options the tests run the controller with.
 func controllerOptions() components.ControllerOptions {
 	return components.ControllerOptions{
-		Common:                components.Common{Logger: s.log.WithName("controller"), Registerer: s.controllerMetrics, Restartable: true},
-		OperatorNamespace:     operatorNamespace,
-		GlobalPullSecret:      &types.NamespacedName{Namespace: operatorNamespace, Name: globalSecretName},
-		RegistriesConfPath:    s.registriesConf,
-		RegistriesConfDirPath: s.registriesConfDir,
-		CertsDir:              s.certsDir,
+		Common:                   components.Common{Logger: s.log.WithName("controller"), Registerer: s.controllerMetrics, Restartable: true},
+		OperatorNamespace:        operatorNamespace,
+		GlobalPullSecret:         &types.NamespacedName{Namespace: operatorNamespace, Name: globalSecretName},
+		RegistriesConfPath:       s.registriesConf,
+		RegistriesConfDirPath:    s.registriesConfDir,
+		CertsDir:                 s.certsDir,
+		CredentialProviderConfig: s.credentialProviderConfig,
+		CredentialProviderBinDir: s.pluginBinDir,
 		ImageInspection: &v1beta1.ImageInspectionSettings{
 			CacheSize: v1beta1.DefaultImageCacheSize, CacheTTL: v1beta1.DefaultImageCacheTTL,
 			Timeout: 10 * time.Second, MaxRetries: maxRetries,
@@ -414,7 +458,8 @@ func logText(logs *observer.ObservedLogs) string {
 func credentialsInLogs(logs string) []string {
 	var found []string
 	for _, secret := range []string{
-		teamPassword, globalPassword,
+		teamPassword, globalPassword, pluginPassword,
+		base64.StdEncoding.EncodeToString([]byte(pluginUser + ":" + pluginPassword)),
 		base64.StdEncoding.EncodeToString([]byte(teamUser + ":" + teamPassword)),
 		base64.StdEncoding.EncodeToString([]byte(globalUser + ":" + globalPassword)),
 	} {

@@ -156,6 +156,7 @@ func (r *Reconciler) operandObjects() []client.Object {
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCABundleName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistriesConfName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCertsName)},
+		&corev1.ConfigMap{ObjectMeta: m(CredentialProvidersName)},
 		&corev1.ConfigMap{ObjectMeta: m(KnownImagesName)},
 		&rbacv1.RoleBinding{ObjectMeta: m(ControllerComponentName)},
 		&rbacv1.Role{ObjectMeta: m(ControllerComponentName)},

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/credprovider"
 	"github.com/archgate/archgate/operator/internal/inspect"
 )
 
@@ -49,6 +50,11 @@ type linkedState struct {
 	// certificates by ConfigMap key (host, ".." for ":").
 	registriesConf string
 	registryCerts  map[string]string
+	// credentialProvidersRef names the CredentialProviderConfig ConfigMap and
+	// credentialProviders holds its content; hostBinDir is the plugins' host directory.
+	credentialProvidersRef *types.NamespacedName
+	credentialProviders    string
+	hostBinDir             string
 	// hash changes whenever a linked object changes; "" when none is configured.
 	hash string
 	// missing lists what does not exist or cannot be used; configured describes what is used.
@@ -107,7 +113,10 @@ func lookupLinked(ctx context.Context, reader client.Reader, spec *v1beta1.Clust
 	if err := st.lookupRegistryConfig(ctx, reader, spec, namespace, h); err != nil {
 		return st, err
 	}
-	if st.pullSecret != nil || st.caBundleRef != nil || st.registriesConfRef != nil || st.registryCertsRef != nil {
+	if err := st.lookupCredentialProviders(ctx, reader, spec, namespace, h); err != nil {
+		return st, err
+	}
+	if st.pullSecret != nil || st.caBundleRef != nil || st.registriesConfRef != nil || st.registryCertsRef != nil || st.credentialProvidersRef != nil {
 		st.hash = hex.EncodeToString(h.Sum(nil))[:16]
 	}
 	return st, nil
@@ -189,6 +198,44 @@ func (st *linkedState) lookupRegistryConfig(ctx context.Context, reader client.R
 	return nil
 }
 
+// lookupCredentialProviders reads imageInspection.credentialProviders' ConfigMap and validates
+// its CredentialProviderConfig with the controller's own parser, so that a bad configuration
+// holds the rollout with Degraded naming the object and the error, not a crash-looping controller.
+func (st *linkedState) lookupCredentialProviders(ctx context.Context, reader client.Reader, spec *v1beta1.ClusterPodPlacementConfigSpec, namespace string, h hash.Hash) error {
+	if spec.ImageInspection == nil || spec.ImageInspection.CredentialProviders == nil {
+		return nil
+	}
+	cp := spec.ImageInspection.CredentialProviders
+	const field = "imageInspection.credentialProviders.configConfigmapRef"
+	key := cp.ConfigConfigmapRef.NamespacedName(namespace)
+	st.credentialProvidersRef, st.hostBinDir = key, cp.HostBinDir
+	cm := &corev1.ConfigMap{}
+	switch err := reader.Get(ctx, *key, cm); {
+	case apierrors.IsNotFound(err):
+		st.missing = append(st.missing, missingLink{v1beta1.ReasonRegistryConfigNotFound, fmt.Sprintf(
+			"ConfigMap %s named by spec.%s does not exist: create it or remove spec.imageInspection.credentialProviders "+
+				"(the components are not rolled out until then)", key, field)})
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading ConfigMap %s (spec.%s): %w", key, field, err)
+	}
+	content, ok := cm.Data[v1beta1.CredentialProvidersConfigKey]
+	if !ok {
+		st.missing = append(st.missing, missingLink{v1beta1.ReasonRegistryConfigNotFound, fmt.Sprintf(
+			"ConfigMap %s named by spec.%s has no key %q: put the kubelet's CredentialProviderConfig under that key",
+			key, field, v1beta1.CredentialProvidersConfigKey)})
+		return nil
+	}
+	if _, err := credprovider.ParseConfig([]byte(content)); err != nil {
+		st.invalid(fmt.Sprintf("ConfigMap %s named by spec.%s, key %q: %v", key, field, v1beta1.CredentialProvidersConfigKey, err))
+	}
+	st.credentialProviders = content
+	st.configured = append(st.configured, fmt.Sprintf("ConfigMap %s (%s)", key, field))
+	fmt.Fprintf(h, "credential-providers %s %s ", key, cp.HostBinDir)
+	h.Write([]byte(content))
+	return nil
+}
+
 // certsDirHost returns the certs.d directory name (host[:port]) of a registryCertsConfigmapRef
 // key: ConfigMap keys cannot hold ":", so ".." stands for it, as in OpenShift's
 // image.config additionalTrustedCA.
@@ -219,7 +266,11 @@ func refersTo(spec *v1beta1.ClusterPodPlacementConfigSpec, namespace, kind strin
 	case "Secret":
 		ref = spec.GlobalPullSecretRef.NamespacedName(namespace)
 	case "ConfigMap":
-		for _, r := range []*v1beta1.NamespacedObjectReference{spec.CABundleConfigmapRef, spec.RegistriesConfConfigmapRef, spec.RegistryCertsConfigmapRef} {
+		refs := []*v1beta1.NamespacedObjectReference{spec.CABundleConfigmapRef, spec.RegistriesConfConfigmapRef, spec.RegistryCertsConfigmapRef}
+		if spec.ImageInspection != nil && spec.ImageInspection.CredentialProviders != nil {
+			refs = append(refs, &spec.ImageInspection.CredentialProviders.ConfigConfigmapRef)
+		}
+		for _, r := range refs {
 			if ref := r.NamespacedName(namespace); ref != nil && *ref == key {
 				return true
 			}

@@ -51,6 +51,9 @@ const (
 	// registriesConfConfigmapRef and registryCertsConfigmapRef ConfigMaps, mounted by the controller.
 	RegistriesConfName = "archgate-registries-conf"
 	RegistryCertsName  = "archgate-registry-certs"
+	// CredentialProvidersName is the operator's copy of the ConfigMap named by
+	// imageInspection.credentialProviders.configConfigmapRef, mounted by the controller.
+	CredentialProvidersName = "archgate-credential-providers"
 	// KnownImagesName is the ConfigMap in which the controller publishes the images it inspected
 	// anonymously, for the webhook's admission placement (package knownimages).
 	KnownImagesName = knownimages.DefaultConfigMapName
@@ -92,6 +95,10 @@ const (
 	// certificates, <host[:port]>/ca.crt.
 	RegistriesConfDir = "/etc/archgate/registries"
 	CertsDir          = "/etc/archgate/certs.d"
+	// CredentialProvidersDir holds the mounted CredentialProviderConfig; CredentialProviderBinDir
+	// is where the nodes' plugin directory (credentialProviders.hostBinDir) is mounted.
+	CredentialProvidersDir   = "/etc/archgate/credential-providers"
+	CredentialProviderBinDir = "/var/lib/archgate/credential-provider-bin"
 )
 
 // ManagedLabels returns the labels of every object the operator creates for a component.

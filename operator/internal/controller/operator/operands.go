@@ -71,6 +71,10 @@ type operandParams struct {
 	// registryCerts lists the keys of the per-registry certificates (copied to RegistryCertsName).
 	registriesConf bool
 	registryCerts  []string
+	// credentialProvidersHostBinDir is set when credential provider plugins are configured
+	// (their configuration copied to CredentialProvidersName): the plugins' directory on the
+	// nodes, mounted into the controller.
+	credentialProvidersHostBinDir string
 	// proxyEnv is the operator's HTTP_PROXY, HTTPS_PROXY and NO_PROXY (and lowercase) variables,
 	// passed on to the components.
 	proxyEnv []corev1.EnvVar
@@ -109,6 +113,9 @@ type ComponentArgs struct {
 	RegistriesConfFile string
 	// CertsDir is the mounted certs.d directory, or "".
 	CertsDir string
+	// CredentialProviderConfigFile and CredentialProviderBinDir are the mounted
+	// CredentialProviderConfig and plugin directory, or "".
+	CredentialProviderConfigFile, CredentialProviderBinDir string
 	// ImageInspection is the ClusterPodPlacementConfig's spec.imageInspection, resolved; nil
 	// leaves the controller's flags at the API's defaults.
 	ImageInspection *v1beta1.ImageInspectionSettings
@@ -150,6 +157,10 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		if a.CertsDir != "" {
 			args = append(args, "--certs-dir="+a.CertsDir)
 		}
+		if a.CredentialProviderConfigFile != "" {
+			args = append(args, "--"+settings.FlagCredentialProviderConfig+"="+a.CredentialProviderConfigFile,
+				"--"+settings.FlagCredentialProviderBinDir+"="+a.CredentialProviderBinDir)
+		}
 		if a.ImageInspection != nil {
 			args = append(args, settings.ImageInspectionArgs(*a.ImageInspection)...)
 		}
@@ -181,6 +192,10 @@ func (p operandParams) componentArgs() ComponentArgs {
 	}
 	if len(p.registryCerts) > 0 {
 		a.CertsDir = CertsDir
+	}
+	if p.credentialProvidersHostBinDir != "" {
+		a.CredentialProviderConfigFile = CredentialProvidersDir + "/" + v1beta1.CredentialProvidersConfigKey
+		a.CredentialProviderBinDir = CredentialProviderBinDir
 	}
 	return a
 }
@@ -389,6 +404,15 @@ func controllerDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguratio
 			items = append(items, corev1ac.KeyToPath().WithKey(k).WithPath(host+"/ca.crt"))
 		}
 		mount("registry-certs", RegistryCertsName, CertsDir, items...)
+	}
+	if p.credentialProvidersHostBinDir != "" {
+		mount("credential-providers", CredentialProvidersName, CredentialProvidersDir)
+		// The plugins are the nodes' own executables (see docs/install.md): a read-only
+		// hostPath, which must exist (Directory) so that a wrong path fails the pod visibly.
+		tmpl.Spec.Containers[0].WithVolumeMounts(corev1ac.VolumeMount().WithName("credential-provider-bin").
+			WithMountPath(CredentialProviderBinDir).WithReadOnly(true))
+		tmpl.Spec.WithVolumes(corev1ac.Volume().WithName("credential-provider-bin").
+			WithHostPath(corev1ac.HostPathVolumeSource().WithPath(p.credentialProvidersHostBinDir).WithType(corev1.HostPathDirectory)))
 	}
 	return d
 }

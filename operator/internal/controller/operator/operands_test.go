@@ -74,6 +74,14 @@ func TestDefaultArgs(t *testing.T) {
 				"--health-probe-bind-address=:8081", "--leader-elect",
 				"--registries-conf=" + RegistriesConfDir + "/registries.conf", "--certs-dir=" + CertsDir},
 		},
+		"controller with credential provider plugins": {
+			component: "controller",
+			p:         func(p *operandParams) { p.credentialProvidersHostBinDir = "/etc/eks/image-credential-provider" },
+			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+				"--health-probe-bind-address=:8081", "--leader-elect",
+				"--image-credential-provider-config=" + CredentialProvidersDir + "/config.yaml",
+				"--image-credential-provider-bin-dir=" + CredentialProviderBinDir},
+		},
 		"controller with the default settings": {
 			component: "controller",
 			p:         func(p *operandParams) { p.inspection = ptr.To(v1beta1.DefaultImageInspectionSettings()) },
@@ -251,6 +259,36 @@ func TestControllerDeploymentMountsRegistryConfiguration(t *testing.T) {
 		if !slices.Contains(d.Containers[0].Env, p.proxyEnv[0]) {
 			t.Errorf("container %s env %v lacks %v", d.Containers[0].Name, d.Containers[0].Env, p.proxyEnv[0])
 		}
+	}
+}
+
+func TestControllerDeploymentMountsCredentialProviders(t *testing.T) {
+	p := params()
+	if spec := typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec; slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.HostPath != nil }) {
+		t.Fatalf("a hostPath volume without credential providers: %+v", spec.Volumes)
+	}
+	p.credentialProvidersHostBinDir = "/etc/eks/image-credential-provider"
+	spec := typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec
+	volumes := map[string]corev1.VolumeSource{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = v.VolumeSource
+	}
+	if v := volumes["credential-providers"].ConfigMap; v == nil || v.Name != CredentialProvidersName {
+		t.Errorf("credential-providers volume %+v, want ConfigMap %s", v, CredentialProvidersName)
+	}
+	want := &corev1.HostPathVolumeSource{Path: "/etc/eks/image-credential-provider", Type: ptr.To(corev1.HostPathDirectory)}
+	if v := volumes["credential-provider-bin"].HostPath; !cmp.Equal(v, want) {
+		t.Errorf("credential-provider-bin volume %+v, want hostPath %+v", v, want)
+	}
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range spec.Containers[0].VolumeMounts {
+		mounts[m.Name] = m
+	}
+	if m := mounts["credential-providers"]; m.MountPath != CredentialProvidersDir || !m.ReadOnly {
+		t.Errorf("credential-providers mount %+v", m)
+	}
+	if m := mounts["credential-provider-bin"]; m.MountPath != CredentialProviderBinDir || !m.ReadOnly {
+		t.Errorf("credential-provider-bin mount %+v", m)
 	}
 }
 

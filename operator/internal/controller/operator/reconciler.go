@@ -244,7 +244,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&rbacv1.ClusterRoleBinding{}).
 		Owns(&admissionregistrationv1.MutatingWebhookConfiguration{}).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("Secret", WebhookServingSecretName))).
-		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("ConfigMap", RegistryCABundleName, RegistriesConfName, RegistryCertsName))).
+		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("ConfigMap", RegistryCABundleName, RegistriesConfName, RegistryCertsName, CredentialProvidersName))).
 		Complete(r)
 }
 

@@ -58,6 +58,9 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 	s.params.caBundle = linked.caBundleRef != nil
 	s.params.registriesConf = linked.registriesConfRef != nil
 	s.params.registryCerts = slices.Sorted(maps.Keys(linked.registryCerts))
+	if linked.credentialProvidersRef != nil {
+		s.params.credentialProvidersHostBinDir = linked.hostBinDir
+	}
 	s.params.linkedHash = linked.hash
 	if len(linked.missing) > 0 {
 		return linked.missing[0].message, nil
@@ -192,6 +195,8 @@ func (r *Reconciler) syncRegistryCABundle(ctx context.Context, s *scope) error {
 		{RegistryCABundleName, dataIf(s.linked.caBundleRef != nil, map[string]string{CABundleKey: s.linked.caBundle})},
 		{RegistriesConfName, dataIf(s.linked.registriesConfRef != nil, map[string]string{RegistriesConfKey: s.linked.registriesConf})},
 		{RegistryCertsName, dataIf(len(s.linked.registryCerts) > 0, s.linked.registryCerts)},
+		{CredentialProvidersName, dataIf(s.linked.credentialProvidersRef != nil,
+			map[string]string{v1beta1.CredentialProvidersConfigKey: s.linked.credentialProviders})},
 	} {
 		if c.data == nil {
 			cm := &corev1.ConfigMap{}

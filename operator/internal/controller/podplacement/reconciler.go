@@ -87,6 +87,9 @@ type Options struct {
 	// GlobalPullSecret names the cluster-wide pull secret; nil means none. The manager's cache
 	// must watch it (CacheOptions does).
 	GlobalPullSecret *types.NamespacedName
+	// NodeCredentials gives the credentials of the kubelet's credential provider plugins
+	// (credprovider.Provider), tried after the global pull secret; nil means none.
+	NodeCredentials NodeCredentials
 	// Workers is the number of pods reconciled concurrently.
 	Workers int
 	// InspectWorkers bounds the images of one pod inspected concurrently.
@@ -367,12 +370,7 @@ func (r *Reconciler) inspectImages(ctx context.Context, s *scope) error {
 	g.SetLimit(r.opts.InspectWorkers)
 	for i, img := range s.images {
 		g.Go(func() error {
-			creds, err := s.keyring.Lookup(img)
-			if err != nil {
-				errs[i] = &inspect.Error{Image: img, Reason: inspect.ReasonInvalidReference, Err: err}
-				return nil
-			}
-			results[i], errs[i] = r.opts.Inspector.Architectures(ictx, img, creds)
+			results[i], errs[i] = r.inspectImage(ictx, s.keyring, img)
 			return nil
 		})
 	}
@@ -401,6 +399,33 @@ func (r *Reconciler) inspectImages(ctx context.Context, s *scope) error {
 	}
 	r.metrics.inspectionDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
 	return nil
+}
+
+// inspectImage inspects one image with the pod's candidate credentials: its keyring, then
+// what the credential provider plugins give the image. A plugin that failed is left out, as
+// the kubelet does; if the inspection then fails, its error says why the plugin gave nothing.
+func (r *Reconciler) inspectImage(ctx context.Context, keyring *credentials.Keyring, img string) (inspect.Result, error) {
+	var pluginErr error
+	if r.opts.NodeCredentials != nil {
+		var cfgs []credentials.Config
+		cfgs, pluginErr = r.opts.NodeCredentials.Configs(ctx, img)
+		keyring = keyring.WithNode(cfgs...)
+	}
+	creds, err := keyring.Lookup(img)
+	if err != nil {
+		return inspect.Result{}, &inspect.Error{Image: img, Reason: inspect.ReasonInvalidReference, Err: err}
+	}
+	res, err := r.opts.Inspector.Architectures(ctx, img, creds)
+	if err == nil || pluginErr == nil {
+		return res, err
+	}
+	// A new error: the inspector may share err with other callers (its failure cache).
+	reason, cause := inspect.ReasonOf(err), err
+	var ie *inspect.Error
+	if errors.As(err, &ie) {
+		cause = ie.Err
+	}
+	return inspect.Result{}, &inspect.Error{Image: img, Reason: reason, Err: errors.Join(cause, pluginErr)}
 }
 
 // terminal reports whether retrying the inspection cannot help: the reference cannot be parsed,

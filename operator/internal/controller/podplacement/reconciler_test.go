@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -667,5 +668,86 @@ func TestGlobalPullSecretInvalidation(t *testing.T) {
 	}
 	if cfg, _ := g.Config(ctx); cfg != nil {
 		t.Errorf("Config after deletion = %v, want nil", cfg)
+	}
+}
+
+// stubNodeCredentials answers fixed plugin credentials and error for every image.
+type stubNodeCredentials struct {
+	configs []credentials.Config
+	err     error
+}
+
+func (s stubNodeCredentials) Configs(context.Context, string) ([]credentials.Config, error) {
+	return s.configs, s.err
+}
+
+func (s stubNodeCredentials) CachedConfigs() []credentials.Config { return s.configs }
+
+func TestInspectImageWithNodeCredentials(t *testing.T) {
+	const image = "reg.example/private/app:1"
+	plugin, err := credentials.NewConfig(credentials.Source{Plugin: "ecr"}, map[string]credentials.AuthConfig{"reg.example": {Username: "AWS", Password: "token"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pluginErr := errors.New("credential provider other for image " + image + ": exit status 1: no IAM role")
+	tests := map[string]struct {
+		node       stubNodeCredentials
+		answer     answer
+		wantSeen   []string
+		wantErr    []string // substrings of the error; none: success
+		wantReason inspect.Reason
+	}{
+		"plugin credentials after the pod's": {
+			node: stubNodeCredentials{configs: []credentials.Config{plugin}}, answer: answer{archs: []string{"arm64"}},
+			wantSeen: []string{"ns/team", "credential provider ecr"},
+		},
+		"a failed plugin is left out and named when the inspection fails": {
+			node: stubNodeCredentials{err: pluginErr}, answer: answer{reason: inspect.ReasonAuth},
+			wantSeen: []string{"ns/team"}, wantErr: []string{"scripted auth", "no IAM role"}, wantReason: inspect.ReasonAuth,
+		},
+		"a failed plugin does not fail an inspection that succeeds": {
+			node: stubNodeCredentials{configs: []credentials.Config{plugin}, err: pluginErr}, answer: answer{archs: []string{"amd64"}},
+			wantSeen: []string{"ns/team", "credential provider ecr"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var seen []string
+			tc.answer.observe = func(c credentials.Candidates) {
+				for _, cred := range c {
+					seen = append(seen, cred.Source.String())
+				}
+			}
+			r, err := New(Options{
+				Inspector:       &fakeInspector{scripts: map[string][]answer{image: {tc.answer}}, calls: map[string]int{}},
+				NodeCredentials: tc.node,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			team, err := credentials.NewConfig(credentials.Source{Namespace: "ns", Name: "team"}, map[string]credentials.AuthConfig{"reg.example/private": {Username: "team", Password: "pw"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = r.inspectImage(context.Background(), credentials.NewKeyring(nil, team), image)
+			if diff := cmp.Diff(tc.wantSeen, seen); diff != "" {
+				t.Errorf("candidates (-want +got):\n%s", diff)
+			}
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("inspectImage: %v", err)
+				}
+				return
+			}
+			var ie *inspect.Error
+			if !errors.As(err, &ie) || ie.Reason != tc.wantReason || ie.Image != image {
+				t.Fatalf("inspectImage error %#v, want an inspect.Error %s for %s", err, tc.wantReason, image)
+			}
+			for _, want := range tc.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+		})
 	}
 }

@@ -220,16 +220,35 @@ func quietContext(ctx context.Context) context.Context {
 	return logr.NewContext(ctx, logr.Discard())
 }
 
-// GlobalKeyring returns the keyring of the global pull secret alone, for deciding which
-// registries a pod without imagePullSecrets is inspected anonymously in; nil without a global
-// pull secret. Valid after SetupWithManager.
+// NodeCredentials gives the credentials of the kubelet's credential provider plugins for an
+// image (credprovider.Provider).
+type NodeCredentials interface {
+	// Configs returns the plugins' credentials for the image, running them when their cached
+	// responses do not cover it; the error names each plugin that failed.
+	Configs(ctx context.Context, image string) ([]credentials.Config, error)
+	// CachedConfigs returns the live cached responses without running any plugin.
+	CachedConfigs() []credentials.Config
+}
+
+// GlobalKeyring returns the node-level credentials every pod is served, for deciding which
+// cached results a pod without imagePullSecrets may be given at admission (package
+// knownimages): the global pull secret's and the credential provider plugins' currently cached
+// responses (the kubelet would give any pod the same). Nil when neither is configured. Valid
+// after SetupWithManager.
 func (r *Reconciler) GlobalKeyring(ctx context.Context) (*credentials.Keyring, error) {
-	if r.global == nil {
+	if r.global == nil && r.opts.NodeCredentials == nil {
 		return nil, nil
 	}
-	cfg, err := r.global.Config(ctx)
-	if err != nil {
-		return nil, err
+	var cfg *credentials.Config
+	if r.global != nil {
+		var err error
+		if cfg, err = r.global.Config(ctx); err != nil {
+			return nil, err
+		}
 	}
-	return credentials.NewKeyring(cfg), nil
+	keyring := credentials.NewKeyring(cfg)
+	if r.opts.NodeCredentials != nil {
+		keyring = keyring.WithNode(r.opts.NodeCredentials.CachedConfigs()...)
+	}
+	return keyring, nil
 }
