@@ -82,6 +82,10 @@ import (
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,namespace=archgate-system,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=archgate-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=cert-manager.io,namespace=archgate-system,resources=issuers;certificates,verbs=get;list;watch;create;update;patch;delete
+// The metrics endpoints' authentication and authorization (and granting the same to the
+// components' ClusterRoles, which RBAC allows only to a holder):
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // Defaults of Options.
 const (
