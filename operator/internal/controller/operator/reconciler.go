@@ -105,6 +105,8 @@ const (
 type Options struct {
 	// Namespace is where the operator and its components run. Required.
 	Namespace string
+	// Platform decides the default global pull secret (seed 004); PlatformKubernetes when empty.
+	Platform v1beta1.Platform
 	// Image is the archgate image the components run. Required.
 	Image string
 	// CertProvider issues the webhook's serving certificate; ProviderSelfSigned when empty.
@@ -264,7 +266,7 @@ func (r *Reconciler) mapLinked(kind string, own ...string) handler.MapFunc {
 		if err := r.client.Get(ctx, types.NamespacedName{Name: v1beta1.SingletonName}, cppc); err != nil {
 			return nil
 		}
-		if refersTo(&cppc.Spec, r.opts.Namespace, kind, key) {
+		if refersTo(&cppc.Spec, r.opts.Namespace, r.opts.Platform, kind, key) {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: v1beta1.SingletonName}}}
 		}
 		return nil

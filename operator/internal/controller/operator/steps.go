@@ -49,7 +49,7 @@ import (
 // while one of them is missing, so the controller never runs without the credentials or the
 // trust the administrator asked for.
 func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, error) {
-	linked, err := lookupLinked(ctx, r.uncached, &s.cppc.Spec, r.opts.Namespace)
+	linked, err := lookupLinked(ctx, r.uncached, &s.cppc.Spec, r.opts.Namespace, r.opts.Platform)
 	if err != nil {
 		return "", err
 	}
