@@ -1,3 +1,8 @@
+// Build-only module for promtool (make test-alerts), outside go.work. Build with
+// -tags=remove_all_sd: the nomad service discovery plugin needs a github.com/hashicorp/nomad/api
+// pseudo-version the module proxy refuses. For the same reason do not run `go mod tidy` here
+// (it ignores build tags); change the pin with
+// `GOWORK=off GOFLAGS=-tags=remove_all_sd go get -tool github.com/prometheus/prometheus/cmd/promtool@<version>`.
 module github.com/archgate/archgate/hack/promtool
 
 go 1.26.7
