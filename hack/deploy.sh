@@ -2,7 +2,7 @@
 # make deploy / make undeploy: installs archgate's operator into, or removes it from, the
 # cluster of the current kubeconfig.
 #
-#   OVERLAY  deploy/overlays/<OVERLAY>: kubernetes (default), openshift, cert-manager
+#   OVERLAY  deploy/overlays/<OVERLAY>: kubernetes (default), openshift, cert-manager, monitoring
 #   IMG      the archgate image (default ghcr.io/archgate/archgate:latest)
 #   KUBECTL  the kubectl to use (default: kubectl on PATH, else one built by hack/kubectl.sh)
 #

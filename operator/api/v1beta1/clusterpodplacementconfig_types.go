@@ -76,7 +76,9 @@ type ClusterPodPlacementConfigSpec struct {
 
 	// globalPullSecretRef names a Secret of type kubernetes.io/dockerconfigjson (or
 	// kubernetes.io/dockercfg) whose credentials are used, together with the pod's own
-	// imagePullSecrets, to inspect images. Unset means no global credentials.
+	// imagePullSecrets, to inspect images; it must exist. Unset means the Secret "pull-secret" of
+	// the operator's namespace, used when it exists. On OpenShift it must stay unset: the
+	// cluster's global pull secret, openshift-config/pull-secret, is always used.
 	// +optional
 	GlobalPullSecretRef *NamespacedObjectReference `json:"globalPullSecretRef,omitempty"`
 
@@ -139,12 +141,14 @@ type NamespacedObjectReference struct {
 	// namespace of the object. Empty means the namespace the operator runs in.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespace must be a namespace name: lower-case letters, digits and '-', starting and ending with a letter or digit"
 	Namespace string `json:"namespace,omitempty"`
 
 	// name of the object.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="name must be an object name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	Name string `json:"name"`
 }
 

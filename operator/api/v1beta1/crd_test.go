@@ -75,6 +75,13 @@ func celRules(path string, s *apiextensionsv1.JSONSchemaProps, into map[string][
 	}
 }
 
+// The rules of NamespacedObjectReference: a namespace name (DNS-1123 label) and an object name
+// (DNS-1123 subdomain).
+const (
+	namespaceNameRule = "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')"
+	objectNameRule    = "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')"
+)
+
 func TestCRDFiles(t *testing.T) {
 	tests := map[string]struct {
 		plural      string
@@ -89,13 +96,23 @@ func TestCRDFiles(t *testing.T) {
 			wantScope:   apiextensionsv1.ClusterScoped,
 			wantColumns: []string{"Available", "Progressing", "Degraded", "Age"},
 			wantRules: map[string][]string{
-				"":                               {"self.metadata.name == 'cluster'"},
-				".spec.imageInspection.cacheTTL": {"duration(self) >= duration('1s') && duration(self) <= duration('24h')"},
-				".spec.imageInspection.credentialProviders.hostBinDir": {"!self.split('/').exists(e, e == '..')"},
-				".spec.imageInspection.failureCacheTTL":                {"duration(self) >= duration('0s') && duration(self) <= duration('5m')"},
-				".spec.imageInspection.timeout":                        {"duration(self) >= duration('1s') && duration(self) <= duration('5m')"},
-				".spec.plugins.nodeAffinityScoring":                    {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
-				".spec.plugins.nodeAffinityScoring.platforms":          {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
+				"":                                     {"self.metadata.name == 'cluster'"},
+				".spec.caBundleConfigmapRef.name":      {objectNameRule},
+				".spec.caBundleConfigmapRef.namespace": {namespaceNameRule},
+				".spec.globalPullSecretRef.name":       {objectNameRule},
+				".spec.globalPullSecretRef.namespace":  {namespaceNameRule},
+				".spec.imageInspection.cacheTTL":       {"duration(self) >= duration('1s') && duration(self) <= duration('24h')"},
+				".spec.imageInspection.credentialProviders.configConfigmapRef.name":      {objectNameRule},
+				".spec.imageInspection.credentialProviders.configConfigmapRef.namespace": {namespaceNameRule},
+				".spec.imageInspection.credentialProviders.hostBinDir":                   {"!self.split('/').exists(e, e == '..')"},
+				".spec.imageInspection.failureCacheTTL":                                  {"duration(self) >= duration('0s') && duration(self) <= duration('5m')"},
+				".spec.imageInspection.timeout":                                          {"duration(self) >= duration('1s') && duration(self) <= duration('5m')"},
+				".spec.plugins.nodeAffinityScoring":                                      {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
+				".spec.plugins.nodeAffinityScoring.platforms":                            {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
+				".spec.registriesConfConfigmapRef.name":                                  {objectNameRule},
+				".spec.registriesConfConfigmapRef.namespace":                             {namespaceNameRule},
+				".spec.registryCertsConfigmapRef.name":                                   {objectNameRule},
+				".spec.registryCertsConfigmapRef.namespace":                              {namespaceNameRule},
 			},
 		},
 		"PodPlacementConfig": {
@@ -252,6 +269,25 @@ spec:
 				"platforms[0].weight: Invalid value",
 				"platforms[1].weight: Invalid value",
 			},
+		},
+		"pull secret in an invalid namespace": {
+			object:     head + "metadata: {name: cluster}\nspec: {globalPullSecretRef: {namespace: Team_A, name: pull-secret}}\n",
+			wantErrors: []string{"globalPullSecretRef.namespace: Invalid value: \"Team_A\": namespace must be a namespace name"},
+		},
+		"CA bundle with an invalid name": {
+			object:     head + "metadata: {name: cluster}\nspec: {caBundleConfigmapRef: {name: trusted/ca}}\n",
+			wantErrors: []string{"caBundleConfigmapRef.name: Invalid value: \"trusted/ca\": name must be an object name"},
+		},
+		"registry references with invalid names": {
+			object: head + "metadata: {name: cluster}\nspec: {registriesConfConfigmapRef: {name: -conf}, registryCertsConfigmapRef: {namespace: ns-, name: certs.}}\n",
+			wantErrors: []string{
+				"registriesConfConfigmapRef.name: Invalid value: \"-conf\": name must be an object name",
+				"registryCertsConfigmapRef.namespace: Invalid value: \"ns-\": namespace must be a namespace name",
+				"registryCertsConfigmapRef.name: Invalid value: \"certs.\": name must be an object name",
+			},
+		},
+		"dotted object name": {
+			object: head + "metadata: {name: cluster}\nspec: {caBundleConfigmapRef: {namespace: kube-system, name: registry.example.ca}}\n",
 		},
 		"pull secret without name": {
 			object:     head + "metadata: {name: cluster}\nspec: {globalPullSecretRef: {namespace: ns}}\n",

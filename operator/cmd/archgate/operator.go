@@ -47,6 +47,7 @@ func newOperatorCmd(g *globalFlags) *cobra.Command {
 	fs.StringVar(&opts.Image, "image", os.Getenv(components.EnvImage), "Image of the components; empty for the operator's own image (default $"+components.EnvImage+").")
 	fs.StringVar(&opts.PodName, "pod-name", os.Getenv("POD_NAME"), "The operator's own pod, to find its image (default $POD_NAME).")
 	fs.StringVar(&opts.CertProvider, "cert-provider", "self-signed", "Who issues the webhooks' serving certificates: self-signed (the operator), cert-manager or service-ca (OpenShift).")
+	fs.StringVar((*string)(&opts.Platform), "platform", "", "Kubernetes or OpenShift: decides the default global pull secret and whether spec.globalPullSecretRef is allowed; empty detects it.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Reconcile on one replica at a time, with a leader election lease.")
 	fs.DurationVar(&opts.FailOpenGracePeriod, "fail-open-grace-period", components.DefaultFailOpenGracePeriod,
 		"How long the webhook or the controller may stay unavailable before the scheduling-gate webhook is unregistered and new pods are admitted ungated; negative for at once.")

@@ -51,7 +51,7 @@ func parse(t *testing.T, args []string) {
 func TestOperandArgsParse(t *testing.T) {
 	full := operator.ComponentArgs{
 		Namespace: "archgate-system", LogVerbosity: v1beta1.LogVerbosityTraceAll, CertDir: operator.ServingCertDir,
-		WebhookPort: operator.WebhookPort, MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081",
+		WebhookPort: operator.WebhookPort, MetricsBindAddress: ":8443", HealthProbeBindAddress: ":8081",
 		GlobalPullSecret: "openshift-config/pull-secret", RegistryCABundleFile: "/etc/archgate/registry-ca/ca-bundle.crt",
 		CredentialProviderConfigFile: operator.CredentialProvidersDir + "/config.yaml", CredentialProviderBinDir: operator.CredentialProviderBinDir,
 	}

@@ -126,7 +126,10 @@ func (g *globalFlags) client() (client.Client, error) {
 func commonFlags(fs *pflag.FlagSet, c *components.Common) {
 	fs.Float32Var(&c.QPS, "kube-api-qps", components.DefaultQPS, "Client rate limit (queries per second) towards the apiserver.")
 	fs.IntVar(&c.Burst, "kube-api-burst", components.DefaultBurst, "Client burst towards the apiserver.")
-	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", ":8080", `Address of the Prometheus metrics endpoint; "0" disables it.`)
+	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", ":8443",
+		`Address of the Prometheus metrics endpoint (HTTPS; clients need a bearer token allowed to get /metrics); "0" disables it.`)
+	fs.StringVar(&c.MetricsCertDir, "metrics-cert-dir", "",
+		"Directory with tls.crt and tls.key of the metrics endpoint; empty or missing files: a self-signed certificate generated at start.")
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `Address of /healthz and /readyz; "0" disables them.`)
 	fs.StringVar(&c.PprofBindAddress, "pprof-bind-address", "0", `Address of /debug/pprof (CPU and heap profiles); "0" disables it.`)
 }

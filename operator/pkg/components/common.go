@@ -45,6 +45,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
@@ -66,10 +67,17 @@ type Common struct {
 	// when zero. They override those of the rest.Config passed in, which is not modified.
 	QPS   float32
 	Burst int
-	// MetricsBindAddress serves controller-runtime's metrics registry over HTTP (":8080");
-	// "" or "0" serves nothing, which is the default for in-process use. The archgate binary
-	// defaults to ":8080".
+	// MetricsBindAddress serves controller-runtime's metrics registry (":8443"); "" or "0"
+	// serves nothing, which is the default for in-process use. The archgate binary defaults to
+	// ":8443". Metrics are always served over HTTPS to authenticated and authorized clients
+	// only: a bearer token the apiserver accepts (TokenReview) of a user allowed to get the
+	// non-resource URL /metrics (SubjectAccessReview), e.g. bound to the archgate-metrics-reader
+	// ClusterRole. The component's identity needs tokenreviews and subjectaccessreviews create.
 	MetricsBindAddress string
+	// MetricsCertDir holds the metrics server's tls.crt and tls.key (reloaded when they
+	// change); when empty or without them, the server generates a self-signed certificate at
+	// start, which scrapers cannot verify.
+	MetricsCertDir string
 	// HealthProbeBindAddress serves /healthz and /readyz; "" or "0" serves nothing.
 	HealthProbeBindAddress string
 	// PprofBindAddress serves net/http/pprof (CPU and heap profiles); "" or "0" serves nothing,
@@ -150,7 +158,7 @@ func (c Common) managerOptions() manager.Options {
 	return manager.Options{
 		Scheme:                 c.Scheme,
 		Logger:                 c.Logger,
-		Metrics:                metricsserver.Options{BindAddress: c.MetricsBindAddress},
+		Metrics:                c.metricsServerOptions(),
 		HealthProbeBindAddress: c.HealthProbeBindAddress,
 		PprofBindAddress:       c.PprofBindAddress,
 		Controller:             config.Controller{SkipNameValidation: ptr.To(c.Restartable)},
@@ -159,6 +167,21 @@ func (c Common) managerOptions() manager.Options {
 		Client: client.Options{Log: c.Logger.WithName("client")},
 		// Stop within a bounded time even if a reconciler hangs on a registry.
 		GracefulShutdownTimeout: ptr.To(30 * time.Second),
+	}
+}
+
+// metricsServerOptions serve the metrics over HTTPS to clients the apiserver authenticates and
+// authorizes (controller-runtime's filters: a TokenReview, then a SubjectAccessReview of "get
+// /metrics", both cached briefly). There is deliberately no plain-HTTP option: the metrics name
+// namespaces, images and registries.
+func (c Common) metricsServerOptions() metricsserver.Options {
+	return metricsserver.Options{
+		BindAddress:    c.MetricsBindAddress,
+		SecureServing:  true,
+		FilterProvider: filters.WithAuthenticationAndAuthorization,
+		CertDir:        c.MetricsCertDir,
+		CertName:       TLSCertName,
+		KeyName:        TLSKeyName,
 	}
 }
 

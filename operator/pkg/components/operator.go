@@ -28,11 +28,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
 	"github.com/archgate/archgate/operator/internal/controller/ppcstatus"
@@ -86,6 +88,10 @@ type OperatorOptions struct {
 	// ProxyEnv is passed on to the components' containers. Nil means the operator's own
 	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY (and lowercase) variables, read once at start.
 	ProxyEnv []corev1.EnvVar
+	// Platform is the cluster's platform, which decides the default global pull secret and
+	// whether spec.globalPullSecretRef is allowed (seed 004); empty detects it from the API
+	// groups the apiserver serves (OpenShift serves config.openshift.io).
+	Platform v1beta1.Platform
 	// FailOpenGracePeriod is how long a component may stay unavailable before the
 	// scheduling-gate webhook is unregistered (fail open); DefaultFailOpenGracePeriod when
 	// zero, at once when negative.
@@ -101,6 +107,11 @@ func (o OperatorOptions) withDefaults(ctx context.Context) (OperatorOptions, err
 	o.Common, err = o.Common.withDefaults(ctx)
 	if o.Namespace == "" {
 		err = errors.Join(err, errors.New("components: OperatorOptions.Namespace is required"))
+	}
+	switch o.Platform {
+	case "", v1beta1.PlatformKubernetes, v1beta1.PlatformOpenShift:
+	default:
+		err = errors.Join(err, fmt.Errorf("components: platform %q: want %s, %s or empty (detect)", o.Platform, v1beta1.PlatformKubernetes, v1beta1.PlatformOpenShift))
 	}
 	o.LeaderElectionID = cmp.Or(o.LeaderElectionID, DefaultOperatorLeaderElectionID)
 	o.WebhookPort = cmp.Or(o.WebhookPort, DefaultWebhookPort)
@@ -142,6 +153,11 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 			return err
 		}
 	}
+	if opts.Platform == "" {
+		if opts.Platform, err = detectPlatform(restCfg); err != nil {
+			return err
+		}
+	}
 	var certSource *certs.SecretSource
 	if opts.WebhookCertDir == "" {
 		certSource = certs.NewSecretSource(uncached, types.NamespacedName{Namespace: opts.Namespace, Name: opts.ServingSecretName}, 0)
@@ -163,7 +179,7 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 	if err := addOperatorServing(mgr, opts, deps); err != nil {
 		return err
 	}
-	opts.Logger.WithName("operator").Info("Starting the operator", "namespace", opts.Namespace, "image", opts.Image,
+	opts.Logger.WithName("operator").Info("Starting the operator", "namespace", opts.Namespace, "image", opts.Image, "platform", opts.Platform,
 		"certProvider", provider, "leaderElection", opts.LeaderElection)
 	return mgr.Start(ctx)
 }
@@ -206,9 +222,10 @@ type operatorDeps struct {
 
 // setUpOperator registers the validating webhooks and the ClusterPodPlacementConfig reconciler.
 func setUpOperator(mgr manager.Manager, opts OperatorOptions, deps operatorDeps) error {
-	validation.Register(mgr.GetWebhookServer(), deps.uncached, opts.Scheme)
+	validation.Register(mgr.GetWebhookServer(), deps.uncached, opts.Scheme, opts.Platform)
 	r, err := operator.New(mgr.GetClient(), deps.uncached, opts.Scheme, operator.Options{
 		Namespace:                        opts.Namespace,
+		Platform:                         opts.Platform,
 		Image:                            opts.Image,
 		CertProvider:                     deps.provider,
 		Certs:                            deps.certManager,
@@ -255,6 +272,24 @@ func addOperatorServing(mgr manager.Manager, opts OperatorOptions, deps operator
 		}
 	}
 	return addProbes(mgr, probes{check: func() error { return serving(&http.Request{}) }, onReady: opts.Ready})
+}
+
+// detectPlatform asks the apiserver which API groups it serves: OpenShift serves
+// config.openshift.io.
+func detectPlatform(cfg *rest.Config) (v1beta1.Platform, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	groups, err := dc.ServerGroups()
+	if err != nil {
+		return "", fmt.Errorf("listing the apiserver's API groups to detect the platform: %w", err)
+	}
+	names := make([]string, 0, len(groups.Groups))
+	for _, g := range groups.Groups {
+		names = append(names, g.Name)
+	}
+	return v1beta1.PlatformFromGroups(names), nil
 }
 
 // ownImage returns the image of the operator's own container.

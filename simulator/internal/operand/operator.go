@@ -67,6 +67,11 @@ type Config struct {
 	LogDir string
 	// OnStart is called with each started process's component name and PID.
 	OnStart func(component string, pid int)
+	// MetricsAuth is how the processes' HTTPS metrics are scraped: the token
+	// of a ServiceAccount bound to the metrics reader role, and the CA of
+	// WebhookCertDir's certificate, which the processes also serve their
+	// metrics with (--metrics-cert-dir).
+	MetricsAuth *MetricsAuth
 }
 
 // Component names, as the report lists them.

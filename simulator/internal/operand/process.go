@@ -3,6 +3,8 @@ package operand
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +35,10 @@ type Process struct {
 	ReadyURL string
 	// MetricsURL is scraped into Counters; "" for none.
 	MetricsURL string
+	// MetricsAuth, when set, is how an https MetricsURL is scraped: the
+	// bearer token and the CA the archgate components' authenticated
+	// metrics endpoints want. Nil scrapes without either (the scheduler).
+	MetricsAuth *MetricsAuth
 	// PprofURL is the base of the process's net/http/pprof handlers
 	// (http://host:port/debug/pprof); "" when it serves none.
 	PprofURL string
@@ -93,7 +99,7 @@ func (p *Process) Start(ctx context.Context) error {
 	}
 	p.cmd, p.done = cmd, done
 	if p.Counters != nil && p.MetricsURL != "" {
-		p.retire = p.Counters.Add(newScraper(p.MetricsURL).gather)
+		p.retire = p.Counters.Add(newScraper(p.MetricsURL, p.MetricsAuth).gather)
 	}
 	return nil
 }
@@ -191,22 +197,69 @@ func (p *Process) Err() error {
 	}
 }
 
+// MetricsAuth is how Prometheus scrapes the archgate components: over HTTPS,
+// verifying the server's certificate against CA, with the bearer token of a
+// ServiceAccount bound to the metrics reader role (operator/pkg/metricsreader).
+type MetricsAuth struct {
+	// Token is the bearer token sent with every scrape.
+	Token string
+	// CA is the PEM bundle the metrics server's certificate is verified
+	// against.
+	CA []byte
+}
+
+// client returns an HTTP client that trusts a's CA (the system roots
+// without one) and sends a's token; a nil a sends nothing.
+func (a *MetricsAuth) client(timeout time.Duration) (*http.Client, error) {
+	c := &http.Client{Timeout: timeout}
+	if a == nil {
+		return c, nil
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(a.CA) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(a.CA) {
+			return nil, errors.New("metrics CA: no PEM certificate")
+		}
+		tlsConfig.RootCAs = pool
+	}
+	c.Transport = bearer{token: a.Token, next: &http.Transport{TLSClientConfig: tlsConfig}}
+	return c, nil
+}
+
+// bearer adds an Authorization header to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(req)
+}
+
 // scraper reads a /metrics endpoint and remembers the last good reading, so
 // a process that is gone still counts what it did up to then.
 type scraper struct {
 	url    string
 	client *http.Client
+	err    error // building client
 	mu     sync.Mutex
 	last   []*dto.MetricFamily
 }
 
-func newScraper(url string) *scraper {
-	return &scraper{url: url, client: &http.Client{Timeout: 5 * time.Second}}
+func newScraper(url string, auth *MetricsAuth) *scraper {
+	c, err := auth.client(5 * time.Second)
+	return &scraper{url: url, client: c, err: err}
 }
 
 func (s *scraper) gather() []*dto.MetricFamily {
 	var buf bytes.Buffer
-	err := get(context.Background(), s.client, s.url, &buf)
+	err := s.err
+	if err == nil {
+		err = get(context.Background(), s.client, s.url, &buf)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil {
@@ -233,8 +286,12 @@ func ParseFamilies(r io.Reader) ([]*dto.MetricFamily, error) {
 
 // Families scrapes the process's /metrics.
 func (p *Process) Families(ctx context.Context) ([]*dto.MetricFamily, error) {
+	c, err := p.MetricsAuth.client(5 * time.Second)
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
-	if err := get(ctx, &http.Client{Timeout: 5 * time.Second}, p.MetricsURL, &buf); err != nil {
+	if err := get(ctx, c, p.MetricsURL, &buf); err != nil {
 		return nil, err
 	}
 	return ParseFamilies(&buf)

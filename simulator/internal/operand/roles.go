@@ -97,24 +97,30 @@ func (o *WebhookAndController) processes(cfg Config) error {
 		if err != nil {
 			return nil, err
 		}
-		base := func(port int) string { return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+		base := func(scheme string, port int) string {
+			return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		}
 		metrics, health, pprof := ports[0], ports[1], ports[2]
 		cmd := append([]string{cfg.Binary, name, "--kubeconfig", cfg.Kubeconfig,
 			"--kube-api-qps", strconv.FormatFloat(float64(qpsOrDefault(cfg.QPS)), 'f', -1, 32),
 			"--kube-api-burst", strconv.Itoa(burstOrDefault(cfg.Burst)),
 			"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metrics),
+			// The webhook's serving certificate (for 127.0.0.1) serves the metrics too,
+			// so the scraper verifies it.
+			"--metrics-cert-dir", cfg.WebhookCertDir,
 			"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
 			"--pprof-bind-address", "127.0.0.1:" + strconv.Itoa(pprof),
 			"--log-verbosity", "Normal",
 		}, args...)
 		return &Process{
-			Name:       name,
-			Command:    cmd,
-			ReadyURL:   base(health) + "/readyz",
-			MetricsURL: base(metrics) + "/metrics",
-			PprofURL:   base(pprof) + "/debug/pprof",
-			Counters:   o.Counters,
-			LogPath:    filepath.Join(cfg.LogDir, name+".log"),
+			Name:        name,
+			Command:     cmd,
+			ReadyURL:    base("http", health) + "/readyz",
+			MetricsURL:  base("https", metrics) + "/metrics",
+			MetricsAuth: cfg.MetricsAuth,
+			PprofURL:    base("http", pprof) + "/debug/pprof",
+			Counters:    o.Counters,
+			LogPath:     filepath.Join(cfg.LogDir, name+".log"),
 			OnStart: func(pid int) {
 				if cfg.OnStart != nil {
 					cfg.OnStart(name, pid)

@@ -26,6 +26,7 @@ import (
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/components"
+	"github.com/archgate/archgate/operator/pkg/metricsreader"
 	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -73,7 +74,7 @@ func (r *run) startOperator(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg, caPEM, err := e.componentsConfig(global)
+	cfg, caPEM, err := e.componentsConfig(ctx, global)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (e *operatorEnv) prepareCluster(ctx context.Context) (*types.NamespacedName
 // componentsConfig is how the webhook and the controller run: the scenario's settings, the
 // registry's certificates, a self-signed serving certificate for the webhook (its CA is
 // returned) and, with an archgate binary, as processes.
-func (e *operatorEnv) componentsConfig(global *types.NamespacedName) (operand.Config, []byte, error) {
+func (e *operatorEnv) componentsConfig(ctx context.Context, global *types.NamespacedName) (operand.Config, []byte, error) {
 	r, s := e.r, e.r.s
 	cfg := operand.Config{
 		RestConfig:         r.cfg,
@@ -190,8 +191,27 @@ func (e *operatorEnv) componentsConfig(global *types.NamespacedName) (operand.Co
 			return cfg, nil, err
 		}
 		cfg.OnStart = func(name string, pid int) { r.sampler.Watch(pid, name) }
+		token, err := e.metricsToken(ctx)
+		if err != nil {
+			return cfg, nil, err
+		}
+		cfg.MetricsAuth = &operand.MetricsAuth{Token: token, CA: caPEM}
 	}
 	return cfg, caPEM, nil
+}
+
+// metricsReaderServiceAccount is the ServiceAccount the simulator scrapes the components'
+// metrics as, bound to the metrics reader ClusterRole like a cluster's Prometheus.
+const metricsReaderServiceAccount = "archgate-simulator-metrics"
+
+// metricsToken grants the metrics reader role to a ServiceAccount of the operator's namespace
+// and returns a token of it from the TokenRequest API, valid for a day (longer than any run).
+func (e *operatorEnv) metricsToken(ctx context.Context) (string, error) {
+	reader := metricsreader.Reader{Namespace: e.r.s.Operator.Namespace, ServiceAccount: metricsReaderServiceAccount}
+	if err := metricsreader.Grant(ctx, e.r.cfg, reader); err != nil {
+		return "", fmt.Errorf("granting the metrics reader role: %w", err)
+	}
+	return metricsreader.Token(ctx, e.r.cfg, reader, 24*time.Hour)
 }
 
 // startComponents starts the controller, then the webhook, and registers the webhook (trusting

@@ -151,6 +151,8 @@ func (r *Reconciler) operandObjects() []client.Object {
 		&policyv1.PodDisruptionBudget{ObjectMeta: m(WebhookComponentName)},
 		&policyv1.PodDisruptionBudget{ObjectMeta: m(ControllerComponentName)},
 		&corev1.Service{ObjectMeta: m(WebhookComponentName)},
+		&corev1.Service{ObjectMeta: m(WebhookMetricsServiceName)},
+		&corev1.Service{ObjectMeta: m(ControllerMetricsServiceName)},
 		certificate,
 		&corev1.Secret{ObjectMeta: m(WebhookServingSecretName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCABundleName)},

@@ -239,7 +239,9 @@ func TestDeletionReleasesGatedPods(t *testing.T) {
 		"PodDisruptionBudget/" + operator.ControllerComponentName, "PodDisruptionBudget/" + operator.WebhookComponentName,
 		"Role/" + operator.ControllerComponentName, "Role/" + operator.WebhookComponentName,
 		"RoleBinding/" + operator.ControllerComponentName, "RoleBinding/" + operator.WebhookComponentName,
-		"Secret/" + operator.WebhookServingSecretName, "Service/" + operator.WebhookComponentName,
+		"Secret/" + operator.WebhookServingSecretName,
+		"Service/" + operator.ControllerMetricsServiceName, "Service/" + operator.WebhookComponentName,
+		"Service/" + operator.WebhookMetricsServiceName,
 		"ServiceAccount/" + operator.ControllerComponentName, "ServiceAccount/" + operator.WebhookComponentName,
 	}
 	if diff := cmp.Diff(want, managedObjects(t)); diff != "" {

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +31,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/archgate/archgate/operator/internal/controller/operator"
 )
 
 // deployDir is the repository's deploy/ directory.
@@ -86,7 +89,7 @@ func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Un
 }
 
 func TestOverlaysRender(t *testing.T) {
-	wantProvider := map[string]string{"kubernetes": "self-signed", "openshift": "service-ca", "cert-manager": "cert-manager"}
+	wantProvider := map[string]string{"kubernetes": "self-signed", "openshift": "service-ca", "cert-manager": "cert-manager", "monitoring": "self-signed"}
 	for _, overlay := range overlays(t) {
 		t.Run(overlay, func(t *testing.T) {
 			objs := render(t, filepath.Join(deployDir, "overlays", overlay))
@@ -162,6 +165,94 @@ func assertRestricted(t *testing.T, spec corev1.PodSpec) {
 			t.Errorf("container %s security context %+v: want no privilege escalation, read-only root, drop ALL", c.Name, sc)
 		}
 	}
+}
+
+// TestMonitoringComponent checks deploy/components/monitoring (through the monitoring overlay):
+// the ServiceMonitor selects the metrics Services of all three components over HTTPS with a
+// bearer token, the binding grants the metrics reader role, and every alert links a runbook
+// section that exists in docs/operations.md.
+func TestMonitoringComponent(t *testing.T) {
+	objs := render(t, filepath.Join(deployDir, "overlays", "monitoring"))
+	sm := find(objs, "ServiceMonitor", "archgate")
+	if sm == nil {
+		t.Fatal("no ServiceMonitor archgate")
+	}
+	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	if selector[operator.MetricsServiceLabel] != "true" || len(selector) != 1 {
+		t.Errorf("ServiceMonitor selects %v, want %s=true (the label of the metrics Services)", selector, operator.MetricsServiceLabel)
+	}
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	if len(endpoints) != 1 {
+		t.Fatalf("ServiceMonitor endpoints %v, want one", endpoints)
+	}
+	ep := endpoints[0].(map[string]any)
+	if ep["port"] != "metrics" || ep["scheme"] != "https" || ep["bearerTokenFile"] == nil {
+		t.Errorf("ServiceMonitor endpoint %v, want port metrics, https and a bearer token", ep)
+	}
+	svc := find(objs, "Service", "archgate-operator-metrics")
+	if svc == nil || svc.GetLabels()[operator.MetricsServiceLabel] != "true" {
+		t.Errorf("the operator's metrics Service is missing or lacks %s=true", operator.MetricsServiceLabel)
+	}
+	binding := find(objs, "ClusterRoleBinding", "archgate-metrics-reader")
+	if binding == nil {
+		t.Fatal("no ClusterRoleBinding archgate-metrics-reader")
+	}
+	if ref, _, _ := unstructured.NestedString(binding.Object, "roleRef", "name"); ref != "archgate-metrics-reader" ||
+		find(objs, "ClusterRole", "archgate-metrics-reader") == nil {
+		t.Errorf("the metrics reader binding refers to ClusterRole %q, which must be archgate-metrics-reader and rendered", ref)
+	}
+	assertRunbooks(t, find(objs, "PrometheusRule", "archgate"))
+}
+
+// assertRunbooks checks that every alert of the PrometheusRule has a runbook_url whose anchor
+// is a heading of docs/operations.md.
+func assertRunbooks(t *testing.T, rule *unstructured.Unstructured) {
+	t.Helper()
+	if rule == nil {
+		t.Fatal("no PrometheusRule archgate")
+	}
+	doc, err := os.ReadFile(filepath.Join(deployDir, "..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{}
+	for line := range strings.Lines(string(doc)) {
+		if heading, ok := strings.CutPrefix(line, "#"); ok {
+			anchors[markdownAnchor(strings.TrimLeft(heading, "# "))] = true
+		}
+	}
+	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+	alerts := 0
+	for _, g := range groups {
+		rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+		for _, r := range rules {
+			name, _, _ := unstructured.NestedString(r.(map[string]any), "alert")
+			url, _, _ := unstructured.NestedString(r.(map[string]any), "annotations", "runbook_url")
+			alerts++
+			_, anchor, _ := strings.Cut(url, "/docs/operations.md#")
+			if !anchors[anchor] {
+				t.Errorf("alert %s: runbook_url %q does not point at a heading of docs/operations.md", name, url)
+			}
+		}
+	}
+	if alerts == 0 {
+		t.Error("the PrometheusRule has no alerts")
+	}
+}
+
+// markdownAnchor is the anchor GitHub gives a heading: lower case, spaces to hyphens, other
+// punctuation dropped.
+func markdownAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func TestFleetExampleRenders(t *testing.T) {

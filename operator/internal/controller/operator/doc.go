@@ -27,7 +27,7 @@ limitations under the License.
 //  1. linked objects: the Secret of globalPullSecretRef and the ConfigMap of
 //     caBundleConfigmapRef exist (condition LinkedObjectsExist);
 //  2. identity: ServiceAccounts and least-privilege RBAC;
-//  3. serving: the webhook Service, its serving certificate (self-signed, cert-manager or
+//  3. serving: the webhook Service, the metrics Services, its serving certificate (self-signed, cert-manager or
 //     service-ca) and the copy of the registry CA bundle;
 //  4. deployments: the webhook and the pod placement controller, with their
 //     PodDisruptionBudgets; ready when both are Available;

@@ -64,16 +64,23 @@ type linkedState struct {
 
 // lookupLinked reads the pull secret and the CA bundle the spec references. The secret's
 // content never leaves this function: the hash covers its UID and resourceVersion, which
-// change with every write, and the CA bundle's (public) content.
-func lookupLinked(ctx context.Context, reader client.Reader, spec *v1beta1.ClusterPodPlacementConfigSpec, namespace string) (linkedState, error) {
+// change with every write, and the CA bundle's (public) content. Without globalPullSecretRef
+// the platform's default pull secret (seed 004) is used when it exists; a referenced one must
+// exist.
+func lookupLinked(ctx context.Context, reader client.Reader, spec *v1beta1.ClusterPodPlacementConfigSpec, namespace string,
+	platform v1beta1.Platform) (linkedState, error) {
+	pullSecret, defaulted := spec.GlobalPullSecret(platform, namespace)
 	st := linkedState{
-		pullSecret:  spec.GlobalPullSecretRef.NamespacedName(namespace),
+		pullSecret:  &pullSecret,
 		caBundleRef: spec.CABundleConfigmapRef.NamespacedName(namespace),
 	}
 	h := sha256.New()
 	if st.pullSecret != nil {
 		secret := &corev1.Secret{}
 		switch err := reader.Get(ctx, *st.pullSecret, secret); {
+		case apierrors.IsNotFound(err) && defaulted:
+			// No global credentials: the default is a convenience, not a requirement.
+			st.pullSecret = nil
 		case apierrors.IsNotFound(err):
 			st.missing = append(st.missing, missingLink{v1beta1.ReasonPullSecretNotFound, fmt.Sprintf(
 				"Secret %s named by spec.globalPullSecretRef does not exist: create it or remove spec.globalPullSecretRef "+
@@ -81,7 +88,11 @@ func lookupLinked(ctx context.Context, reader client.Reader, spec *v1beta1.Clust
 		case err != nil:
 			return st, fmt.Errorf("reading Secret %s (spec.globalPullSecretRef): %w", st.pullSecret, err)
 		default:
-			st.configured = append(st.configured, fmt.Sprintf("Secret %s (globalPullSecretRef)", st.pullSecret))
+			source := "globalPullSecretRef"
+			if defaulted {
+				source = "default global pull secret, spec.globalPullSecretRef unset"
+			}
+			st.configured = append(st.configured, fmt.Sprintf("Secret %s (%s)", st.pullSecret, source))
 			fmt.Fprintf(h, "secret %s %s %s\n", st.pullSecret, secret.UID, secret.ResourceVersion)
 		}
 	}
@@ -260,11 +271,13 @@ func certsDirHost(key string) (string, error) {
 
 // refersTo reports whether the spec references the object kind/key, so that a change to it
 // re-runs the reconcile.
-func refersTo(spec *v1beta1.ClusterPodPlacementConfigSpec, namespace, kind string, key types.NamespacedName) bool {
+func refersTo(spec *v1beta1.ClusterPodPlacementConfigSpec, namespace string, platform v1beta1.Platform, kind string, key types.NamespacedName) bool {
 	var ref *types.NamespacedName
 	switch kind {
 	case "Secret":
-		ref = spec.GlobalPullSecretRef.NamespacedName(namespace)
+		// The default pull secret too: creating it later rolls the controller with it.
+		pullSecret, _ := spec.GlobalPullSecret(platform, namespace)
+		ref = &pullSecret
 	case "ConfigMap":
 		refs := []*v1beta1.NamespacedObjectReference{spec.CABundleConfigmapRef, spec.RegistriesConfConfigmapRef, spec.RegistryCertsConfigmapRef}
 		if spec.ImageInspection != nil && spec.ImageInspection.CredentialProviders != nil {

@@ -32,6 +32,44 @@ import (
 	"github.com/archgate/archgate/operator/internal/controller/operator"
 )
 
+// TestDefaultGlobalPullSecret checks seed 004's default: without globalPullSecretRef the
+// Secret "pull-secret" of the operator's namespace is the global pull secret once it exists
+// (its creation rolls the controller with it), and its absence blocks nothing.
+func TestDefaultGlobalPullSecret(t *testing.T) {
+	ctx := context.Background()
+	install(t, v1beta1.ClusterPodPlacementConfigSpec{})
+	const flag = "--global-pull-secret="
+	if arg := argWithPrefix(controllerArgs(t), flag); arg != "" {
+		t.Fatalf("controller has %s without a pull secret", arg)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: v1beta1.DefaultGlobalPullSecretName},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"registry.example":{"auth":"dTpw"}}}`)},
+	}
+	if err := k8s.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), secret) })
+	want := flag + testNamespace + "/" + v1beta1.DefaultGlobalPullSecretName
+	eventually(t, 30*time.Second, "the controller gets the default pull secret", func() error {
+		if got := argWithPrefix(controllerArgs(t), flag); got != want {
+			return fmt.Errorf("controller pull-secret argument %q, want %q", got, want)
+		}
+		return nil
+	})
+	linked := wantCondition(t, v1beta1.ConditionLinkedObjectsExist, metav1.ConditionTrue, v1beta1.ReasonAsExpected)
+	if !strings.Contains(linked.Message, "default global pull secret") {
+		t.Errorf("LinkedObjectsExist message %q does not say the default pull secret is used", linked.Message)
+	}
+}
+
+// controllerArgs are the controller Deployment's container arguments.
+func controllerArgs(t *testing.T) []string {
+	t.Helper()
+	return getDeployment(t, operator.ControllerComponentName).Spec.Template.Spec.Containers[0].Args
+}
+
 func TestLinkedObjects(t *testing.T) {
 	ctx := context.Background()
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "registry-config"}}); err != nil {

@@ -57,6 +57,11 @@ const (
 	// KnownImagesName is the ConfigMap in which the controller publishes the images it inspected
 	// anonymously, for the webhook's admission placement (package knownimages).
 	KnownImagesName = knownimages.DefaultConfigMapName
+	// WebhookMetricsServiceName and ControllerMetricsServiceName are the Services in front of
+	// the components' HTTPS metrics endpoints (MetricsServiceLabel selects them); the
+	// installation manifests add archgate-operator-metrics for the operator.
+	WebhookMetricsServiceName    = WebhookComponentName + "-metrics"
+	ControllerMetricsServiceName = ControllerComponentName + "-metrics"
 	// DefaultMutatingWebhookConfigurationName names the MutatingWebhookConfiguration.
 	DefaultMutatingWebhookConfigurationName = "archgate-scheduling-gate"
 )
@@ -71,6 +76,9 @@ const (
 	// PartOf and ManagedBy are the values of LabelPartOf and LabelManagedBy.
 	PartOf    = "archgate"
 	ManagedBy = "archgate-operator"
+	// MetricsServiceLabel marks the metrics Services, for a ServiceMonitor to select
+	// (deploy/components/monitoring).
+	MetricsServiceLabel = v1beta1.GroupName + "/metrics"
 	// AnnotationLinkedObjectsHash on the controller's pod template changes when the pull secret
 	// or the CA bundle changes, which rolls the controller.
 	AnnotationLinkedObjectsHash = v1beta1.GroupName + "/linked-objects-hash"
@@ -85,7 +93,7 @@ const (
 	// WebhookPort is the webhook server's container port; the Service exposes it on 443.
 	WebhookPort = 9443
 	// MetricsPort and HealthPort serve /metrics and /healthz, /readyz.
-	MetricsPort = 8080
+	MetricsPort = 8443
 	HealthPort  = 8081
 	// ServingCertDir is where the webhook's serving certificate is mounted.
 	ServingCertDir = "/var/run/archgate/serving-cert"

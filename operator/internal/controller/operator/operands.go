@@ -19,6 +19,8 @@ package operator
 import (
 	"fmt"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -237,7 +239,7 @@ func roleRef(kind, name string) *rbacv1ac.RoleRefApplyConfiguration {
 
 // controllerClusterRole is everything the pod placement controller may do cluster-wide: read
 // and patch the pods it gates, get the pods' pull secrets by name, read its configurations,
-// report anomalies as Events. It may not list or watch Secrets anywhere (see
+// report anomalies as Events, review its metrics clients. It may not list or watch Secrets anywhere (see
 // controllerPullSecretRole) and may not update pods (it writes one optimistic-locked patch).
 // The webhook's roles are webhookClusterRole and webhookRole.
 func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfiguration {
@@ -253,7 +255,19 @@ func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfigurat
 			policyRule("", []string{"events"}, []string{"create", "patch"}),
 			policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}),
 			policyRule(v1beta1.GroupName, []string{"clusterpodplacementconfigs", "podplacementconfigs"}, read),
+			metricsTokenReviews(), metricsAccessReviews(),
 		)
+}
+
+// metricsTokenReviews and metricsAccessReviews let a component authenticate and authorize the
+// clients of its HTTPS metrics endpoint (a TokenReview, then a SubjectAccessReview of "get
+// /metrics"); every component, the operator included, holds both.
+func metricsTokenReviews() *rbacv1ac.PolicyRuleApplyConfiguration {
+	return policyRule(authenticationv1.GroupName, []string{"tokenreviews"}, []string{"create"})
+}
+
+func metricsAccessReviews() *rbacv1ac.PolicyRuleApplyConfiguration {
+	return policyRule(authorizationv1.GroupName, []string{"subjectaccessreviews"}, []string{"create"})
 }
 
 // controllerPullSecretRole lets the controller list and watch the global pull secret, and
@@ -301,11 +315,15 @@ func controllerRole(p operandParams) *rbacv1ac.RoleApplyConfiguration {
 }
 
 // webhookClusterRole lets the webhook read the placement configurations, for admission
-// placement; it reads nothing else cluster-wide (no pods, no secrets).
+// placement; it reads nothing else cluster-wide (no pods, no secrets), and reviews its metrics
+// clients.
 func webhookClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfiguration {
 	return rbacv1ac.ClusterRole(WebhookComponentName).
 		WithLabels(ManagedLabels(WebhookComponentName)).WithOwnerReferences(p.owners()...).
-		WithRules(policyRule(v1beta1.GroupName, []string{"clusterpodplacementconfigs", "podplacementconfigs"}, []string{"get", "list", "watch"}))
+		WithRules(
+			policyRule(v1beta1.GroupName, []string{"clusterpodplacementconfigs", "podplacementconfigs"}, []string{"get", "list", "watch"}),
+			metricsTokenReviews(), metricsAccessReviews(),
+		)
 }
 
 // webhookRole lets the webhook watch the known-images ConfigMap, by name.
@@ -343,6 +361,19 @@ func webhookService(p operandParams) *corev1ac.ServiceApplyConfiguration {
 		s.WithAnnotations(a)
 	}
 	return s
+}
+
+// metricsService exposes the HTTPS metrics port of the component name's pods, labelled for
+// the ServiceMonitor of deploy/components/monitoring.
+func metricsService(p operandParams, name string) *corev1ac.ServiceApplyConfiguration {
+	labels := ManagedLabels(name)
+	labels[MetricsServiceLabel] = "true"
+	return corev1ac.Service(name+"-metrics", p.namespace).
+		WithLabels(labels).WithOwnerReferences(p.owners()...).
+		WithSpec(corev1ac.ServiceSpec().
+			WithSelector(selectorLabels(name)).
+			WithPorts(corev1ac.ServicePort().
+				WithName("metrics").WithPort(MetricsPort).WithTargetPort(intstr.FromString("metrics")).WithProtocol(corev1.ProtocolTCP)))
 }
 
 // linkedCopy is the operator's copy, next to the controller, of a ConfigMap the spec

@@ -48,7 +48,7 @@ func TestDefaultArgs(t *testing.T) {
 	}{
 		"webhook": {
 			component: "webhook",
-			want: []string{"webhook", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+			want: []string{"webhook", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--cert-dir=" + ServingCertDir, "--port=9443"},
 		},
 		"controller with everything": {
@@ -59,7 +59,7 @@ func TestDefaultArgs(t *testing.T) {
 				p.caBundle = true
 				p.inspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8, FailureCacheTTL: 20 * time.Second}
 			},
-			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
 				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey,
 				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8", "--failure-cache-ttl=20s"},
@@ -70,7 +70,7 @@ func TestDefaultArgs(t *testing.T) {
 				p.registriesConf = true
 				p.registryCerts = []string{"registry.example..5000"}
 			},
-			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--leader-elect",
 				"--registries-conf=" + RegistriesConfDir + "/registries.conf", "--certs-dir=" + CertsDir},
 		},
@@ -85,7 +85,7 @@ func TestDefaultArgs(t *testing.T) {
 		"controller with the default settings": {
 			component: "controller",
 			p:         func(p *operandParams) { p.inspection = ptr.To(v1beta1.DefaultImageInspectionSettings()) },
-			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--leader-elect",
 				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=9", "--failure-cache-ttl=10s"},
 		},
@@ -155,6 +155,8 @@ func TestControllerRoleIsLeastPrivilege(t *testing.T) {
 		"events.k8s.io/events": {"create", "patch"},
 		"multiarch.openshift.io/clusterpodplacementconfigs": {"get", "list", "watch"},
 		"multiarch.openshift.io/podplacementconfigs":        {"get", "list", "watch"},
+		"authentication.k8s.io/tokenreviews":                {"create"},
+		"authorization.k8s.io/subjectaccessreviews":         {"create"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("controller ClusterRole (-want +got):\n%s", diff)
@@ -347,5 +349,41 @@ func TestWebhookDrains(t *testing.T) {
 	}
 	if c := typed[appsv1.Deployment](t, controllerDeployment(params())).Spec.Template.Spec.Containers[0]; c.Lifecycle != nil {
 		t.Errorf("the controller, which serves no admission call, got a preStop delay: %+v", c.Lifecycle)
+	}
+}
+
+// TestMetricsServices checks that each component's metrics Service selects that component's
+// pods on the container's HTTPS metrics port and carries the label the ServiceMonitor selects.
+func TestMetricsServices(t *testing.T) {
+	p := params()
+	for _, c := range []struct {
+		component, service string
+		deployment         *appsv1.Deployment
+	}{
+		{WebhookComponentName, WebhookMetricsServiceName, typed[appsv1.Deployment](t, webhookDeployment(p))},
+		{ControllerComponentName, ControllerMetricsServiceName, typed[appsv1.Deployment](t, controllerDeployment(p))},
+	} {
+		t.Run(c.component, func(t *testing.T) {
+			svc := typed[corev1.Service](t, metricsService(p, c.component))
+			if svc.Name != c.service || svc.Labels[MetricsServiceLabel] != "true" {
+				t.Errorf("Service %s labels %v: want name %s and %s=true", svc.Name, svc.Labels, c.service, MetricsServiceLabel)
+			}
+			podLabels := c.deployment.Spec.Template.Labels
+			for k, v := range svc.Spec.Selector {
+				if podLabels[k] != v {
+					t.Errorf("selector %s=%s does not match the pod template labels %v", k, v, podLabels)
+				}
+			}
+			port := svc.Spec.Ports[0]
+			var containerPort int32
+			for _, cp := range c.deployment.Spec.Template.Spec.Containers[0].Ports {
+				if cp.Name == port.TargetPort.StrVal {
+					containerPort = cp.ContainerPort
+				}
+			}
+			if port.Name != "metrics" || containerPort != MetricsPort || port.Port != MetricsPort {
+				t.Errorf("port %+v targets container port %d, want the metrics port %d", port, containerPort, MetricsPort)
+			}
+		})
 	}
 }

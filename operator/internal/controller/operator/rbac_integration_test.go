@@ -33,17 +33,27 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
+	"github.com/archgate/archgate/operator/pkg/metricsreader"
 )
+
+// prometheusSA is the ServiceAccount the tests scrape metrics as, bound to the metrics reader
+// ClusterRole.
+const prometheusSA = "prometheus"
 
 // access is one question to the apiserver's authorizer: may the ServiceAccount do verb on
 // resource (in namespace, on the object called name)?
 type access struct {
 	sa                                     string // ServiceAccount name in testNamespace
 	verb, group, resource, namespace, name string
-	want                                   bool
+	// path is a non-resource URL (resource, group, namespace and name are then unused).
+	path string
+	want bool
 }
 
 func (a access) String() string {
+	if a.path != "" {
+		return fmt.Sprintf("%s %s %s", a.sa, a.verb, a.path)
+	}
 	where := "cluster-wide"
 	if a.namespace != "" {
 		where = "in " + a.namespace
@@ -63,10 +73,14 @@ func (a access) allowed(ctx context.Context) (bool, error) {
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User:   "system:serviceaccount:" + testNamespace + ":" + a.sa,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + testNamespace, "system:authenticated"},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Verb: a.verb, Group: a.group, Resource: a.resource, Namespace: a.namespace, Name: a.name,
-		},
 	}}
+	if a.path != "" {
+		sar.Spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Verb: a.verb, Path: a.path}
+	} else {
+		sar.Spec.ResourceAttributes = &authorizationv1.ResourceAttributes{
+			Verb: a.verb, Group: a.group, Resource: a.resource, Namespace: a.namespace, Name: a.name,
+		}
+	}
 	if err := k8s.Create(ctx, sar); err != nil {
 		return false, err
 	}
@@ -97,6 +111,10 @@ func TestLeastPrivilege(t *testing.T) {
 	install(t, v1beta1.ClusterPodPlacementConfigSpec{
 		GlobalPullSecretRef: &v1beta1.NamespacedObjectReference{Namespace: pullNS, Name: pullName},
 	})
+	// A Prometheus, bound to the metrics reader role of operator/config/rbac.
+	if err := metricsreader.Grant(ctx, env.Config, metricsreader.Reader{Namespace: testNamespace, ServiceAccount: prometheusSA}); err != nil {
+		t.Fatal(err)
+	}
 
 	const (
 		ctl = operator.ControllerComponentName
@@ -104,6 +122,11 @@ func TestLeastPrivilege(t *testing.T) {
 		wh  = operator.WebhookComponentName
 		rb  = rbacv1.GroupName
 		adm = "admissionregistration.k8s.io"
+		prm = prometheusSA
+		tr  = "tokenreviews"
+		sar = "subjectaccessreviews"
+		atn = "authentication.k8s.io"
+		atz = "authorization.k8s.io"
 	)
 	table := []access{
 		// The controller: pods it gates, pull secrets one by one, the global one listed by name.
@@ -162,6 +185,22 @@ func TestLeastPrivilege(t *testing.T) {
 		{sa: wh, verb: "get", resource: "pods", namespace: "team-a", name: "p", want: false},
 		{sa: wh, verb: "list", resource: "secrets", want: false},
 		{sa: wh, verb: "get", resource: "secrets", namespace: pullNS, name: pullName, want: false},
+
+		// Metrics: every component reviews its clients' tokens and access; only the reader
+		// role may get /metrics, and it grants nothing else.
+		{sa: op, verb: "create", resource: tr, group: atn, want: true},
+		{sa: op, verb: "create", resource: sar, group: atz, want: true},
+		{sa: ctl, verb: "create", resource: tr, group: atn, want: true},
+		{sa: ctl, verb: "create", resource: sar, group: atz, want: true},
+		{sa: wh, verb: "create", resource: tr, group: atn, want: true},
+		{sa: wh, verb: "create", resource: sar, group: atz, want: true},
+		{sa: ctl, verb: "get", path: "/metrics", want: false},
+		{sa: wh, verb: "get", path: "/metrics", want: false},
+		{sa: prm, verb: "get", path: "/metrics", want: true},
+		{sa: prm, verb: "get", path: "/debug/pprof/heap", want: false},
+		{sa: prm, verb: "create", resource: tr, group: atn, want: false},
+		{sa: prm, verb: "list", resource: "pods", want: false},
+		{sa: prm, verb: "get", resource: "secrets", namespace: pullNS, name: pullName, want: false},
 	}
 	var report strings.Builder
 	for _, a := range table {

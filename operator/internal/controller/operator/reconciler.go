@@ -82,6 +82,10 @@ import (
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,namespace=archgate-system,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=archgate-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=cert-manager.io,namespace=archgate-system,resources=issuers;certificates,verbs=get;list;watch;create;update;patch;delete
+// The metrics endpoints' authentication and authorization (and granting the same to the
+// components' ClusterRoles, which RBAC allows only to a holder):
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // Defaults of Options.
 const (
@@ -101,6 +105,8 @@ const (
 type Options struct {
 	// Namespace is where the operator and its components run. Required.
 	Namespace string
+	// Platform decides the default global pull secret (seed 004); PlatformKubernetes when empty.
+	Platform v1beta1.Platform
 	// Image is the archgate image the components run. Required.
 	Image string
 	// CertProvider issues the webhook's serving certificate; ProviderSelfSigned when empty.
@@ -260,7 +266,7 @@ func (r *Reconciler) mapLinked(kind string, own ...string) handler.MapFunc {
 		if err := r.client.Get(ctx, types.NamespacedName{Name: v1beta1.SingletonName}, cppc); err != nil {
 			return nil
 		}
-		if refersTo(&cppc.Spec, r.opts.Namespace, kind, key) {
+		if refersTo(&cppc.Spec, r.opts.Namespace, r.opts.Platform, kind, key) {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: v1beta1.SingletonName}}}
 		}
 		return nil

@@ -49,7 +49,7 @@ import (
 // while one of them is missing, so the controller never runs without the credentials or the
 // trust the administrator asked for.
 func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, error) {
-	linked, err := lookupLinked(ctx, r.uncached, &s.cppc.Spec, r.opts.Namespace)
+	linked, err := lookupLinked(ctx, r.uncached, &s.cppc.Spec, r.opts.Namespace, r.opts.Platform)
 	if err != nil {
 		return "", err
 	}
@@ -121,12 +121,14 @@ func (r *Reconciler) prunePullSecretRBAC(ctx context.Context, keep string) error
 	return errors.Join(errs...)
 }
 
-// applyServing applies the webhook Service, makes sure its serving certificate exists (issued
+// applyServing applies the webhook Service and the metrics Services, makes sure its serving certificate exists (issued
 // by the configured provider) and copies the registry CA bundle next to the controller.
 func (r *Reconciler) applyServing(ctx context.Context, s *scope) (string, error) {
 	p := s.params
-	if err := apply(ctx, r.client, webhookService(p)); err != nil {
-		return "", err
+	for _, svc := range []namedApplyConfiguration{webhookService(p), metricsService(p, WebhookComponentName), metricsService(p, ControllerComponentName)} {
+		if err := apply(ctx, r.client, svc); err != nil {
+			return "", err
+		}
 	}
 	if err := r.syncRegistryCABundle(ctx, s); err != nil {
 		return "", err

@@ -129,6 +129,11 @@ func run(m *testing.M) int {
 		cancel()
 		return 1
 	}
+	if operatorMetricsAddress, err = freeAddress(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		cancel()
+		return 1
+	}
 	done, err := startOperator(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -175,6 +180,10 @@ func installOperatorRBAC(ctx context.Context) error {
 	return nil
 }
 
+// operatorMetricsAddress is where the operator under test serves its metrics (HTTPS, with
+// authentication and authorization); set by run.
+var operatorMetricsAddress string
+
 // startOperator runs the operator role exactly as the archgate binary does, with the
 // permissions of its ServiceAccount only (so a missing RBAC rule fails the tests), except that
 // the validating webhooks serve envtest's certificate on envtest's address.
@@ -188,7 +197,7 @@ func startOperator(ctx context.Context) (<-chan struct{}, error) {
 	go func() {
 		defer close(done)
 		errc <- components.RunOperator(ctx, cfg, components.OperatorOptions{
-			Common:         components.Common{Scheme: scheme, Ready: func() { close(ready) }},
+			Common:         components.Common{Scheme: scheme, Ready: func() { close(ready) }, MetricsBindAddress: operatorMetricsAddress},
 			Namespace:      testNamespace,
 			Image:          testImage,
 			WebhookHost:    wio.LocalServingHost,

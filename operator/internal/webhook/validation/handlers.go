@@ -41,10 +41,12 @@ type PodPlacementConfigValidator struct {
 	decoder admission.Decoder
 }
 
-// ClusterPodPlacementConfigValidator admits ClusterPodPlacementConfig deletions.
+// ClusterPodPlacementConfigValidator admits ClusterPodPlacementConfig creations and updates
+// (the platform's rules, which the CRD schema cannot know) and deletions.
 type ClusterPodPlacementConfigValidator struct {
-	reader  client.Reader
-	decoder admission.Decoder
+	reader   client.Reader
+	decoder  admission.Decoder
+	platform v1beta1.Platform
 }
 
 var (
@@ -58,16 +60,17 @@ func NewPodPlacementConfigValidator(reader client.Reader, scheme *runtime.Scheme
 	return &PodPlacementConfigValidator{reader: reader, decoder: admission.NewDecoder(scheme)}
 }
 
-// NewClusterPodPlacementConfigValidator returns the handler; see NewPodPlacementConfigValidator.
-func NewClusterPodPlacementConfigValidator(reader client.Reader, scheme *runtime.Scheme) *ClusterPodPlacementConfigValidator {
-	return &ClusterPodPlacementConfigValidator{reader: reader, decoder: admission.NewDecoder(scheme)}
+// NewClusterPodPlacementConfigValidator returns the handler for a cluster of platform; see
+// NewPodPlacementConfigValidator.
+func NewClusterPodPlacementConfigValidator(reader client.Reader, scheme *runtime.Scheme, platform v1beta1.Platform) *ClusterPodPlacementConfigValidator {
+	return &ClusterPodPlacementConfigValidator{reader: reader, decoder: admission.NewDecoder(scheme), platform: platform}
 }
 
 // Register serves both validators on server at PathPodPlacementConfig and
 // PathClusterPodPlacementConfig.
-func Register(server webhook.Server, reader client.Reader, scheme *runtime.Scheme) {
+func Register(server webhook.Server, reader client.Reader, scheme *runtime.Scheme, platform v1beta1.Platform) {
 	server.Register(PathPodPlacementConfig, &webhook.Admission{Handler: NewPodPlacementConfigValidator(reader, scheme)})
-	server.Register(PathClusterPodPlacementConfig, &webhook.Admission{Handler: NewClusterPodPlacementConfigValidator(reader, scheme)})
+	server.Register(PathClusterPodPlacementConfig, &webhook.Admission{Handler: NewClusterPodPlacementConfigValidator(reader, scheme, platform)})
 }
 
 // Handle validates one PodPlacementConfig request.
@@ -119,7 +122,16 @@ func (v *PodPlacementConfigValidator) state(ctx context.Context, ppc *v1beta1.Po
 
 // Handle validates one ClusterPodPlacementConfig request.
 func (v *ClusterPodPlacementConfigValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	if req.Operation != admissionv1.Delete {
+	switch req.Operation {
+	case admissionv1.Create, admissionv1.Update:
+		cppc := &v1beta1.ClusterPodPlacementConfig{}
+		if err := v.decoder.Decode(req, cppc); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		errs := cppc.Spec.ValidateForPlatform(v.platform, field.NewPath("spec"))
+		return respond(ctx, "ClusterPodPlacementConfig", types.NamespacedName{Name: req.Name}, errs)
+	case admissionv1.Delete:
+	default:
 		return admission.Allowed("")
 	}
 	list := &v1beta1.PodPlacementConfigList{}

@@ -192,21 +192,56 @@ func TestClusterPodPlacementConfigValidator(t *testing.T) {
 			wantMessage: `ClusterPodPlacementConfig "cluster" cannot be deleted: 7 PodPlacementConfig(s) still depend on it ` +
 				`(ns-0/cfg, ns-1/cfg, ns-2/cfg, ns-3/cfg, ns-4/cfg and 2 more): delete them first (kubectl delete podplacementconfigs --all-namespaces --all)`,
 		},
-		"update is not checked": {existing: []client.Object{newPPC("team", "prefer-arm").build()}, op: admissionv1.Update},
+		"update with dependents is not a deletion": {existing: []client.Object{newPPC("team", "prefer-arm").build()}, op: admissionv1.Update},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			s := scheme(t)
 			c := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.existing...).Build()
-			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-				UID:       "uid",
-				Kind:      metav1.GroupVersionKind{Group: v1beta1.GroupName, Version: "v1beta1", Kind: "ClusterPodPlacementConfig"},
-				Name:      v1beta1.SingletonName,
-				Operation: tc.op,
-				OldObject: raw(t, cluster()),
-			}}
-			resp := NewClusterPodPlacementConfigValidator(c, s).Handle(context.Background(), req)
+			resp := NewClusterPodPlacementConfigValidator(c, s, v1beta1.PlatformKubernetes).Handle(context.Background(), clusterRequest(t, tc.op, cluster()))
 			assertResponse(t, resp, tc.wantMessage, http.StatusConflict)
+		})
+	}
+}
+
+// clusterRequest is an admission request for operation on the ClusterPodPlacementConfig obj.
+func clusterRequest(t *testing.T, op admissionv1.Operation, obj *v1beta1.ClusterPodPlacementConfig) admission.Request {
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID:       "uid",
+		Kind:      metav1.GroupVersionKind{Group: v1beta1.GroupName, Version: "v1beta1", Kind: "ClusterPodPlacementConfig"},
+		Name:      v1beta1.SingletonName,
+		Operation: op,
+		Object:    raw(t, obj),
+		OldObject: raw(t, cluster()),
+	}}
+}
+
+// TestClusterPodPlacementConfigPlatformRules checks seed 004's platform rule through the
+// admission handler: globalPullSecretRef is refused on OpenShift, on create and update, with
+// an actionable message, and accepted on other Kubernetes clusters.
+func TestClusterPodPlacementConfigPlatformRules(t *testing.T) {
+	withRef := cluster()
+	withRef.Spec.GlobalPullSecretRef = &v1beta1.NamespacedObjectReference{Namespace: "creds", Name: "regcred"}
+	withCA := cluster()
+	withCA.Spec.CABundleConfigmapRef = &v1beta1.NamespacedObjectReference{Name: "trusted-ca"}
+	const refused = `ClusterPodPlacementConfig cluster is invalid: spec.globalPullSecretRef: Forbidden: on OpenShift archgate always uses ` +
+		`the cluster's global pull secret openshift-config/pull-secret (add registry credentials there); remove spec.globalPullSecretRef`
+	for name, tc := range map[string]struct {
+		platform    v1beta1.Platform
+		op          admissionv1.Operation
+		obj         *v1beta1.ClusterPodPlacementConfig
+		wantMessage string
+	}{
+		"kubernetes create with a reference":   {v1beta1.PlatformKubernetes, admissionv1.Create, withRef, ""},
+		"openshift create without a reference": {v1beta1.PlatformOpenShift, admissionv1.Create, withCA, ""},
+		"openshift create with a reference":    {v1beta1.PlatformOpenShift, admissionv1.Create, withRef, refused},
+		"openshift update with a reference":    {v1beta1.PlatformOpenShift, admissionv1.Update, withRef, refused},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := scheme(t)
+			c := fake.NewClientBuilder().WithScheme(s).Build()
+			resp := NewClusterPodPlacementConfigValidator(c, s, tc.platform).Handle(context.Background(), clusterRequest(t, tc.op, tc.obj))
+			assertResponse(t, resp, tc.wantMessage, http.StatusUnprocessableEntity)
 		})
 	}
 }
