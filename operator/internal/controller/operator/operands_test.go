@@ -77,7 +77,7 @@ func TestDefaultArgs(t *testing.T) {
 		"controller with credential provider plugins": {
 			component: "controller",
 			p:         func(p *operandParams) { p.credentialProvidersHostBinDir = "/etc/eks/image-credential-provider" },
-			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8080",
+			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--leader-elect",
 				"--image-credential-provider-config=" + CredentialProvidersDir + "/config.yaml",
 				"--image-credential-provider-bin-dir=" + CredentialProviderBinDir},
