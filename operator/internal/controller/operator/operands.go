@@ -63,6 +63,9 @@ type operandParams struct {
 	// admissionPlacement is spec.admissionPlacement: both components get the known-images
 	// ConfigMap in their arguments.
 	admissionPlacement bool
+	// execFormatErrorMonitor is spec.plugins.execFormatErrorMonitor enabled: the controller runs
+	// the monitor and may read node metadata.
+	execFormatErrorMonitor bool
 	// pullSecret names the global pull secret, nil when none is configured.
 	pullSecret *types.NamespacedName
 	// caBundle is set when a registry CA bundle is configured (and copied to RegistryCABundleName).
@@ -114,6 +117,8 @@ type ComponentArgs struct {
 	ImageInspection *v1beta1.ImageInspectionSettings
 	// KnownImagesConfigMap is the ConfigMap of admission placement, or "" when it is off.
 	KnownImagesConfigMap string
+	// ExecFormatErrorMonitor runs the exec-format-error monitor in the controller.
+	ExecFormatErrorMonitor bool
 }
 
 // DefaultArgs is the command line of the archgate binary's `webhook` and `controller`
@@ -153,6 +158,9 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		if a.ImageInspection != nil {
 			args = append(args, settings.ImageInspectionArgs(*a.ImageInspection)...)
 		}
+		if a.ExecFormatErrorMonitor {
+			args = append(args, "--"+settings.FlagExecFormatErrorMonitor)
+		}
 	}
 	return args
 }
@@ -166,6 +174,7 @@ func (p operandParams) componentArgs() ComponentArgs {
 		MetricsBindAddress:     fmt.Sprintf(":%d", MetricsPort),
 		HealthProbeBindAddress: fmt.Sprintf(":%d", HealthPort),
 		ImageInspection:        p.inspection,
+		ExecFormatErrorMonitor: p.execFormatErrorMonitor,
 	}
 	if p.admissionPlacement {
 		a.KnownImagesConfigMap = KnownImagesName
@@ -224,10 +233,12 @@ func roleRef(kind, name string) *rbacv1ac.RoleRefApplyConfiguration {
 // and patch the pods it gates, get the pods' pull secrets by name, read its configurations,
 // report anomalies as Events. It may not list or watch Secrets anywhere (see
 // controllerPullSecretRole) and may not update pods (it writes one optimistic-locked patch).
+// With the exec-format-error monitor it may also read nodes (their kubernetes.io/arch label,
+// watched as metadata only).
 // The webhook's roles are webhookClusterRole and webhookRole.
 func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfiguration {
 	read := []string{"get", "list", "watch"}
-	return rbacv1ac.ClusterRole(ControllerComponentName).
+	role := rbacv1ac.ClusterRole(ControllerComponentName).
 		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
 		WithRules(
 			// The controller writes the gate removal and the affinity with an optimistic-locked patch.
@@ -239,6 +250,10 @@ func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfigurat
 			policyRule("events.k8s.io", []string{"events"}, []string{"create", "patch"}),
 			policyRule(v1beta1.GroupName, []string{"clusterpodplacementconfigs", "podplacementconfigs"}, read),
 		)
+	if p.execFormatErrorMonitor {
+		role.WithRules(policyRule("", []string{"nodes"}, read))
+	}
+	return role
 }
 
 // controllerPullSecretRole lets the controller list and watch the global pull secret, and
