@@ -47,7 +47,7 @@ func realisticPod(i int) *corev1.Pod {
 			Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
 			Resources:      corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}},
 			ReadinessProbe: probe, LivenessProbe: probe,
-			VolumeMounts: []corev1.VolumeMount{{Name: "kube-api-access-x7k2p", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
+			VolumeMounts:           []corev1.VolumeMount{{Name: "kube-api-access-x7k2p", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
 			TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			ImagePullPolicy: corev1.PullIfNotPresent,
 		}
@@ -65,8 +65,8 @@ func realisticPod(i int) *corev1.Pod {
 		TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: types.UID(fmt.Sprintf("0b5c1d2e-3f4a-4b6c-8d9e-%012d", i)),
 			ResourceVersion: fmt.Sprint(100000 + i), GenerateName: "web-7d9f8c6b5-", CreationTimestamp: metav1.Now(),
-			Labels:      map[string]string{"app": "web", "pod-template-hash": "7d9f8c6b5", "team": "a", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved},
-			Annotations: map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64", "kubectl.kubernetes.io/restartedAt": "2026-11-20T10:00:00Z"},
+			Labels:          map[string]string{"app": "web", "pod-template-hash": "7d9f8c6b5", "team": "a", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved},
+			Annotations:     map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64", "kubectl.kubernetes.io/restartedAt": "2026-11-20T10:00:00Z"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f8c6b5", UID: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"}}},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{container("app"), container("sidecar")},
