@@ -103,12 +103,8 @@ func fill(t *testing.T, n int, view bool) any {
 	t.Helper()
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	for i := range n {
-		raw, err := json.Marshal(realisticPod(i))
-		if err != nil {
-			t.Fatal(err)
-		}
 		pod := &corev1.Pod{}
-		if err := json.Unmarshal(raw, pod); err != nil {
+		if err := json.Unmarshal(podJSON(t, i), pod); err != nil {
 			t.Fatal(err)
 		}
 		if i%100 == 0 { // 1% of the pods crash-loop on an exec format error
@@ -117,6 +113,7 @@ func fill(t *testing.T, n int, view bool) any {
 		}
 		var obj any = pod
 		if view {
+			var err error
 			if obj, err = transformPod(pod); err != nil {
 				t.Fatal(err)
 			}
@@ -126,6 +123,16 @@ func fill(t *testing.T, n int, view bool) any {
 		}
 	}
 	return store
+}
+
+// podJSON is realisticPod(i) as JSON; the pods differ by name, UID, node and versions only.
+func podJSON(t *testing.T, i int) []byte {
+	t.Helper()
+	raw, err := json.Marshal(realisticPod(i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 func terminatedWith(msg string) corev1.ContainerState {
