@@ -157,7 +157,8 @@ func (e *operatorEnv) componentsConfig(global *types.NamespacedName) (operand.Co
 		Logger:             r.opts.Logger,
 		ControllerReplicas: s.Operator.ControllerReplicas,
 		// Resolved as the operator resolves it for a deployed controller.
-		ImageInspection: s.Operator.ClusterConfig.ImageInspection.Settings(),
+		ImageInspection:        s.Operator.ClusterConfig.ImageInspection.Settings(),
+		ExecFormatErrorMonitor: s.Operator.ClusterConfig.Plugins.ExecFormatErrorMonitorEnabled(),
 	}
 	if s.Operator.ClusterConfig.AdmissionPlacementEnabled() {
 		cfg.KnownImagesConfigMap = components.DefaultKnownImagesConfigMap

@@ -40,6 +40,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -56,6 +57,9 @@ const (
 	// ReasonExecFormatError is the reason of the Warning Event recorded on a detected pod.
 	ReasonExecFormatError = "ExecFormatError"
 	eventAction           = "DetectExecFormatError"
+	// workers bounds the reports in flight: each is one patch and one Event, and a webhook
+	// outage can misplace pods by the hundred within seconds.
+	workers = 4
 	// maxNoteLen is the longest Event note the apiserver accepts (events.k8s.io: under 1 kB).
 	maxNoteLen = 1000
 	// unknownArchitecture labels the metric when the node or its kubernetes.io/arch label is gone.
@@ -129,6 +133,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Named(ControllerName).
 		WatchesRawSource(source.Kind(pods, &corev1.Pod{}, &handler.TypedEnqueueRequestForObject[*corev1.Pod]{},
 			predicate.NewTypedPredicateFuncs(needsReport))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(m)
 }
 
