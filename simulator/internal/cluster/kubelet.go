@@ -57,6 +57,7 @@ func ReportsExecFormatError(pod *corev1.Pod) bool {
 // a real kubelet would write after the first failed start (see
 // ExecFormatErrorStatus), once.
 type ExecFormatKubelet struct {
+	ctx    context.Context
 	client kubernetes.Interface
 	// misplaced says whether the pod cannot run on its node.
 	misplaced func(*corev1.Pod) bool
@@ -71,7 +72,7 @@ type ExecFormatKubelet struct {
 // StartExecFormatKubelet watches the pods selected by selector until ctx is
 // done; Wait returns the number of statuses written and failed.
 func StartExecFormatKubelet(ctx context.Context, client kubernetes.Interface, selector string, misplaced func(*corev1.Pod) bool) *ExecFormatKubelet {
-	k := &ExecFormatKubelet{client: client, misplaced: misplaced, queue: make(chan *corev1.Pod, 1<<16), done: map[string]bool{}}
+	k := &ExecFormatKubelet{ctx: ctx, client: client, misplaced: misplaced, queue: make(chan *corev1.Pod, 1<<16), done: map[string]bool{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
 	inf := factory.Core().V1().Pods().Informer()
@@ -97,8 +98,12 @@ func (k *ExecFormatKubelet) observe(obj any) {
 	seen := k.done[key]
 	k.done[key] = true
 	k.mu.Unlock()
-	if !seen {
-		k.queue <- pod
+	if seen {
+		return
+	}
+	select { // the queue holds every pod of a run; the select only lets a stopped kubelet go
+	case k.queue <- pod:
+	case <-k.ctx.Done():
 	}
 }
 
