@@ -22,8 +22,10 @@ limitations under the License.
 //
 // It runs in the pod placement controller's process, as the leader: the controller already
 // has the pod access it needs and a leader election, and one writer per cluster is what makes
-// "once per pod" hold without coordination. Its pod cache runs on every replica (a standby
-// takes over warm), and is separate from the controller's cache of gated pods.
+// "once per pod" hold without coordination. Its pod cache is separate from the controller's
+// cache of gated pods and, added to the manager as a plain runnable, runs on the leader only:
+// a standby pays neither the memory nor the watch, and a new leader lists every pod before it
+// reports (the label tells it which pods were reported already).
 package execformat
 
 import (
@@ -111,7 +113,7 @@ type Monitor struct {
 var _ reconcile.Reconciler = (*Monitor)(nil)
 
 // SetupWithManager registers the monitor with mgr: its own cache of every pod, reduced by
-// monitorView, added to mgr; the controller, enqueuing only pods to report; node labels read
+// monitorView, added to mgr (leader only); the controller, enqueuing only pods to report; node labels read
 // as metadata only through mgr's client.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.Metrics == nil {
@@ -191,7 +193,8 @@ func EventNote(f execformat.Finding, node, arch string) string {
 	note := fmt.Sprintf("%s %q failed with an exec format error on node %s (%s): its image has no binary for this architecture. %s: %s",
 		kind, f.Container, node, arch, f.Reason, report)
 	if len(note) > maxNoteLen {
-		note = note[:maxNoteLen-3] + "..."
+		// Cut on a byte count, then drop a rune the cut split.
+		note = strings.ToValidUTF8(note[:maxNoteLen-3], "") + "..."
 	}
 	return note
 }

@@ -20,7 +20,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +33,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/execformat"
 )
 
 // realisticPod is a Deployment's running pod as the apiserver returns it (managed fields
@@ -187,5 +190,38 @@ func TestMonitorView(t *testing.T) {
 	}
 	if healthy := monitorView(realisticPod(2)); needsReport(healthy) || healthy.Status.ContainerStatuses != nil {
 		t.Errorf("a healthy pod keeps statuses or needs a report: %+v", healthy.Status)
+	}
+}
+
+func TestEventNote(t *testing.T) {
+	long := strings.Repeat("é", 600) // 1,200 bytes of two-byte runes
+	tests := map[string]struct {
+		finding  execformat.Finding
+		want     string
+		wantSize int
+	}{
+		"one line, the node's architecture": {
+			finding: execformat.Finding{Container: "app", Reason: "Error", Message: "exec /app: exec format error\n", ExitCode: 1},
+			want:    `Container "app" failed with an exec format error on node n1 (arm64): its image has no binary for this architecture. Error: exec /app: exec format error`,
+		},
+		"an init container": {
+			finding: execformat.Finding{Container: "setup", Init: true, Reason: "StartError", Message: "exec format error"},
+			want:    `Init container "setup" failed with an exec format error on node n1 (arm64): its image has no binary for this architecture. StartError: exec format error`,
+		},
+		"a long message is cut within the apiserver's limit, on a rune": {
+			finding:  execformat.Finding{Container: "app", Reason: "Error", Message: "exec format error " + long},
+			wantSize: maxNoteLen,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := EventNote(tc.finding, "n1", "arm64")
+			if tc.want != "" && got != tc.want {
+				t.Errorf("note\n got %q\nwant %q", got, tc.want)
+			}
+			if len(got) > maxNoteLen || !utf8.ValidString(got) || (tc.wantSize > 0 && len(got) < tc.wantSize-4) {
+				t.Errorf("note of %d bytes (valid UTF-8 %t), want at most %d", len(got), utf8.ValidString(got), maxNoteLen)
+			}
+		})
 	}
 }
