@@ -53,6 +53,7 @@ func TestOperandArgsParse(t *testing.T) {
 		Namespace: "archgate-system", LogVerbosity: v1beta1.LogVerbosityTraceAll, CertDir: operator.ServingCertDir,
 		WebhookPort: operator.WebhookPort, MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081",
 		GlobalPullSecret: "openshift-config/pull-secret", RegistryCABundleFile: "/etc/archgate/registry-ca/ca-bundle.crt",
+		ExecFormatErrorMonitor: true,
 	}
 	for _, component := range []string{"webhook", "controller"} {
 		t.Run(component, func(t *testing.T) {
