@@ -121,6 +121,7 @@ func TestCRDFiles(t *testing.T) {
 			wantScope:   apiextensionsv1.NamespaceScoped,
 			wantColumns: []string{"Priority", "In Effect", "Reason", "Selector Valid", "Age"},
 			wantRules: map[string][]string{
+				".spec.plugins":                               {"!has(self.execFormatErrorMonitor)"},
 				".spec.plugins.nodeAffinityScoring":           {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
 				".spec.plugins.nodeAffinityScoring.platforms": {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
 			},
@@ -228,6 +229,7 @@ spec:
     nodeAffinityScoring:
       enabled: true
       platforms: [{architecture: arm64, weight: 75}, {architecture: amd64, weight: 25}]
+    execFormatErrorMonitor: {enabled: true}
   globalPullSecretRef: {namespace: openshift-config, name: pull-secret}
   caBundleConfigmapRef: {name: trusted-ca}
   imageInspection: {cacheSize: 0, cacheTTL: 1h30m, timeout: 5m, maxRetries: 0}
@@ -250,6 +252,10 @@ spec:
 		},
 		"disabled scoring without platforms": {
 			object: head + "metadata: {name: cluster}\nspec: {plugins: {nodeAffinityScoring: {enabled: false}}}\n",
+		},
+		"exec format error monitor without enabled": {
+			object:     head + "metadata: {name: cluster}\nspec: {plugins: {execFormatErrorMonitor: {}}}\n",
+			wantErrors: []string{"execFormatErrorMonitor.enabled: Required value"},
 		},
 		"missing enabled": {
 			object:     head + "metadata: {name: cluster}\nspec: {plugins: {nodeAffinityScoring: {platforms: [{architecture: amd64, weight: 1}]}}}\n",
@@ -443,6 +449,11 @@ func TestPodPlacementConfigValidation(t *testing.T) {
 			object:       head + "spec: {priority: -1}\n",
 			wantErrors:   []string{"spec.priority: Invalid value"},
 			wantPriority: int64(-1),
+		},
+		"exec format error monitor is cluster-wide only": {
+			object:       head + "spec: {plugins: {execFormatErrorMonitor: {enabled: true}}}\n",
+			wantErrors:   []string{"execFormatErrorMonitor is cluster-wide: set it in the ClusterPodPlacementConfig"},
+			wantPriority: int64(0),
 		},
 		"enabled scoring without platforms": {
 			object:       head + "spec: {plugins: {nodeAffinityScoring: {enabled: true}}}\n",

@@ -24,6 +24,21 @@ type Plugins struct {
 	// pod can run on, so that the scheduler favours some of them (for example cheaper arm64 nodes).
 	// +optional
 	NodeAffinityScoring *NodeAffinityScoring `json:"nodeAffinityScoring,omitempty"`
+
+	// execFormatErrorMonitor watches the cluster's pods for containers that failed with an
+	// exec format error (their binaries are for another CPU architecture than the node's) and
+	// reports each such pod: a Warning Event, the multiarch.openshift.io/exec-format-error=true
+	// label and a metric by namespace and node architecture. Cluster-wide only: a
+	// PodPlacementConfig may not set it.
+	// +optional
+	ExecFormatErrorMonitor *ExecFormatErrorMonitor `json:"execFormatErrorMonitor,omitempty"`
+}
+
+// ExecFormatErrorMonitor configures the exec-format-error monitor plugin.
+type ExecFormatErrorMonitor struct {
+	// enabled turns the plugin on. A disabled plugin is ignored.
+	// +required
+	Enabled bool `json:"enabled"`
 }
 
 // NodeAffinityScoring configures the preferred per-architecture node affinity weights.
@@ -63,4 +78,10 @@ type NodeAffinityScoringPlatformTerm struct {
 // NodeAffinityScoringEnabled reports whether the nodeAffinityScoring plugin is set and enabled.
 func (p *Plugins) NodeAffinityScoringEnabled() bool {
 	return p != nil && p.NodeAffinityScoring != nil && p.NodeAffinityScoring.Enabled
+}
+
+// ExecFormatErrorMonitorEnabled reports whether the execFormatErrorMonitor plugin is set and
+// enabled.
+func (p *Plugins) ExecFormatErrorMonitorEnabled() bool {
+	return p != nil && p.ExecFormatErrorMonitor != nil && p.ExecFormatErrorMonitor.Enabled
 }

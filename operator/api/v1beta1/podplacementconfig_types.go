@@ -36,8 +36,10 @@ type PodPlacementConfigSpec struct {
 	// +kubebuilder:validation:Maximum=255
 	Priority int32 `json:"priority,omitempty"`
 
-	// plugins configures the placement plugins for the selected pods.
+	// plugins configures the placement plugins for the selected pods. execFormatErrorMonitor is
+	// cluster-wide and is refused here.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.execFormatErrorMonitor)",message="execFormatErrorMonitor is cluster-wide: set it in the ClusterPodPlacementConfig"
 	Plugins *Plugins `json:"plugins,omitempty"`
 }
 

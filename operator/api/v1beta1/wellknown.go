@@ -85,6 +85,15 @@ const (
 	PlacementReleased = "released"
 )
 
+// LabelExecFormatError marks a pod one of whose containers failed with an exec format error
+// (its binary is for another CPU architecture than its node's); the exec-format-error monitor
+// sets it to LabelValueTrue, once, with a Warning Event. Select such pods with
+// `kubectl get pods -A -l multiarch.openshift.io/exec-format-error=true`.
+const LabelExecFormatError = "multiarch.openshift.io/exec-format-error"
+
+// LabelValueTrue is the value of LabelExecFormatError.
+const LabelValueTrue = "true"
+
 // Annotations written on pods by the pod placement controller, in the same write as the gate removal.
 const (
 	// AnnotationArchitectures holds the comma-separated, sorted set of architectures compatible with

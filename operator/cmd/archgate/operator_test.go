@@ -54,6 +54,7 @@ func TestOperandArgsParse(t *testing.T) {
 		WebhookPort: operator.WebhookPort, MetricsBindAddress: ":8443", HealthProbeBindAddress: ":8081",
 		GlobalPullSecret: "openshift-config/pull-secret", RegistryCABundleFile: "/etc/archgate/registry-ca/ca-bundle.crt",
 		CredentialProviderConfigFile: operator.CredentialProvidersDir + "/config.yaml", CredentialProviderBinDir: operator.CredentialProviderBinDir,
+		ExecFormatErrorMonitor: true,
 	}
 	for _, component := range []string{"webhook", "controller"} {
 		t.Run(component, func(t *testing.T) {

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/controller/execformat"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/credprovider"
 	"github.com/archgate/archgate/operator/internal/inspect"
@@ -91,6 +92,11 @@ type ControllerOptions struct {
 	// the images a pod without imagePullSecrets would be placed with, for the webhook to place pods at admission
 	// (package knownimages); empty publishes nothing. Needs the cache (CacheSize > 0).
 	KnownImagesConfigMap string
+
+	// ExecFormatErrorMonitor runs the exec-format-error monitor (the execFormatErrorMonitor
+	// plugin) in the controller's process, as the leader; it caches every pod of the cluster,
+	// reduced to what detection needs (package controller/execformat).
+	ExecFormatErrorMonitor bool
 
 	// LeaderElection runs the controller active-passive; the lease is released on shutdown so
 	// that a standby takes over at once.
@@ -154,7 +160,8 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 	ii := *opts.ImageInspection
 	opts.Logger.WithName("podplacement").Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", ii.CacheSize,
-		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "leaderElection", opts.LeaderElection)
+		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "leaderElection", opts.LeaderElection,
+		"execFormatErrorMonitor", opts.ExecFormatErrorMonitor)
 	return mgr.Start(ctx)
 }
 
@@ -282,5 +289,19 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	if opts.ExecFormatErrorMonitor {
+		if err := setUpExecFormatErrorMonitor(mgr, opts); err != nil {
+			return err
+		}
+	}
 	return addKnownImagesPublisher(mgr, opts, in.published, r.GlobalKeyring)
+}
+
+// setUpExecFormatErrorMonitor registers the exec-format-error monitor and its metrics.
+func setUpExecFormatErrorMonitor(mgr manager.Manager, opts ControllerOptions) error {
+	metrics := execformat.NewMetrics()
+	if err := register(opts.registerer(), metrics.Collectors()...); err != nil {
+		return fmt.Errorf("registering exec-format-error monitor metrics: %w", err)
+	}
+	return execformat.SetupWithManager(mgr, execformat.Options{Metrics: metrics})
 }

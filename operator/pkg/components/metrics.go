@@ -17,6 +17,7 @@ limitations under the License.
 package components
 
 import (
+	"github.com/archgate/archgate/operator/internal/controller/execformat"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	gatewebhook "github.com/archgate/archgate/operator/internal/webhook"
 )
@@ -40,6 +41,12 @@ const (
 	// requests let through unchanged, by LabelReason.
 	MetricWebhookPodsGated   = gatewebhook.MetricPodsGated
 	MetricWebhookPodsSkipped = gatewebhook.MetricPodsSkipped
+
+	// MetricExecFormatErrorPods counts the pods the exec-format-error monitor reported, by
+	// LabelExecFormatNamespace and LabelExecFormatArchitecture (the node's architecture).
+	MetricExecFormatErrorPods   = execformat.MetricPodsDetected
+	LabelExecFormatNamespace    = execformat.LabelNamespace
+	LabelExecFormatArchitecture = execformat.LabelArchitecture
 
 	// LabelCache, LabelOutcome and LabelInspectReason label the inspection metrics above,
 	// LabelWebhookReason the webhook's.

@@ -52,6 +52,10 @@ const (
 	FlagCredentialProviderBinDir = "image-credential-provider-bin-dir"
 )
 
+// FlagExecFormatErrorMonitor turns on the exec-format-error monitor in the controller; the
+// operator sets it when spec.plugins.execFormatErrorMonitor is enabled.
+const FlagExecFormatErrorMonitor = "exec-format-error-monitor"
+
 // ImageInspectionArgs returns the controller's command-line arguments for s, every setting
 // spelled out (the binary's defaults play no part in a deployed controller).
 func ImageInspectionArgs(s v1beta1.ImageInspectionSettings) []string {

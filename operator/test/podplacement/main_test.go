@@ -416,6 +416,8 @@ func controllerOptions() components.ControllerOptions {
 		RetryMaxDelay:        retryMaxDelay,
 		LeaderElection:       true,
 		KnownImagesConfigMap: components.DefaultKnownImagesConfigMap,
+		// The monitor runs beside placement in every test, as the operator renders it.
+		ExecFormatErrorMonitor: true,
 	}
 }
 

@@ -1,6 +1,8 @@
 // Package cluster creates the fake parts of a simulated cluster: nodes that
 // the embedded scheduler can bind pods to. No kubelet runs, so nodes are
-// created Ready with their capacity, and bound pods never start.
+// created Ready with their capacity, and bound pods never start; optionally,
+// ExecFormatKubelet writes the status a kubelet reports for a pod whose
+// binaries are for another architecture than its node's.
 package cluster
 
 import (

@@ -47,6 +47,9 @@ type Config struct {
 	// KnownImagesConfigMap is what the operator renders into both components
 	// for spec.admissionPlacement: Enabled; "" for Disabled.
 	KnownImagesConfigMap string
+	// ExecFormatErrorMonitor runs the exec-format-error monitor in the
+	// controller, as the operator renders spec.plugins.execFormatErrorMonitor.
+	ExecFormatErrorMonitor bool
 	// NamespaceSelector is the cluster config's namespaceSelector, which the
 	// webhook configuration applies.
 	NamespaceSelector *metav1.LabelSelector

@@ -29,16 +29,17 @@ func webhookOptions(cfg Config) components.WebhookOptions {
 func controllerOptions(cfg Config) components.ControllerOptions {
 	ii := cfg.ImageInspection
 	return components.ControllerOptions{
-		OperatorNamespace:     cfg.Namespace,
-		GlobalPullSecret:      cfg.GlobalPullSecret,
-		CertsDir:              cfg.CertsDir,
-		InsecureSkipTLSVerify: cfg.InsecureRegistry,
-		Workers:               cfg.Workers,
-		InspectWorkers:        cfg.InspectWorkers,
-		ImageInspection:       &ii,
-		RetryBaseDelay:        cfg.RetryBaseDelay,
-		RetryMaxDelay:         cfg.RetryMaxDelay,
-		KnownImagesConfigMap:  cfg.KnownImagesConfigMap,
+		OperatorNamespace:      cfg.Namespace,
+		GlobalPullSecret:       cfg.GlobalPullSecret,
+		CertsDir:               cfg.CertsDir,
+		InsecureSkipTLSVerify:  cfg.InsecureRegistry,
+		Workers:                cfg.Workers,
+		InspectWorkers:         cfg.InspectWorkers,
+		ImageInspection:        &ii,
+		RetryBaseDelay:         cfg.RetryBaseDelay,
+		RetryMaxDelay:          cfg.RetryMaxDelay,
+		KnownImagesConfigMap:   cfg.KnownImagesConfigMap,
+		ExecFormatErrorMonitor: cfg.ExecFormatErrorMonitor,
 	}
 }
 
@@ -69,6 +70,9 @@ func controllerArgs(o components.ControllerOptions, global *types.NamespacedName
 	}
 	if o.InsecureSkipTLSVerify {
 		args = append(args, "--insecure-skip-tls-verify")
+	}
+	if o.ExecFormatErrorMonitor {
+		args = append(args, "--"+settings.FlagExecFormatErrorMonitor)
 	}
 	// In a fixed order, so that the command line in the logs is stable.
 	for _, f := range []struct {

@@ -26,6 +26,7 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/simulator/internal/cluster"
 	"github.com/archgate/archgate/simulator/internal/workload"
 )
 
@@ -48,6 +49,10 @@ type PodTimes struct {
 	Node string
 	// Placement is the last multiarch.openshift.io/placement label seen.
 	Placement string
+	// ExecFormatReported is the first event whose status reports an exec
+	// format error (cluster.ReportsExecFormatError); ExecFormatLabelled the
+	// first with the monitor's multiarch.openshift.io/exec-format-error label.
+	ExecFormatReported, ExecFormatLabelled time.Duration
 }
 
 // Options configure a Recorder.
@@ -69,6 +74,10 @@ type Options struct {
 	// DecidedAtCreation: the pods carried their placement from creation (a
 	// handwritten affinity), so a pod Pending by design is final once seen.
 	DecidedAtCreation bool
+	// AwaitExecFormat, when set, says whether pod i bound to node must also
+	// get the exec-format-error label before it counts as final (a misplaced
+	// pod while the exec-format-error monitor runs). Nil: no pod must.
+	AwaitExecFormat func(i int, node string) bool
 }
 
 // Recorder watches pods and records their transitions.
@@ -97,6 +106,9 @@ type event struct {
 	gated     bool
 	node      string
 	placement string
+	// execFormat and execFormatLabel: the status reports an exec format
+	// error; the pod carries the monitor's label.
+	execFormat, execFormatLabel bool
 }
 
 // Start lists the pods' resource version and starts watching from it.
@@ -113,7 +125,7 @@ func Start(ctx context.Context, opts Options) (*Recorder, error) {
 		changed: make(chan struct{}, 1),
 	}
 	for i := range r.pods {
-		r.pods[i] = PodTimes{Seen: -1, Gated: -1, Ungated: -1, Bound: -1}
+		r.pods[i] = PodTimes{Seen: -1, Gated: -1, Ungated: -1, Bound: -1, ExecFormatReported: -1, ExecFormatLabelled: -1}
 	}
 	pods := opts.Client.CoreV1().Pods(metav1.NamespaceAll)
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: opts.Selector, Limit: 1})
@@ -185,11 +197,13 @@ func toEvent(t watch.EventType, obj runtime.Object) (event, bool) {
 		return event{}, false
 	}
 	return event{
-		index:     int32(i),
-		deleted:   t == watch.Deleted,
-		gated:     v1beta1.HasSchedulingGate(&pod.Spec),
-		node:      pod.Spec.NodeName,
-		placement: pod.Labels[v1beta1.LabelPlacement],
+		index:           int32(i),
+		deleted:         t == watch.Deleted,
+		gated:           v1beta1.HasSchedulingGate(&pod.Spec),
+		node:            pod.Spec.NodeName,
+		placement:       pod.Labels[v1beta1.LabelPlacement],
+		execFormat:      cluster.ReportsExecFormatError(pod),
+		execFormatLabel: pod.Labels[v1beta1.LabelExecFormatError] == v1beta1.LabelValueTrue,
 	}, true
 }
 
@@ -221,6 +235,12 @@ func (r *Recorder) aggregate() {
 		if e.placement != "" {
 			p.Placement = e.placement
 		}
+		if e.execFormat && p.ExecFormatReported < 0 {
+			p.ExecFormatReported = e.at
+		}
+		if e.execFormatLabel && p.ExecFormatLabelled < 0 {
+			p.ExecFormatLabelled = e.at
+		}
 		if !r.final[e.index] && r.isFinal(int(e.index)) {
 			r.final[e.index] = true
 			r.settled.Add(1)
@@ -232,12 +252,14 @@ func (r *Recorder) aggregate() {
 	}
 }
 
-// isFinal reports whether pod i reached a final state: bound, or, for a pod
-// Pending by design, decided on (by the operator, or at creation).
+// isFinal reports whether pod i reached a final state: bound (and labelled,
+// if it awaits the exec-format-error label), or, for a pod Pending by
+// design, decided on (by the operator, or at creation).
 func (r *Recorder) isFinal(i int) bool {
 	p := r.pods[i]
 	if p.Bound >= 0 {
-		return true
+		awaits := r.opts.AwaitExecFormat != nil && r.opts.AwaitExecFormat(i, p.Node)
+		return !awaits || p.ExecFormatLabelled >= 0
 	}
 	if i >= len(r.opts.PendingByDesign) || !r.opts.PendingByDesign[i] {
 		return false

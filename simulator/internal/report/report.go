@@ -156,6 +156,9 @@ type Pass struct {
 	// PlacedAtAdmissionPods were placed by the webhook at admission, never gated
 	// (every image known to the controller).
 	PlacedAtAdmissionPods int `json:"placedAtAdmissionPods"`
+	// ExecFormat is the exec-format-error detection of the pass; nil unless
+	// the fake kubelets report exec format errors (kubelet.execFormatErrors).
+	ExecFormat *ExecFormat `json:"execFormat,omitempty"`
 	// Placements counts pods by their multiarch.openshift.io/placement label
 	// at the end ("" for none).
 	Placements map[string]int `json:"placements,omitempty"`
@@ -451,4 +454,22 @@ func Load(path string) (*Report, error) {
 		return nil, fmt.Errorf("%s: no main pass", path)
 	}
 	return &r, nil
+}
+
+// ExecFormat counts what the fake kubelets reported and what the
+// exec-format-error monitor detected. Its latency is the pass's
+// "execFormatDetection" family: status with the error seen → label seen.
+type ExecFormat struct {
+	// ReportedPods got the exec-format-error status from the fake kubelet
+	// (one status write each); StatusWriteErrors failed.
+	ReportedPods      int64 `json:"reportedPods"`
+	StatusWriteErrors int64 `json:"statusWriteErrors"`
+	// DetectedPods carry the multiarch.openshift.io/exec-format-error label
+	// at the end; MissedPods are misplaced pods without it, FalseDetections
+	// labelled pods that are not misplaced.
+	DetectedPods    int `json:"detectedPods"`
+	MissedPods      int `json:"missedPods"`
+	FalseDetections int `json:"falseDetections"`
+	// Monitor says whether the exec-format-error monitor ran in this pass.
+	Monitor bool `json:"monitor"`
 }

@@ -38,6 +38,10 @@ func sample(scale float64) *Report {
 			p.PerSecond.Created = append(p.PerSecond.Created, 100)
 			p.PerSecond.Ungated = append(p.PerSecond.Ungated, 100)
 		}
+		p.ExecFormat = &ExecFormat{ReportedPods: 10, DetectedPods: 10, Monitor: operator}
+		if operator {
+			p.Latency["execFormatDetection"] = stats.Summarize([]float64{0.05, 0.1, 0.2})
+		}
 		p.SchedulerSLI = &HistogramStats{Count: 1000, P50: 0.01, P99: 0.05}
 		p.Steps = []StepStats{{Rate: 50, Pods: 500, TotalP50: 0.02, TotalP99: 0.1, Sustained: true}, {Rate: 100, StartSeconds: 10, Pods: 500, TotalP50: 2, TotalP99: 3}}
 		p.SustainedRate = 50 / scale

@@ -20,7 +20,7 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-8s %d/%d pods bound in %.1fs%s: %.1f pods/s; misplaced %d, gated at end %d, unbound %d\n",
 			p.Name, p.BoundPods, p.Pods, p.DurationSeconds, deadline, p.Throughput, p.MisplacedPods, p.GatedAtEnd, p.UnboundAtEnd)
-		for _, fam := range []string{"gateHold", "schedule", "total"} {
+		for _, fam := range []string{"gateHold", "schedule", "total", "execFormatDetection"} {
 			if s, ok := p.Latency[fam]; ok && s.N > 0 {
 				fmt.Fprintf(w, "         %-9s p50 %-9s p90 %-9s p99 %-9s max %s\n", fam, d(s.P50), d(s.P90), d(s.P99), d(s.Max))
 			}

@@ -35,6 +35,14 @@ func (r *Report) Values() map[string]float64 {
 		put(prefix+"unboundAtEnd", float64(p.UnboundAtEnd))
 		put(prefix+"recorderDrops", float64(p.Recorder.Drops))
 		put(prefix+"arrivalLag.max", p.ArrivalLagMaxSeconds)
+		if x := p.ExecFormat; x != nil {
+			put(prefix+"execFormatReportedPods", float64(x.ReportedPods))
+			if p.Operator {
+				put(prefix+"execFormatDetectedPods", float64(x.DetectedPods))
+				put(prefix+"execFormatMissedPods", float64(x.MissedPods))
+				put(prefix+"execFormatFalseDetections", float64(x.FalseDetections))
+			}
+		}
 		if len(p.Steps) > 0 {
 			put(prefix+"sustainedRate", p.SustainedRate)
 		}

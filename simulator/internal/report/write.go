@@ -171,7 +171,7 @@ func passRows(passes []*Pass) []summaryRow {
 		}),
 		row("throughput", func(p *Pass) string { return fmt.Sprintf("%.1f pods/s over %.1fs", p.Throughput, p.DurationSeconds) }),
 	}
-	for _, fam := range []string{"gateHold", "schedule", "total", "create"} {
+	for _, fam := range []string{"gateHold", "schedule", "total", "create", "execFormatDetection"} {
 		rows = append(rows, row(fam+" p50 / p90 / p99 / max", func(p *Pass) string {
 			s, ok := p.Latency[fam]
 			if !ok || s.N == 0 {
@@ -201,6 +201,13 @@ func passRows(passes []*Pass) []summaryRow {
 				return "—"
 			}
 			return fmt.Sprintf("%d / %d", p.NeverGatedPods, p.PlacedAtAdmissionPods)
+		}),
+		row("exec format errors: reported / detected / missed / false", func(p *Pass) string {
+			x := p.ExecFormat
+			if x == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%d / %d / %d / %d", x.ReportedPods, x.DetectedPods, x.MissedPods, x.FalseDetections)
 		}),
 		row("arrival lag max", func(p *Pass) string { return d(p.ArrivalLagMaxSeconds) }),
 		row("recorder events / drops", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.Recorder.Events, p.Recorder.Drops) }),

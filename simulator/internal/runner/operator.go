@@ -158,7 +158,8 @@ func (e *operatorEnv) componentsConfig(ctx context.Context, global *types.Namesp
 		Logger:             r.opts.Logger,
 		ControllerReplicas: s.Operator.ControllerReplicas,
 		// Resolved as the operator resolves it for a deployed controller.
-		ImageInspection: s.Operator.ClusterConfig.ImageInspection.Settings(),
+		ImageInspection:        s.Operator.ClusterConfig.ImageInspection.Settings(),
+		ExecFormatErrorMonitor: s.Operator.ClusterConfig.Plugins.ExecFormatErrorMonitorEnabled(),
 	}
 	if s.Operator.ClusterConfig.AdmissionPlacementEnabled() {
 		cfg.KnownImagesConfigMap = components.DefaultKnownImagesConfigMap

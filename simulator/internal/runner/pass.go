@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/archgate/archgate/simulator/internal/cluster"
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -82,8 +83,15 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	costStart := r.markCost(ctx)
 	stopProfiles := r.startProfiles(ctx, spec.name)
 	epoch := time.Now()
-	rec, err := recorder.Start(ctx, recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(pods), Epoch: epoch,
-		PendingByDesign: pendingByDesign(pods, spec.operator || spec.handwritten), DecidedAtCreation: spec.handwritten})
+	misplaced := summaryInput{pods: pods, nodeArch: r.nodeArch}.misplaced
+	recOpts := recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(pods), Epoch: epoch,
+		PendingByDesign: pendingByDesign(pods, spec.operator || spec.handwritten), DecidedAtCreation: spec.handwritten}
+	monitor := spec.operator && r.s.Kubelet.ExecFormatErrors && r.s.Operator.ClusterConfig.Plugins.ExecFormatErrorMonitorEnabled()
+	if monitor {
+		// A misplaced pod is final once the monitor labelled it.
+		recOpts.AwaitExecFormat = misplaced
+	}
+	rec, err := recorder.Start(ctx, recOpts)
 	if err != nil {
 		return passResult{}, err
 	}
@@ -102,6 +110,13 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	c := &creates{sent: make([]time.Duration, len(pods)), done: make([]time.Duration, len(pods))}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.create(passCtx, epoch, pods, objOpts, c) })
+	var kubelet *cluster.ExecFormatKubelet
+	if r.s.Kubelet.ExecFormatErrors {
+		kubelet = cluster.StartExecFormatKubelet(passCtx, r.client, r.selector(spec.name), func(pod *corev1.Pod) bool {
+			i, ok := workload.PodIndex(pod.Name)
+			return ok && i < len(pods) && misplaced(i, pod.Spec.NodeName)
+		})
+	}
 	var tl *timeline
 	if spec.operator && len(spec.timeline) > 0 {
 		tl = r.startTimeline(passCtx, epoch, spec.timeline)
@@ -129,8 +144,13 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	if err != nil {
 		return out, err
 	}
-	out.pass = summarize(summaryInput{name: spec.name, operator: spec.operator, handwritten: spec.handwritten, pods: pods, nodeArch: r.nodeArch,
-		arrival: r.s.Workload.Arrival, creates: c.times(), watch: res, final: final})
+	in := summaryInput{name: spec.name, operator: spec.operator, handwritten: spec.handwritten, pods: pods, nodeArch: r.nodeArch,
+		arrival: r.s.Workload.Arrival, creates: c.times(), watch: res, final: final}
+	if kubelet != nil {
+		written, failed := kubelet.Wait()
+		in.execFormat = &report.ExecFormat{ReportedPods: written, StatusWriteErrors: failed, Monitor: monitor}
+	}
+	out.pass = summarize(in)
 	out.pass.DeadlineHit = deadlineHit
 	out.pass.SchedulerSLI = sliDelta(sliBefore, r.schedulerSLI(context.WithoutCancel(ctx)))
 	out.pass.Cost = r.cost(costStart, costEnd, r.sampler.Samples(), out.pass.Pods)

@@ -38,6 +38,8 @@ type summaryInput struct {
 	watch    recorder.Result
 	// final is the pass's pods as the apiserver listed them at the end.
 	final []corev1.Pod
+	// execFormat is set when the fake kubelets reported exec format errors.
+	execFormat *report.ExecFormat
 }
 
 // pendingByDesign marks the pods allowed to end Pending: when the pass
@@ -86,7 +88,55 @@ func summarize(in summaryInput) *report.Pass {
 		p.Steps, p.SustainedRate = stepStats(a.Steps, workload.Arrivals(a, len(in.pods)), totals(in), a.SustainLatency.D())
 	}
 	durations(p, in)
+	if in.execFormat != nil {
+		p.ExecFormat = execFormatOutcomes(*in.execFormat, in)
+		if xs := execFormatDetections(in.watch.Pods); len(xs) > 0 {
+			p.Latency["execFormatDetection"] = stats.Summarize(xs)
+		}
+	}
 	return p
+}
+
+// misplaced reports whether pod i, bound to node, cannot run there.
+func (in summaryInput) misplaced(i int, node string) bool {
+	arch, ok := in.nodeArch[node]
+	return !ok || !in.pods[i].Runs(arch)
+}
+
+// execFormatOutcomes completes the kubelet's counts with the monitor's
+// detections at the end: labelled pods, misplaced pods left unlabelled,
+// labelled pods that are not misplaced.
+func execFormatOutcomes(x report.ExecFormat, in summaryInput) *report.ExecFormat {
+	for _, pod := range in.final {
+		i, ok := workload.PodIndex(pod.Name)
+		if !ok || i >= len(in.pods) || pod.Spec.NodeName == "" {
+			continue
+		}
+		labelled := pod.Labels[v1beta1.LabelExecFormatError] == v1beta1.LabelValueTrue
+		misplaced := in.misplaced(i, pod.Spec.NodeName)
+		switch {
+		case labelled && misplaced:
+			x.DetectedPods++
+		case labelled:
+			x.DetectedPods++
+			x.FalseDetections++
+		case misplaced:
+			x.MissedPods++
+		}
+	}
+	return &x
+}
+
+// execFormatDetections are the detection latencies in seconds: the watch's
+// first status reporting the error → its first event with the label.
+func execFormatDetections(pods []recorder.PodTimes) []float64 {
+	var out []float64
+	for _, t := range pods {
+		if t.ExecFormatReported >= 0 && t.ExecFormatLabelled >= 0 {
+			out = append(out, max(t.ExecFormatLabelled-t.ExecFormatReported, 0).Seconds())
+		}
+	}
+	return out
 }
 
 // outcomes counts the final states: bound, misplaced (bound to a node whose
@@ -115,7 +165,7 @@ func outcomes(p *report.Pass, in summaryInput) {
 			continue
 		}
 		p.BoundPods++
-		if arch, ok := in.nodeArch[pod.Spec.NodeName]; !ok || !in.pods[i].Runs(arch) {
+		if in.misplaced(i, pod.Spec.NodeName) {
 			p.MisplacedPods++
 		}
 	}

@@ -199,3 +199,35 @@ func TestCompleteWebhookDowns(t *testing.T) {
 		})
 	}
 }
+
+// TestSummarizeExecFormat feeds the monitor's labels at the end: a labelled
+// misplaced pod is detected, an unlabelled one missed, a labelled pod that
+// runs on its node a false detection; latency runs from the error's status
+// to the label.
+func TestSummarizeExecFormat(t *testing.T) {
+	amdOnly := workload.Pod{Allowed: []string{"amd64"}}
+	labelled := func(i int, node string) corev1.Pod {
+		p := finalPod(i, node, false)
+		p.Labels[v1beta1.LabelExecFormatError] = v1beta1.LabelValueTrue
+		return p
+	}
+	pods := []workload.Pod{amdOnly, amdOnly, amdOnly, amdOnly}
+	final := []corev1.Pod{labelled(0, "arm-0"), finalPod(1, "arm-0", false), labelled(2, "amd-0"), finalPod(3, "amd-0", false)}
+	watch := make([]recorder.PodTimes, len(pods))
+	for i := range watch {
+		watch[i] = times(0, -1, -1, 10*ms)
+		watch[i].ExecFormatReported, watch[i].ExecFormatLabelled = -1, -1
+	}
+	watch[0].ExecFormatReported, watch[0].ExecFormatLabelled = 20*ms, 70*ms
+	in := summaryInput{name: "p", operator: true, pods: pods, nodeArch: nodeArch, final: final,
+		creates: createTimes{sent: make([]time.Duration, len(pods)), done: make([]time.Duration, len(pods))},
+		watch:   recorder.Result{Pods: watch}, execFormat: &report.ExecFormat{ReportedPods: 2, Monitor: true}}
+	p := summarize(in)
+	want := &report.ExecFormat{ReportedPods: 2, Monitor: true, DetectedPods: 2, MissedPods: 1, FalseDetections: 1}
+	if diff := cmp.Diff(want, p.ExecFormat); diff != "" {
+		t.Errorf("exec format outcomes (-want +got):\n%s", diff)
+	}
+	if s := p.Latency["execFormatDetection"]; s.N != 1 || s.Max != 0.05 {
+		t.Errorf("execFormatDetection latency %+v, want one sample of 50ms", s)
+	}
+}

@@ -88,10 +88,11 @@ func buildMetrics() []MetricInfo {
 			{"schedule", "ungated (or created, if never gated) seen → bound seen"},
 			{"total", "create request sent → bound seen"},
 			{"create", "create request sent → create answered (admission included)"},
+			{"execFormatDetection", "exec-format-error status seen → exec-format-error label seen (kubelet.execFormatErrors)"},
 		}
 		for _, l := range latencies {
 			n := needs
-			if l.name == "gateHold" {
+			if l.name == "gateHold" || l.name == "execFormatDetection" {
 				if operatorOff {
 					continue // never gated without the operator
 				}
@@ -110,6 +111,7 @@ func buildMetrics() []MetricInfo {
 			MetricInfo{Name: prefix + "unboundAtEnd", Unit: UnitCount, Needs: needs, Help: "pods not bound at the end (gated or not)"},
 			MetricInfo{Name: prefix + "recorderDrops", Unit: UnitCount, Needs: needs, Help: "watch events the recorder dropped because its buffer was full"},
 			MetricInfo{Name: prefix + "arrivalLag.max", Unit: UnitDuration, Needs: needs, Help: "worst delay of a create behind its scheduled arrival time"},
+			MetricInfo{Name: prefix + "execFormatReportedPods", Unit: UnitCount, Needs: needs, Help: "misplaced pods the fake kubelets gave an exec-format-error status (kubelet.execFormatErrors)"},
 		)
 		out = append(out,
 			MetricInfo{Name: prefix + "sustainedRate", Unit: UnitRate, Needs: needs, Higher: true, Help: "highest arrival step rate whose total p99 held sustainLatency (arrival mode steps)"},
@@ -128,6 +130,9 @@ func buildMetrics() []MetricInfo {
 				MetricInfo{Name: prefix + "inspectionFailedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods released with placement=inspection-failed"},
 				MetricInfo{Name: prefix + "noCommonArchPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods marked placement=no-common-arch"},
 				MetricInfo{Name: prefix + "neverGatedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods the webhook did not gate (skipped, or webhook down)"},
+				MetricInfo{Name: prefix + "execFormatDetectedPods", Unit: UnitCount, Needs: NeedsOperator, Higher: true, Help: "pods with the multiarch.openshift.io/exec-format-error label at the end"},
+				MetricInfo{Name: prefix + "execFormatMissedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "misplaced pods without the exec-format-error label at the end"},
+				MetricInfo{Name: prefix + "execFormatFalseDetections", Unit: UnitCount, Needs: NeedsOperator, Help: "pods with the exec-format-error label that are not misplaced"},
 				MetricInfo{Name: prefix + "placedAtAdmissionPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods the webhook placed at admission, never gated (every image published by the controller)"},
 			)
 		}

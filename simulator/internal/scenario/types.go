@@ -40,6 +40,8 @@ type Scenario struct {
 	Background *BackgroundSpec `json:"background,omitempty"`
 	// Nodes are the node pools of the simulated cluster.
 	Nodes []NodePoolSpec `json:"nodes"`
+	// Kubelet says what the fake nodes report about the pods bound to them.
+	Kubelet KubeletSpec `json:"kubelet,omitempty"`
 	// Registry is the fake registry the pods' images live in.
 	Registry RegistrySpec `json:"registry"`
 	// Operator configures the operator running in-process.
@@ -71,6 +73,18 @@ type NodePoolSpec struct {
 	Arch string `json:"arch"`
 	// Allocatable is each node's capacity; defaults 32 CPUs, 128Gi, 110 pods.
 	Allocatable AllocatableSpec `json:"allocatable,omitempty"`
+}
+
+// KubeletSpec is what the fake nodes' kubelets report. Without it nothing
+// runs on the nodes and bound pods keep an empty status.
+type KubeletSpec struct {
+	// ExecFormatErrors makes a node report, for each pod bound to it whose
+	// images lack the node's architecture, the status a real kubelet writes
+	// after runc failed to exec the entrypoint: every container in
+	// CrashLoopBackOff, its last run terminated with exit code 1 and
+	// "exec /app: exec format error" (terminationMessagePolicy
+	// FallbackToLogsOnError). One status write per misplaced pod.
+	ExecFormatErrors bool `json:"execFormatErrors,omitempty"`
 }
 
 // AllocatableSpec is a node's allocatable resources.

@@ -273,6 +273,10 @@ func validateOperator(e *errs, s *Scenario) {
 			e.add(strictyaml.JoinPath(path, "spec.priority"), p.Spec.Priority, "must be within [0, 255]")
 		}
 		validatePlugins(e, strictyaml.JoinPath(path, "spec.plugins"), p.Spec.Plugins)
+		if p.Spec.Plugins != nil && p.Spec.Plugins.ExecFormatErrorMonitor != nil {
+			e.add(strictyaml.JoinPath(path, "spec.plugins.execFormatErrorMonitor"), p.Spec.Plugins.ExecFormatErrorMonitor,
+				"cluster-wide only: set it in operator.clusterConfig.plugins")
+		}
 	}
 }
 

@@ -65,6 +65,9 @@ type operandParams struct {
 	// admissionPlacement is spec.admissionPlacement: both components get the known-images
 	// ConfigMap in their arguments.
 	admissionPlacement bool
+	// execFormatErrorMonitor is spec.plugins.execFormatErrorMonitor enabled: the controller runs
+	// the monitor and may read node metadata.
+	execFormatErrorMonitor bool
 	// pullSecret names the global pull secret, nil when none is configured.
 	pullSecret *types.NamespacedName
 	// caBundle is set when a registry CA bundle is configured (and copied to RegistryCABundleName).
@@ -123,6 +126,8 @@ type ComponentArgs struct {
 	ImageInspection *v1beta1.ImageInspectionSettings
 	// KnownImagesConfigMap is the ConfigMap of admission placement, or "" when it is off.
 	KnownImagesConfigMap string
+	// ExecFormatErrorMonitor runs the exec-format-error monitor in the controller.
+	ExecFormatErrorMonitor bool
 }
 
 // DefaultArgs is the command line of the archgate binary's `webhook` and `controller`
@@ -166,6 +171,9 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		if a.ImageInspection != nil {
 			args = append(args, settings.ImageInspectionArgs(*a.ImageInspection)...)
 		}
+		if a.ExecFormatErrorMonitor {
+			args = append(args, "--"+settings.FlagExecFormatErrorMonitor)
+		}
 	}
 	return args
 }
@@ -179,6 +187,7 @@ func (p operandParams) componentArgs() ComponentArgs {
 		MetricsBindAddress:     fmt.Sprintf(":%d", MetricsPort),
 		HealthProbeBindAddress: fmt.Sprintf(":%d", HealthPort),
 		ImageInspection:        p.inspection,
+		ExecFormatErrorMonitor: p.execFormatErrorMonitor,
 	}
 	if p.admissionPlacement {
 		a.KnownImagesConfigMap = KnownImagesName
@@ -241,10 +250,12 @@ func roleRef(kind, name string) *rbacv1ac.RoleRefApplyConfiguration {
 // and patch the pods it gates, get the pods' pull secrets by name, read its configurations,
 // report anomalies as Events, review its metrics clients. It may not list or watch Secrets anywhere (see
 // controllerPullSecretRole) and may not update pods (it writes one optimistic-locked patch).
+// With the exec-format-error monitor it may also read nodes (their kubernetes.io/arch label,
+// watched as metadata only).
 // The webhook's roles are webhookClusterRole and webhookRole.
 func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfiguration {
 	read := []string{"get", "list", "watch"}
-	return rbacv1ac.ClusterRole(ControllerComponentName).
+	role := rbacv1ac.ClusterRole(ControllerComponentName).
 		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
 		WithRules(
 			// The controller writes the gate removal and the affinity with an optimistic-locked patch.
@@ -257,6 +268,10 @@ func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfigurat
 			policyRule(v1beta1.GroupName, []string{"clusterpodplacementconfigs", "podplacementconfigs"}, read),
 			metricsTokenReviews(), metricsAccessReviews(),
 		)
+	if p.execFormatErrorMonitor {
+		role.WithRules(policyRule("", []string{"nodes"}, read))
+	}
+	return role
 }
 
 // metricsTokenReviews and metricsAccessReviews let a component authenticate and authorize the

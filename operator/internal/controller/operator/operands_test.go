@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
@@ -58,11 +59,13 @@ func TestDefaultArgs(t *testing.T) {
 				p.pullSecret = &types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}
 				p.caBundle = true
 				p.inspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8, FailureCacheTTL: 20 * time.Second}
+				p.execFormatErrorMonitor = true
 			},
 			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
 				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey,
-				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8", "--failure-cache-ttl=20s"},
+				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8", "--failure-cache-ttl=20s",
+				"--exec-format-error-monitor"},
 		},
 		"controller with a registries.conf and per-registry certificates": {
 			component: "controller",
@@ -138,16 +141,33 @@ func TestDeploymentsAreRestricted(t *testing.T) {
 	}
 }
 
-func TestControllerRoleIsLeastPrivilege(t *testing.T) {
-	rules := typed[rbacv1.ClusterRole](t, controllerClusterRole(params())).Rules
+// clusterRoleVerbs maps "group/resource" to the verbs of the ClusterRole's rules.
+func clusterRoleVerbs(t *testing.T, role *rbacv1ac.ClusterRoleApplyConfiguration) map[string][]string {
+	t.Helper()
 	got := map[string][]string{}
-	for _, r := range rules {
+	for _, r := range typed[rbacv1.ClusterRole](t, role).Rules {
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
 				got[g+"/"+res] = r.Verbs
 			}
 		}
 	}
+	return got
+}
+
+func TestControllerRoleWithExecFormatErrorMonitor(t *testing.T) {
+	p := params()
+	if verbs, ok := clusterRoleVerbs(t, controllerClusterRole(p))["/nodes"]; ok {
+		t.Errorf("nodes %v granted without the monitor", verbs)
+	}
+	p.execFormatErrorMonitor = true
+	if diff := cmp.Diff([]string{"get", "list", "watch"}, clusterRoleVerbs(t, controllerClusterRole(p))["/nodes"]); diff != "" {
+		t.Errorf("nodes verbs with the monitor (-want +got):\n%s", diff)
+	}
+}
+
+func TestControllerRoleIsLeastPrivilege(t *testing.T) {
+	got := clusterRoleVerbs(t, controllerClusterRole(params()))
 	want := map[string][]string{
 		"/pods":                {"get", "list", "watch", "patch"},
 		"/secrets":             {"get"},

@@ -151,6 +151,8 @@ func TestLeastPrivilege(t *testing.T) {
 		{sa: ctl, verb: "update", resource: "leases", group: "coordination.k8s.io", namespace: testNamespace, name: "archgate-controller", want: true},
 		{sa: ctl, verb: "create", resource: "leases", group: "coordination.k8s.io", namespace: "team-a", want: false},
 		{sa: ctl, verb: "update", resource: "clusterpodplacementconfigs", group: v1beta1.GroupName, name: v1beta1.SingletonName, want: false},
+		// Nodes only with the exec-format-error monitor (checked below, once it is enabled).
+		{sa: ctl, verb: "list", resource: "nodes", want: false},
 
 		// The operator: cluster-scoped writes only to the objects it owns.
 		{sa: op, verb: "delete", resource: "clusterroles", group: rb, name: "cluster-admin", want: false},
@@ -214,6 +216,24 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 	}
 	t.Logf("SubjectAccessReviews:\n%s", report.String())
+
+	// The exec-format-error monitor adds a read of nodes (their architecture label), nothing else.
+	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) {
+		c.Spec.Plugins = &v1beta1.Plugins{ExecFormatErrorMonitor: &v1beta1.ExecFormatErrorMonitor{Enabled: true}}
+	})
+	eventually(t, 30*time.Second, "nodes read granted with the monitor", func() error {
+		for _, a := range []access{
+			{sa: ctl, verb: "watch", resource: "nodes", want: true},
+			{sa: ctl, verb: "get", resource: "nodes", name: "n", want: true},
+			{sa: ctl, verb: "patch", resource: "nodes", name: "n", want: false},
+			{sa: ctl, verb: "update", resource: "pods", namespace: "team-a", name: "p", want: false},
+		} {
+			if got, err := a.allowed(ctx); err != nil || got != a.want {
+				return fmt.Errorf("%s: allowed %t (err %v)", a, got, err)
+			}
+		}
+		return nil
+	})
 
 	// A moved globalPullSecretRef moves the Role: the old namespace's grant is gone.
 	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) {

@@ -56,7 +56,9 @@ import (
 // (and the pull-secret Role, which lives in the secret's namespace) are written by
 // server-side apply, which the apiserver authorizes with the object's name, also when the
 // apply creates it: the write verbs, create included, name the objects the operator owns, so
-// it can change nothing else of the cluster, and a plain POST (no name) is refused.
+// it can change nothing else of the cluster, and a plain POST (no name) is refused. It reads
+// nodes only so that it may grant the controller that read for the exec-format-error monitor
+// (RBAC refuses to grant what the granter lacks).
 //
 // +kubebuilder:rbac:groups=multiarch.openshift.io,resources=clusterpodplacementconfigs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=multiarch.openshift.io,resources=clusterpodplacementconfigs/status,verbs=get;update;patch
@@ -65,6 +67,7 @@ import (
 // +kubebuilder:rbac:groups=multiarch.openshift.io,resources=podplacementconfigs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch
@@ -352,11 +355,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		verbosity: cppc.Spec.LogVerbosity,
 		// Resolved once, here; the API server has checked the bounds (CRD markers), and the
 		// controller checks them again rather than re-defaulting.
-		inspection:         ptr.To(cppc.Spec.ImageInspection.Settings()),
-		admissionPlacement: cppc.Spec.AdmissionPlacementEnabled(),
-		proxyEnv:           r.opts.ProxyEnv,
-		provider:           r.opts.CertProvider,
-		args:               r.opts.Args,
+		inspection:             ptr.To(cppc.Spec.ImageInspection.Settings()),
+		admissionPlacement:     cppc.Spec.AdmissionPlacementEnabled(),
+		execFormatErrorMonitor: cppc.Spec.Plugins.ExecFormatErrorMonitorEnabled(),
+		proxyEnv:               r.opts.ProxyEnv,
+		provider:               r.opts.CertProvider,
+		args:                   r.opts.Args,
 	}
 	for _, st := range r.steps() {
 		waiting, err := st.run(ctx, s)

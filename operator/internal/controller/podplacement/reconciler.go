@@ -109,6 +109,11 @@ type Options struct {
 	PullSecretCacheTTL  time.Duration
 	// Metrics receives the controller's metrics; fresh, unregistered ones when nil.
 	Metrics *Metrics
+	// OverlapEvents records overlap Events on skipped placement configurations; nil starts one
+	// writing through the manager's config, at most one Event per configuration per
+	// OverlapEventInterval (DefaultOverlapEventInterval when zero).
+	OverlapEvents        *OverlapEvents
+	OverlapEventInterval time.Duration
 	// Client, APIReader and Recorder default to the manager's client, API reader and an
 	// events.k8s.io recorder named EventRecorderName. Tests set them.
 	Client    client.Client
@@ -172,6 +177,8 @@ type Reconciler struct {
 	retries  *retryTracker
 	secrets  *podSecrets
 	global   *globalPullSecret // nil without a global pull secret
+	// overlaps records overlap Events; nil records none (unit tests without it).
+	overlaps *OverlapEvents
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -183,9 +190,10 @@ func New(opts Options) (*Reconciler, error) {
 		return nil, errors.New("podplacement: Options.Inspector is required")
 	}
 	return &Reconciler{
-		opts:    opts,
-		metrics: opts.Metrics,
-		retries: newRetryTracker(opts.RetryBaseDelay, opts.RetryMaxDelay, opts.Clock),
+		opts:     opts,
+		metrics:  opts.Metrics,
+		retries:  newRetryTracker(opts.RetryBaseDelay, opts.RetryMaxDelay, opts.Clock),
+		overlaps: opts.OverlapEvents,
 	}, nil
 }
 
@@ -201,6 +209,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if recorder == nil {
 		recorder = mgr.GetEventRecorder(EventRecorderName)
+	}
+	if r.overlaps == nil {
+		o, err := newOverlapEventsFor(mgr.GetConfig(), OverlapEventsOptions{Interval: r.opts.OverlapEventInterval, Scheme: mgr.GetScheme()})
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(o); err != nil {
+			o.Stop()
+			return fmt.Errorf("adding the overlap Events recorder: %w", err)
+		}
+		r.overlaps = o
 	}
 	r.bind(c, apiReader, mgr.GetCache(), recorder)
 
@@ -288,6 +307,9 @@ type scope struct {
 	outcome     placement.Outcome
 	annotations map[string]string
 	events      []podEvent
+	// overlaps are the placement configurations skipped because a higher-priority one
+	// matched the pod first, recorded (rate-limited) once the pod was written.
+	overlaps []overlap
 	// done ends the phases; without an outcome, result is returned and nothing is written.
 	done   bool
 	result reconcile.Result
@@ -505,6 +527,9 @@ func (r *Reconciler) place(ctx context.Context, s *scope) error {
 	}
 	for _, c := range d.Preferred.SkippedSources {
 		r.metrics.sourcesSkipped.WithLabelValues(string(c.Reason)).Inc()
+		if obj := overlapObject(c, configs.Items, s.cluster); obj != nil {
+			s.overlaps = append(s.overlaps, overlap{config: obj, skipped: c})
+		}
 	}
 	if conflicts := d.Preferred.Conflicts(); len(conflicts) > 0 {
 		s.events = append(s.events, podEvent{
@@ -541,6 +566,11 @@ func (r *Reconciler) commit(ctx context.Context, s *scope) (reconcile.Result, er
 	for _, e := range s.events {
 		r.metrics.events.WithLabelValues(e.reason).Inc()
 		r.recorder.Eventf(s.updated, nil, e.eventType, e.reason, eventAction, "%s", e.note)
+	}
+	if r.overlaps != nil {
+		for _, o := range s.overlaps {
+			r.overlaps.Record(o.config, o.skipped, s.updated)
+		}
 	}
 	s.log.V(1).Info("Scheduling gate removed", "outcome", s.outcome,
 		"architectures", s.annotations[v1beta1.AnnotationArchitectures], "images", len(s.images))

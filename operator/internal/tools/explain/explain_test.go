@@ -83,7 +83,8 @@ func TestExplain(t *testing.T) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "team-a", Name: "web-1",
-			Labels:      map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved, v1beta1.LabelPlacement: v1beta1.PlacementArchSet},
+			Labels: map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved, v1beta1.LabelPlacement: v1beta1.PlacementArchSet,
+				v1beta1.LabelExecFormatError: v1beta1.LabelValueTrue},
 			Annotations: map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64"},
 		},
 		Spec: corev1.PodSpec{
@@ -99,7 +100,11 @@ func TestExplain(t *testing.T) {
 				}}},
 			}},
 		},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				Reason: "Error", ExitCode: 1, Message: "exec /app: exec format error\n"}},
+		}}},
 	}
 	objs := []client.Object{
 		pod,
@@ -138,6 +143,9 @@ func TestExplain(t *testing.T) {
 		"required, term 0: kubernetes.io/arch In [amd64 arm64]",
 		"preferred, weight 75: kubernetes.io/arch In [arm64]",
 		"bound to node node-1 (kubernetes.io/arch=s390x): NOT supported by every image (misplaced)",
+		"container app failed with an exec format error on node node-1 (kubernetes.io/arch=s390x): its binary is for another architecture",
+		"runtime report (Error): exec /app: exec format error",
+		"reported by the exec-format-error monitor (label multiarch.openshift.io/exec-format-error=true and a Warning Event)",
 		"team-a/prefer-arm priority 100: prefers arm64=75",
 		"Warning InspectionRetried (archgate-pod-placement): registry.example: 503",
 	)

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/execformat"
 	"github.com/archgate/archgate/operator/internal/placement"
 )
 
@@ -45,7 +46,7 @@ var placementMeaning = map[string]string{
 func Render(w io.Writer, f Facts) error {
 	p := &printer{w: w}
 	for _, section := range []func(*printer, Facts){
-		writeSummary, writeGates, writeAdmission, writeWritten, writeImages, writeAffinity, writeConfigs, writeEvents,
+		writeSummary, writeGates, writeAdmission, writeWritten, writeImages, writeAffinity, writeExecFormatError, writeConfigs, writeEvents,
 	} {
 		section(p, f)
 	}
@@ -96,7 +97,7 @@ func writeWritten(p *printer, f Facts) {
 	pod := f.Pod
 	p.section("What archgate wrote on the pod")
 	wrote := false
-	for _, k := range []string{v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement} {
+	for _, k := range []string{v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement, v1beta1.LabelExecFormatError} {
 		if v, ok := pod.Labels[k]; ok {
 			wrote = true
 			p.line("label %s=%s: %s", k, v, labelMeaning(k, v))
@@ -241,6 +242,9 @@ func admissionReasons(f Facts) []string {
 }
 
 func labelMeaning(key, value string) string {
+	if key == v1beta1.LabelExecFormatError {
+		return "the exec-format-error monitor saw a container fail with an exec format error (see below)"
+	}
 	if key == v1beta1.LabelPlacement {
 		if m, ok := placementMeaning[value]; ok {
 			return m
@@ -360,4 +364,41 @@ func (p *printer) line(format string, args ...any) {
 
 func (p *printer) section(title string) {
 	p.line("\n%s:", title)
+}
+
+// writeExecFormatError reports a container that failed with an exec format error, from the
+// pod's status (the rule the monitor applies), and whether the monitor reported it; nothing
+// when there is neither a failure nor the label.
+func writeExecFormatError(p *printer, f Facts) {
+	finding, found := execformat.FirstFinding(&f.Pod.Status)
+	reported := f.Pod.Labels[v1beta1.LabelExecFormatError] == v1beta1.LabelValueTrue
+	if !found && !reported {
+		return
+	}
+	p.section("Exec format error")
+	if !found {
+		p.line("reported by the exec-format-error monitor; the current status no longer shows it (the container was replaced or restarted cleanly)")
+		return
+	}
+	kind := "container"
+	if finding.Init {
+		kind = "init container"
+	}
+	p.line("%s %s failed with an exec format error on node %s (kubernetes.io/arch=%s): its binary is for another architecture",
+		kind, finding.Container, orDefault(f.Pod.Spec.NodeName, "?"), orDefault(nodeArch(f.Node), "unknown"))
+	p.line("  runtime report (%s): %s", finding.Reason, strings.Join(strings.Fields(finding.Message), " "))
+	if reported {
+		p.line("  reported by the exec-format-error monitor (label %s=%s and a Warning Event)", v1beta1.LabelExecFormatError, v1beta1.LabelValueTrue)
+	} else {
+		p.line("  not reported: is spec.plugins.execFormatErrorMonitor enabled in the ClusterPodPlacementConfig?")
+	}
+	p.line("  Fix: rebuild the image for this architecture, or keep the pod off it (see Images and Node affinity above).")
+}
+
+// nodeArch is the node's kubernetes.io/arch label; "" when the node is unknown.
+func nodeArch(n *corev1.Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.Labels[v1beta1.NodeArchLabel]
 }
