@@ -223,6 +223,9 @@ func setUpOperator(mgr manager.Manager, opts OperatorOptions, deps operatorDeps)
 	if err := ppcstatus.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the PodPlacementConfig status controller: %w", err)
 	}
+	if err := r.Local().SetupWithManager(mgr); err != nil {
+		return err
+	}
 	return r.SetupWithManager(mgr)
 }
 

@@ -82,6 +82,17 @@ import (
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,namespace=archgate-system,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=archgate-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=cert-manager.io,namespace=archgate-system,resources=issuers;certificates,verbs=get;list;watch;create;update;patch;delete
+//
+// A namespace's local components (spec.localPlacement), in any namespace with a
+// PodPlacementConfig: written by server-side apply and deleted by name, so the write verbs name
+// them; reading Deployments cluster-wide is what watching their rollout costs. The local
+// webhooks' entries live in one MutatingWebhookConfiguration.
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,resourceNames=archgate-local-controller;archgate-local-webhook,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts,resourceNames=archgate-local-controller;archgate-local-webhook,verbs=get;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,resourceNames=archgate-local-controller;archgate-local-webhook,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,resourceNames=archgate-local-webhook-serving-cert,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=archgate-local-scheduling-gate,verbs=create;update;patch;delete
 
 // Defaults of Options.
 const (
@@ -212,7 +223,8 @@ func CacheOptions(namespace string) cache.Options {
 	inNamespace := map[string]cache.Config{namespace: {}}
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&appsv1.Deployment{}:            {Namespaces: inNamespace, Label: managed},
+			// Every namespace: a namespace's local components (spec.localPlacement) are managed too.
+			&appsv1.Deployment{}:            {Label: managed},
 			&corev1.Service{}:               {Namespaces: inNamespace, Label: managed},
 			&corev1.ServiceAccount{}:        {Namespaces: inNamespace, Label: managed},
 			&policyv1.PodDisruptionBudget{}: {Namespaces: inNamespace, Label: managed},
