@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -190,6 +191,9 @@ func (r *LocalReconciler) deployLocal(ctx context.Context, cppc *v1beta1.Cluster
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := r.createServingSecret(ctx, ns); err != nil {
+		return reconcile.Result{}, err
+	}
 	renewAt, err := r.opts.Certs.EnsureServing(ctx, ca, certs.ServingSecret{
 		Name: LocalWebhookServingSecretName, Namespace: ns, DNSNames: certs.ServiceDNSNames(ns, LocalWebhookComponentName),
 	})
@@ -218,6 +222,26 @@ func (r *LocalReconciler) deployLocal(ctx context.Context, cppc *v1beta1.Cluster
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: max(requeue, time.Second)}, nil
+}
+
+// createServingSecret creates ns's serving Secret, empty, when it is missing, by server-side
+// apply: the apiserver authorizes an apply with the object's name, so the operator's RBAC can
+// name the Secret in every namespace instead of granting it the creation of any Secret there
+// (certs.Manager would create it with a plain POST). EnsureServing then fills it in by an update,
+// also authorized by name. The apply's manager claims the empty keys once; later applies are
+// never made, so the certificate written by the update is not reset.
+func (r *LocalReconciler) createServingSecret(ctx context.Context, ns string) error {
+	err := r.uncached.Get(ctx, types.NamespacedName{Namespace: ns, Name: LocalWebhookServingSecretName}, &corev1.Secret{})
+	if client.IgnoreNotFound(err) != nil || err == nil {
+		return err
+	}
+	ac := corev1ac.Secret(LocalWebhookServingSecretName, ns).WithType(corev1.SecretTypeTLS).
+		WithLabels(ManagedLabels(LocalWebhookComponentName)).
+		WithData(map[string][]byte{corev1.TLSCertKey: {}, corev1.TLSPrivateKeyKey: {}})
+	if err := r.uncached.Apply(ctx, ac, client.FieldOwner(FieldOwner+"/bootstrap")); err != nil {
+		return fmt.Errorf("creating Secret %s/%s: %w", ns, LocalWebhookServingSecretName, err)
+	}
+	return nil
 }
 
 // localFieldOwner is the server-side apply field manager of ns's entry in the shared
