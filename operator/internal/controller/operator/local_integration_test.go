@@ -119,8 +119,8 @@ func localEntry(ns string) (*admissionregistrationv1.MutatingWebhook, error) {
 func can(t *testing.T, ns, sa, verb, group, resource, namespace string) bool {
 	t.Helper()
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:   "system:serviceaccount:" + ns + ":" + sa,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+		User:               "system:serviceaccount:" + ns + ":" + sa,
+		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: verb, Group: group, Resource: resource},
 	}}
 	if err := k8s.Create(context.Background(), sar); err != nil {
@@ -155,7 +155,13 @@ func TestLocalComponentsFollowThePodPlacementConfigs(t *testing.T) {
 	if entry, err := localEntry(ns); err != nil || entry != nil {
 		t.Fatalf("local webhook registered before its Deployments are available: %v, %v", entry, err)
 	}
+	wantPPC(t, first, v1beta1.ConditionAvailable, v1beta1.ReasonComponentsUnavailable)
+	wantPPC(t, second, v1beta1.ConditionProgressing, v1beta1.ReasonRollingOut)
 	setLocalDeploymentsAvailable(t, ns)
+	// Every configuration of the namespace reports the local components.
+	wantPPC(t, first, v1beta1.ConditionAvailable, v1beta1.ReasonAllComponentsReady)
+	wantPPC(t, second, v1beta1.ConditionAvailable, v1beta1.ReasonAllComponentsReady)
+	wantPPC(t, second, v1beta1.ConditionNamespaceConfigsValid, v1beta1.ReasonAsExpected)
 	eventually(t, 30*time.Second, "local webhook entry registered", func() error {
 		entry, err := localEntry(ns)
 		if err == nil && entry == nil {
