@@ -37,6 +37,9 @@ import (
 // LocalWebhookPath is the HTTP path a namespace's local webhook serves.
 const LocalWebhookPath = gatewebhook.LocalPath
 
+// LocalWebhookEntryName is the name of namespace's entry in a MutatingWebhookConfiguration.
+func LocalWebhookEntryName(namespace string) string { return gatewebhook.LocalEntryName(namespace) }
+
 // LocalControllerOptions configure a namespace's local pod placement controller
 // (`archgate controller --namespace`).
 type LocalControllerOptions struct {

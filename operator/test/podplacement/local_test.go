@@ -90,7 +90,7 @@ func startLocalWebhook(t *testing.T, ns string) {
 		CABundle:          s.servingCA,
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
 		OperatorNamespace: operatorNamespace,
-		EntryName:         ns + ".local-scheduling-gate.multiarch.openshift.io",
+		EntryName:         components.LocalWebhookEntryName(ns),
 		Path:              components.LocalWebhookPath,
 	})
 	if err := s.client.Create(s.ctx, mwc); err != nil {
