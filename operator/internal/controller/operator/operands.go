@@ -126,15 +126,18 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 	if verbosity == "" {
 		verbosity = v1beta1.LogVerbosityNormal
 	}
+	scope := "--operator-namespace=" + a.Namespace
+	if a.LocalNamespace != "" {
+		scope = "--namespace=" + a.LocalNamespace
+	}
 	args := []string{
 		component,
 		"--log-verbosity=" + string(verbosity),
-		"--operator-namespace=" + a.Namespace,
+		scope,
 		"--metrics-bind-address=" + a.MetricsBindAddress,
 		"--health-probe-bind-address=" + a.HealthProbeBindAddress,
 	}
 	if a.LocalNamespace != "" {
-		args = append(args, "--namespace="+a.LocalNamespace)
 		if component == "webhook" {
 			args = append(args, "--cert-dir="+a.CertDir, fmt.Sprintf("--port=%d", a.WebhookPort))
 		}
