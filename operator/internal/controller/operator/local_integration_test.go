@@ -241,3 +241,38 @@ func assertLocalRBACNamespaced(t *testing.T, ns string) {
 		}
 	}
 }
+
+// TestLocalComponentsGoWithLocalPlacement: turning spec.localPlacement off removes every
+// namespace's local components and releases their local gates, PodPlacementConfigs kept.
+func TestLocalComponentsGoWithLocalPlacement(t *testing.T) {
+	install(t, v1beta1.ClusterPodPlacementConfigSpec{LocalPlacement: v1beta1.LocalPlacementEnabled})
+	ns := "team-local-toggle"
+	localNamespace(t, ns)
+	pod := locallyGatedPod(t, ns, "waiting")
+	createPPC(t, ns, "kept", 1)
+	setLocalDeploymentsAvailable(t, ns)
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cppc := getCluster(t)
+		cppc.Spec.LocalPlacement = v1beta1.LocalPlacementDisabled
+		return k8s.Update(context.Background(), cppc)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "local gate released and local components removed", func() error {
+		got := &corev1.Pod{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), got); err != nil {
+			return err
+		}
+		if got.Labels[v1beta1.LabelLocalSchedulingGate] != v1beta1.LabelValueReleased {
+			return fmt.Errorf("pod gates %v, labels %v", got.Spec.SchedulingGates, got.Labels)
+		}
+		if err := k8s.Get(context.Background(), key(ns, operator.LocalControllerComponentName), &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("local controller Deployment still there (err %v)", err)
+		}
+		return nil
+	})
+	wantPPC(t, &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kept"}},
+		v1beta1.ConditionAvailable, v1beta1.ReasonLocalPlacementDisabled)
+}
