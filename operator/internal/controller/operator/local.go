@@ -145,7 +145,9 @@ func (r *LocalReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 	if err := r.client.List(ctx, ppcs, client.InNamespace(ns)); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing the PodPlacementConfigs of %s: %w", ns, err)
 	}
-	if WantLocalComponents(cppc, ppcs.Items) && ns != r.opts.Namespace {
+	// The operator's own namespace and the reserved ones are never gated (the webhook
+	// configuration's match condition excludes them): no local components there.
+	if WantLocalComponents(cppc, ppcs.Items) && ns != r.opts.Namespace && !v1beta1.IsReservedNamespace(ns) {
 		return r.deployLocal(ctx, cppc, ns)
 	}
 	return r.removeLocal(ctx, ns)
