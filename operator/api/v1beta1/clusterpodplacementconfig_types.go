@@ -118,6 +118,34 @@ type ClusterPodPlacementConfigSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	ImageInspection *ImageInspection `json:"imageInspection,omitempty"`
+
+	// localPlacement shards the application of the PodPlacementConfigs (phase 2 of the
+	// namespace-scoped configurations): when Enabled, the operator deploys, in every namespace
+	// with at least one PodPlacementConfig, a local pod placement controller and webhook (with
+	// namespaced RBAC only) that add and remove the local scheduling gate
+	// multiarch.openshift.io/local-scheduling-gate and apply the namespace's preferences before
+	// the cluster-wide controller applies the required affinity. It costs a webhook and a
+	// controller process per such namespace (docs/local-placement.md); Disabled, the default,
+	// lets the cluster-wide controller apply the PodPlacementConfigs itself.
+	// +optional
+	// +kubebuilder:default=Disabled
+	LocalPlacement LocalPlacementPolicy `json:"localPlacement,omitempty"`
+}
+
+// LocalPlacementPolicy says whether PodPlacementConfigs are applied by per-namespace components.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type LocalPlacementPolicy string
+
+// Values of LocalPlacementPolicy.
+const (
+	LocalPlacementEnabled  LocalPlacementPolicy = "Enabled"
+	LocalPlacementDisabled LocalPlacementPolicy = "Disabled"
+)
+
+// LocalPlacementEnabled reports whether per-namespace local components are deployed; unset
+// means the default, Disabled.
+func (s *ClusterPodPlacementConfigSpec) LocalPlacementEnabled() bool {
+	return s.LocalPlacement == LocalPlacementEnabled
 }
 
 // AdmissionPlacementPolicy says whether the webhook places pods at admission.

@@ -81,6 +81,13 @@ const (
 	// selects: the ClusterPodPlacementConfig exists and is Available, the selector is valid and
 	// the nodeAffinityScoring plugin is enabled.
 	ConditionInEffect = "InEffect"
+	// ConditionNamespaceConfigsValid is False when a PodPlacementConfig of the namespace has an
+	// invalid selector or shares its priority with another (created while the validating webhook
+	// was down): the message names them. Every configuration of the namespace reports it.
+	ConditionNamespaceConfigsValid = "NamespaceConfigsValid"
+	// A PodPlacementConfig also reports ConditionAvailable, ConditionProgressing and
+	// ConditionDegraded: the state of its namespace's local components (ClusterPodPlacementConfig
+	// spec.localPlacement), or ReasonLocalPlacementDisabled when there are none.
 )
 
 // Condition reasons of the PodPlacementConfig status.
@@ -95,4 +102,9 @@ const (
 	ReasonPluginDisabled = "PluginDisabled"
 	// ReasonApplied means the weights are applied to the selected pods.
 	ReasonApplied = "Applied"
+	// ReasonPriorityConflict means two PodPlacementConfigs of the namespace share a priority.
+	ReasonPriorityConflict = "PriorityConflict"
+	// ReasonLocalPlacementDisabled means the namespace has no local components: the cluster-wide
+	// controller applies the configuration.
+	ReasonLocalPlacementDisabled = "LocalPlacementDisabled"
 )

@@ -345,6 +345,7 @@ func TestClusterPodPlacementConfigDefaults(t *testing.T) {
 	wantSpec := map[string]any{
 		"logVerbosity":       "Normal",
 		"admissionPlacement": string(v1beta1.AdmissionPlacementEnabled),
+		"localPlacement":     string(v1beta1.LocalPlacementDisabled),
 		"imageInspection": map[string]any{
 			"cacheSize":       int64(v1beta1.DefaultImageCacheSize),
 			"cacheTTL":        "10m",

@@ -45,6 +45,35 @@ func HasSchedulingGate(spec *corev1.PodSpec) bool { return SchedulingGateIndex(s
 // IsSchedulingGate reports whether g is archgate's scheduling gate.
 func IsSchedulingGate(g corev1.PodSchedulingGate) bool { return g.Name == SchedulingGateName }
 
+// LocalSchedulingGateName is the scheduling gate a namespace's local webhook adds to new pods
+// of a namespace with PodPlacementConfigs (ClusterPodPlacementConfig spec.localPlacement), and
+// the local pod placement controller removes once it has applied the namespace's preferences.
+// The cluster-wide controller does not process a pod while it carries this gate.
+const LocalSchedulingGateName = "multiarch.openshift.io/local-scheduling-gate"
+
+// LocalSchedulingGateIndex returns the position of the local scheduling gate among the pod's
+// gates, -1 when the pod does not carry it.
+func LocalSchedulingGateIndex(spec *corev1.PodSpec) int {
+	return slices.IndexFunc(spec.SchedulingGates, IsLocalSchedulingGate)
+}
+
+// HasLocalSchedulingGate reports whether the pod carries the local scheduling gate.
+func HasLocalSchedulingGate(spec *corev1.PodSpec) bool { return LocalSchedulingGateIndex(spec) >= 0 }
+
+// IsLocalSchedulingGate reports whether g is the local scheduling gate.
+func IsLocalSchedulingGate(g corev1.PodSchedulingGate) bool { return g.Name == LocalSchedulingGateName }
+
+// LabelLocalSchedulingGate marks pods carrying the local scheduling gate (LabelValueGated), and
+// records how it went (LabelValueRemoved by the local controller, LabelValueReleased by the
+// operator without processing). The local controller's cache selects LabelValueGated only.
+const LabelLocalSchedulingGate = "multiarch.openshift.io/local-scheduling-gate"
+
+// LabelValueReleased is the value of LabelLocalSchedulingGate on a pod whose local gate the
+// operator removed without applying the namespace's preferences (the last PodPlacementConfig of
+// the namespace, or the ClusterPodPlacementConfig, was deleted): the cluster-wide controller
+// then applies the PodPlacementConfigs itself, as without local placement.
+const LabelValueReleased = "released"
+
 // NodeArchLabel is the well-known node label that carries the CPU architecture
 // (the same key as corev1.LabelArchStable). It is the only node label archgate constrains.
 const NodeArchLabel = "kubernetes.io/arch"

@@ -31,7 +31,7 @@ import (
 func newControllerCmd(g *globalFlags) *cobra.Command {
 	opts := components.ControllerOptions{}
 	var inspection v1beta1.ImageInspectionSettings
-	var globalPullSecret string
+	var globalPullSecret, localNamespace string
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the pod placement controller, which inspects gated pods' images and removes the gate",
@@ -49,12 +49,17 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			opts.Logger = g.logger()
+			if localNamespace != "" {
+				return components.RunLocalController(cmd.Context(), cfg, components.LocalControllerOptions{
+					Common: opts.Common, Namespace: localNamespace, Workers: opts.Workers})
+			}
 			opts.ImageInspection = &inspection
 			return components.RunPlacementController(cmd.Context(), cfg, opts)
 		},
 	}
 	fs := cmd.Flags()
 	commonFlags(fs, &opts.Common)
+	fs.StringVar(&localNamespace, "namespace", "", "Run as the local pod placement controller of this namespace: apply its PodPlacementConfigs and remove the local scheduling gate (no image inspection; the other flags but the common ones and --workers are ignored).")
 	fs.StringVar(&opts.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the operator: default namespace of the leader election lease (default $POD_NAMESPACE).")
 	fs.StringVar(&globalPullSecret, "global-pull-secret", "", "namespace/name of the cluster-wide pull secret (kubernetes.io/dockerconfigjson or dockercfg); empty for none.")
 	fs.StringVar(&opts.RegistriesConfPath, "registries-conf", "", "registries.conf (mirrors, blocked and insecure registries); empty for /etc/containers/registries.conf.")

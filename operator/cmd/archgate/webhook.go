@@ -28,6 +28,7 @@ import (
 // newWebhookCmd returns `archgate webhook`: the scheduling-gate mutating admission webhook.
 func newWebhookCmd(g *globalFlags) *cobra.Command {
 	opts := components.WebhookOptions{}
+	var localNamespace string
 	cmd := &cobra.Command{
 		Use:   "webhook",
 		Short: "Serve the mutating admission webhook that adds the scheduling gate to new pods",
@@ -38,6 +39,10 @@ func newWebhookCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			opts.Logger = g.logger()
+			if localNamespace != "" {
+				return components.RunLocalWebhook(cmd.Context(), cfg, components.LocalWebhookOptions{
+					Common: opts.Common, Namespace: localNamespace, Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir})
+			}
 			return components.RunWebhook(cmd.Context(), cfg, opts)
 		},
 	}
@@ -46,6 +51,7 @@ func newWebhookCmd(g *globalFlags) *cobra.Command {
 	fs.StringVar(&opts.Host, "host", "", "Address the webhook listens on; empty for all interfaces.")
 	fs.IntVar(&opts.Port, "port", components.DefaultWebhookPort, "TLS port of the webhook.")
 	fs.StringVar(&opts.CertDir, "cert-dir", components.DefaultWebhookCertDir, "Directory with the serving certificate ("+components.TLSCertName+", "+components.TLSKeyName+").")
+	fs.StringVar(&localNamespace, "namespace", "", "Serve the local scheduling-gate webhook of this namespace (path "+components.LocalWebhookPath+"): add the local gate to its pods that a PodPlacementConfig selects.")
 	fs.StringVar(&opts.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the operator, whose pods are never gated (default $POD_NAMESPACE).")
 	fs.StringVar(&opts.KnownImagesConfigMap, settings.FlagKnownImagesConfigMap, "",
 		"ConfigMap of --operator-namespace with the images the controller inspected for pods without imagePullSecrets: such a pod whose images are all in it is placed at admission, without the gate; empty gates every pod.")

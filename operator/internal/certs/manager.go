@@ -17,6 +17,7 @@ limitations under the License.
 package certs
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"fmt"
@@ -190,8 +191,11 @@ func (m *Manager) readCA(ctx context.Context, secret *corev1.Secret) (*KeyPair, 
 
 // ServingSecret describes a serving certificate Secret.
 type ServingSecret struct {
-	// Name of the Secret, in the Manager's namespace.
+	// Name of the Secret, in Namespace.
 	Name string
+	// Namespace of the Secret; the Manager's namespace when empty (a namespace's local webhook
+	// has its Secret in its own namespace, signed by the same CA).
+	Namespace string
 	// DNSNames the certificate covers (see ServiceDNSNames).
 	DNSNames []string
 	// OwnerReferences are set on the Secret when it is created.
@@ -205,7 +209,7 @@ func (m *Manager) EnsureServing(ctx context.Context, ca CA, s ServingSecret) (ti
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.opts.Now()
-	key := types.NamespacedName{Namespace: m.opts.Namespace, Name: s.Name}
+	key := types.NamespacedName{Namespace: cmp.Or(s.Namespace, m.opts.Namespace), Name: s.Name}
 	secret := &corev1.Secret{}
 	err := m.reader.Get(ctx, key, secret)
 	if err != nil && !apierrors.IsNotFound(err) {

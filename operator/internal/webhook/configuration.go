@@ -17,6 +17,7 @@ limitations under the License.
 package webhook
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -57,6 +58,16 @@ type ConfigurationOptions struct {
 	NamespaceSelector *metav1.LabelSelector
 	// OperatorNamespace is the namespace the operator runs in; its pods are never sent.
 	OperatorNamespace string
+	// EntryName names the webhook entry; ConfigurationEntryName when empty. Path is the path a
+	// Service client config gets; Path (the constant) when empty. A namespace's local webhook
+	// sets both (LocalEntryName, LocalPath).
+	EntryName, Path string
+}
+
+// LocalEntryName is the name of the webhook entry of namespace's local webhook: one entry per
+// namespace, all in one MutatingWebhookConfiguration.
+func LocalEntryName(namespace string) string {
+	return namespace + ".local-scheduling-gate.multiarch.openshift.io"
 }
 
 // Configuration returns the MutatingWebhookConfiguration that registers the scheduling-gate
@@ -77,7 +88,7 @@ func Configuration(o ConfigurationOptions) *admissionregistrationv1.MutatingWebh
 		cc.CABundle = slices.Clone(o.CABundle)
 	}
 	if cc.Service != nil && cc.Service.Path == nil {
-		cc.Service.Path = ptr.To(Path)
+		cc.Service.Path = ptr.To(cmp.Or(o.Path, Path))
 	}
 
 	selector := o.NamespaceSelector.DeepCopy()
@@ -97,7 +108,7 @@ func Configuration(o ConfigurationOptions) *admissionregistrationv1.MutatingWebh
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:         ConfigurationEntryName,
+			Name:         cmp.Or(o.EntryName, ConfigurationEntryName),
 			ClientConfig: cc,
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},

@@ -212,8 +212,14 @@ func skipReason(pod *corev1.Pod) SkipReason {
 // gatePatch returns the JSON patch operations that add the gate and the gated label, and nothing
 // else: a missing labels map or schedulingGates list is added whole, otherwise one member is added.
 func gatePatch(pod *corev1.Pod) []jsonpatch.JsonPatchOperation {
-	ops := setMapEntries(pod.Labels, "/metadata/labels", map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated})
-	gate := corev1.PodSchedulingGate{Name: v1beta1.SchedulingGateName}
+	return addGatePatch(pod, v1beta1.SchedulingGateName, v1beta1.LabelSchedulingGate)
+}
+
+// addGatePatch returns the operations that add the scheduling gate named gateName and the label
+// label=gated (the cluster-wide or the local gate).
+func addGatePatch(pod *corev1.Pod, gateName, label string) []jsonpatch.JsonPatchOperation {
+	ops := setMapEntries(pod.Labels, "/metadata/labels", map[string]string{label: v1beta1.LabelValueGated})
+	gate := corev1.PodSchedulingGate{Name: gateName}
 	if len(pod.Spec.SchedulingGates) == 0 {
 		ops = append(ops, jsonpatch.NewOperation("add", "/spec/schedulingGates", []corev1.PodSchedulingGate{gate}))
 	} else {

@@ -83,6 +83,13 @@ func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod) 
 	if err != nil {
 		return nil, nil, false, err
 	}
+	// A pod the namespace's local webhook gated gets only the required affinity here (and no
+	// scheduling gate); its local gate carries the namespace's preferences. When the cluster-level
+	// preferences are on, it is gated instead: they apply only if no PodPlacementConfig does.
+	configs, cluster, wait := placement.ClusterStage(pod, configs, cluster)
+	if wait {
+		return nil, nil, false, nil
+	}
 	placed := pod.DeepCopy()
 	d := placement.Decide(placed, archs, configs, cluster)
 	if d.NoCommonArchitecture || d.SelectorErr != nil || len(d.Preferred.Conflicts()) > 0 {

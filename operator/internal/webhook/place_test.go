@@ -173,6 +173,7 @@ func assertPatchPlaces(t *testing.T, raw string, patch []byte, objects []client.
 			configs = append(configs, *c)
 		}
 	}
+	configs, cluster, _ = placement.ClusterStage(want, configs, cluster)
 	d := placement.Decide(want, images, configs, cluster)
 	if want.Labels == nil {
 		want.Labels = map[string]string{}
@@ -189,7 +190,62 @@ func assertPatchPlaces(t *testing.T, raw string, patch []byte, objects []client.
 	if diff := cmp.Diff(want, after); diff != "" {
 		t.Errorf("placed pod (-want +got):\n%s", diff)
 	}
-	if len(after.Spec.SchedulingGates) != 0 {
-		t.Errorf("placed pod carries gates %v", after.Spec.SchedulingGates)
+	if len(after.Spec.SchedulingGates) != len(before.Spec.SchedulingGates) || v1beta1.HasSchedulingGate(&after.Spec) {
+		t.Errorf("placed pod carries gates %v, want only those it came with (%v)", after.Spec.SchedulingGates, before.Spec.SchedulingGates)
+	}
+}
+
+// TestPlaceAtAdmissionLocallyGated: a pod the namespace's local webhook gated gets only the
+// required affinity at admission (its local gate carries the namespace's preferences), or the
+// cluster-wide gate when the cluster-level preferences are on (they wait for the local decision).
+func TestPlaceAtAdmissionLocallyGated(t *testing.T) {
+	const pod = `{"metadata":{"name":"p","namespace":"team","labels":{"multiarch.openshift.io/local-scheduling-gate":"gated"}},` +
+		`"spec":{"schedulingGates":[{"name":"multiarch.openshift.io/local-scheduling-gate"}],"containers":[{"name":"a","image":"multi:1"}]}}`
+	ppc := &v1beta1.PodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "prefer-amd64", Namespace: "team"},
+		Spec: v1beta1.PodPlacementConfigSpec{Priority: 10, Plugins: &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{
+			Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "amd64", Weight: 30}},
+		}}},
+	}
+	scoring := &v1beta1.ClusterPodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},
+		Spec: v1beta1.ClusterPodPlacementConfigSpec{Plugins: &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{
+			Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "arm64", Weight: 40}},
+		}}},
+	}
+	for name, tc := range map[string]struct {
+		objects    []client.Object
+		wantPlaced bool
+	}{
+		"no cluster-level preferences: required affinity only":   {objects: []client.Object{ppc}, wantPlaced: true},
+		"cluster-level preferences: gated, after the local gate": {objects: []client.Object{ppc, scoring}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			configs := fake.NewClientBuilder().WithScheme(placementScheme(t)).WithObjects(tc.objects...).Build()
+			h := NewSchedulingGate(nil, Options{OperatorNamespace: operatorNamespace, Known: publishedIndex(t), Configs: configs,
+				Now: func() time.Time { return placeNow }})
+			req := podRequest(t, pod)
+			resp, d := h.handle(t.Context(), req)
+			if (d.placed != nil) != tc.wantPlaced {
+				t.Fatalf("placed at admission = %t, want %t (decision %+v)", d.placed != nil, tc.wantPlaced, d)
+			}
+			if err := resp.Complete(req); err != nil {
+				t.Fatal(err)
+			}
+			_, after := applyPatch(t, pod, resp.Patch)
+			if !v1beta1.HasLocalSchedulingGate(&after.Spec) {
+				t.Errorf("the local gate was lost: %v", after.Spec.SchedulingGates)
+			}
+			if v1beta1.HasSchedulingGate(&after.Spec) == tc.wantPlaced {
+				t.Errorf("cluster gate on = %t, want %t", v1beta1.HasSchedulingGate(&after.Spec), !tc.wantPlaced)
+			}
+			if tc.wantPlaced {
+				assertPatchPlaces(t, pod, resp.Patch, tc.objects)
+				if na := after.Spec.Affinity.NodeAffinity; len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 ||
+					after.Annotations[v1beta1.AnnotationPreferredAffinitySource] != "" {
+					t.Errorf("preferences applied at admission to a locally gated pod: %v, %v", na.PreferredDuringSchedulingIgnoredDuringExecution, after.Annotations)
+				}
+			}
+		})
 	}
 }

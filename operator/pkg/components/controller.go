@@ -147,15 +147,7 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	if err := setUpPlacementController(mgr, opts, inspection); err != nil {
 		return err
 	}
-	synced := func() error {
-		ctx, cancel := context.WithTimeout(ctx, time.Millisecond)
-		defer cancel()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
-			return fmt.Errorf("caches not synced")
-		}
-		return nil
-	}
-	if err := addProbes(mgr, probes{check: synced, wait: mgr.GetCache().WaitForCacheSync, onReady: opts.Ready, needsLeader: true}); err != nil {
+	if err := addProbes(mgr, probes{check: cacheSynced(mgr), wait: mgr.GetCache().WaitForCacheSync, onReady: opts.Ready, needsLeader: true}); err != nil {
 		return err
 	}
 	ii := *opts.ImageInspection

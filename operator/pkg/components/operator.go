@@ -237,8 +237,11 @@ func setUpOperator(mgr manager.Manager, opts OperatorOptions, deps operatorDeps)
 	if err != nil {
 		return err
 	}
-	if err := ppcstatus.SetupWithManager(mgr); err != nil {
+	if err := ppcstatus.SetupWithManager(mgr, operator.LocalControllerComponentName, operator.LocalWebhookComponentName); err != nil {
 		return fmt.Errorf("setting up the PodPlacementConfig status controller: %w", err)
+	}
+	if err := r.Local().SetupWithManager(mgr); err != nil {
+		return err
 	}
 	return r.SetupWithManager(mgr)
 }

@@ -98,6 +98,10 @@ type suite struct {
 	logs              *observer.ObservedLogs
 	controllerStarted bool
 	controllerErr     chan error
+	// servingCertDir and servingCA are envtest's webhook serving certificate (for 127.0.0.1)
+	// and its CA, for the webhooks a test starts.
+	servingCertDir string
+	servingCA      []byte
 }
 
 var s suite
@@ -176,6 +180,7 @@ func run(m *testing.M) int {
 	}
 
 	certDir := env.Environment.WebhookInstallOptions.LocalServingCertDir
+	s.servingCertDir, s.servingCA = certDir, env.Environment.WebhookInstallOptions.LocalServingCAData
 	stopWebhook, err := startWebhook(ctx, components.WebhookOptions{Port: port, CertDir: certDir})
 	if err != nil {
 		return fail(err)

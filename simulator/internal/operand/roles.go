@@ -93,40 +93,7 @@ func (o *WebhookAndController) inProcess(cfg Config) {
 // controller`, with the same settings as inProcess, as flags.
 func (o *WebhookAndController) processes(cfg Config) error {
 	newProcess := func(name string, args []string) (*Process, error) {
-		ports, err := FreePorts("127.0.0.1", 3)
-		if err != nil {
-			return nil, err
-		}
-		base := func(scheme string, port int) string {
-			return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		}
-		metrics, health, pprof := ports[0], ports[1], ports[2]
-		cmd := append([]string{cfg.Binary, name, "--kubeconfig", cfg.Kubeconfig,
-			"--kube-api-qps", strconv.FormatFloat(float64(qpsOrDefault(cfg.QPS)), 'f', -1, 32),
-			"--kube-api-burst", strconv.Itoa(burstOrDefault(cfg.Burst)),
-			"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metrics),
-			// The webhook's serving certificate (for 127.0.0.1) serves the metrics too,
-			// so the scraper verifies it.
-			"--metrics-cert-dir", cfg.WebhookCertDir,
-			"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
-			"--pprof-bind-address", "127.0.0.1:" + strconv.Itoa(pprof),
-			"--log-verbosity", "Normal",
-		}, args...)
-		return &Process{
-			Name:        name,
-			Command:     cmd,
-			ReadyURL:    base("http", health) + "/readyz",
-			MetricsURL:  base("https", metrics) + "/metrics",
-			MetricsAuth: cfg.MetricsAuth,
-			PprofURL:    base("http", pprof) + "/debug/pprof",
-			Counters:    o.Counters,
-			LogPath:     filepath.Join(cfg.LogDir, name+".log"),
-			OnStart: func(pid int) {
-				if cfg.OnStart != nil {
-					cfg.OnStart(name, pid)
-				}
-			},
-		}, nil
+		return newArchgateProcess(cfg, archgateProcess{subcommand: name, name: name, log: name, counters: o.Counters, args: args})
 	}
 	webhook, err := newProcess(ComponentWebhook, webhookArgs(webhookOptions(cfg)))
 	if err != nil {
@@ -152,6 +119,55 @@ func (o *WebhookAndController) processes(cfg Config) error {
 	}
 	o.Controller = o.Controllers[0]
 	return nil
+}
+
+// archgateProcess is one process of the archgate binary.
+type archgateProcess struct {
+	// subcommand is `webhook` or `controller`; name is the component's name in the resource
+	// figures (processes of one name are summed); log names its log file, <log>.log.
+	subcommand, name, log string
+	// counters receives its scraped counters; nil for none.
+	counters *Counters
+	args     []string
+}
+
+// newArchgateProcess returns the process p of cfg.Binary: connected with cfg.Kubeconfig, its
+// metrics, health and pprof on free local ports, its log in cfg.LogDir.
+func newArchgateProcess(cfg Config, p archgateProcess) (*Process, error) {
+	ports, err := FreePorts("127.0.0.1", 3)
+	if err != nil {
+		return nil, err
+	}
+	base := func(scheme string, port int) string {
+		return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	}
+	metrics, health, pprof := ports[0], ports[1], ports[2]
+	cmd := append([]string{cfg.Binary, p.subcommand, "--kubeconfig", cfg.Kubeconfig,
+		"--kube-api-qps", strconv.FormatFloat(float64(qpsOrDefault(cfg.QPS)), 'f', -1, 32),
+		"--kube-api-burst", strconv.Itoa(burstOrDefault(cfg.Burst)),
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metrics),
+		// The webhook's serving certificate (for 127.0.0.1) serves the metrics too,
+		// so the scraper verifies it.
+		"--metrics-cert-dir", cfg.WebhookCertDir,
+		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
+		"--pprof-bind-address", "127.0.0.1:" + strconv.Itoa(pprof),
+		"--log-verbosity", "Normal",
+	}, p.args...)
+	return &Process{
+		Name:        p.name,
+		Command:     cmd,
+		ReadyURL:    base("http", health) + "/readyz",
+		MetricsURL:  base("https", metrics) + "/metrics",
+		MetricsAuth: cfg.MetricsAuth,
+		PprofURL:    base("http", pprof) + "/debug/pprof",
+		Counters:    p.counters,
+		LogPath:     filepath.Join(cfg.LogDir, p.log+".log"),
+		OnStart: func(pid int) {
+			if cfg.OnStart != nil {
+				cfg.OnStart(p.name, pid)
+			}
+		},
+	}, nil
 }
 
 func qpsOrDefault(q float32) float32 {

@@ -51,6 +51,10 @@ type operatorEnv struct {
 	authMode   fakeregistry.AuthMode
 	mu         sync.Mutex
 	countBase  operand.Snapshot
+	// cfg and caPEM are the components' settings and the webhooks' CA, for the namespaces' local
+	// components (clusterConfig.localPlacement: Enabled).
+	cfg   operand.Config
+	caPEM []byte
 }
 
 // registryHost is the host pods' image references point at; without the
@@ -220,6 +224,7 @@ func (e *operatorEnv) metricsToken(ctx context.Context) (string, error) {
 func (e *operatorEnv) startComponents(ctx context.Context, cfg operand.Config, caPEM []byte) error {
 	r := e.r
 	var err error
+	e.cfg, e.caPEM = cfg, caPEM
 	e.op, err = operand.New(cfg)
 	if err != nil {
 		return fmt.Errorf("operator.enabled: %w", err)
@@ -298,6 +303,7 @@ func (e *operatorEnv) prepareNamespace(ctx context.Context, ns string, i int) er
 			return err
 		}
 	}
+	created := 0
 	for _, p := range e.r.s.Operator.PodPlacementConfigs {
 		if p.Namespaces != 0 && i >= p.Namespaces {
 			continue
@@ -306,7 +312,32 @@ func (e *operatorEnv) prepareNamespace(ctx context.Context, ns string, i int) er
 		if err := e.crc.Create(ctx, ppc); err != nil {
 			return fmt.Errorf("creating PodPlacementConfig %s/%s: %w", ns, p.Name, err)
 		}
+		created++
 	}
+	if created > 0 && e.r.s.Operator.ClusterConfig.LocalPlacementEnabled() {
+		return e.startLocal(ctx, ns)
+	}
+	return nil
+}
+
+// startLocal starts ns's local controller and webhook and registers the webhook, as the operator
+// does for the first PodPlacementConfig of a namespace; the run's cleanup stops them.
+func (e *operatorEnv) startLocal(ctx context.Context, ns string) error {
+	l, err := operand.NewLocal(e.cfg, ns)
+	if err != nil {
+		return fmt.Errorf("local components of %s: %w", ns, err)
+	}
+	for _, c := range []operand.Operand{l.Controller, l.Webhook} {
+		if err := c.Start(e.ctx); err != nil {
+			return fmt.Errorf("local components of %s: %w", ns, err)
+		}
+		e.r.defer_(c.Stop)
+	}
+	mwc := l.WebhookConfiguration(e.caPEM)
+	if err := e.crc.Create(ctx, mwc); err != nil {
+		return fmt.Errorf("registering the local webhook of %s: %w", ns, err)
+	}
+	e.r.defer_(func() { _ = e.crc.Delete(context.Background(), mwc) })
 	return nil
 }
 

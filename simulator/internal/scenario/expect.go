@@ -78,7 +78,7 @@ func Metrics() []MetricInfo { return slices.Clone(metrics()) }
 var metrics = sync.OnceValue(buildMetrics)
 
 // CostComponents are the components whose cost a report breaks out.
-var CostComponents = []string{"kube-apiserver", "etcd", "scheduler", "webhook", "controller", "harness", "simulator"}
+var CostComponents = []string{"kube-apiserver", "etcd", "scheduler", "webhook", "controller", "local-webhook", "local-controller", "harness", "simulator"}
 
 func buildMetrics() []MetricInfo {
 	var out []MetricInfo
@@ -230,7 +230,7 @@ type Check struct {
 	Source string
 }
 
-var checkRE = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9.]*)\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$`)
+var checkRE = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9.-]*)\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$`)
 
 // ParseCheck parses "<metric> <op> <value>", e.g. "gateHold.p99 < 200ms",
 // "misplacedPods == 0", "cacheHitRate >= 99%", "peakRSSAll < 3Gi".

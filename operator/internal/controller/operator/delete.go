@@ -80,6 +80,15 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 	}
 	s.obs.registered = false
 
+	prog.phase = "removing the local components"
+	if pending, err := r.removeAllLocal(ctx); err != nil || pending > 0 {
+		prog.remaining = pending
+		if err != nil {
+			prog.errs = append(prog.errs, err)
+		}
+		return reconcile.Result{RequeueAfter: 100 * time.Millisecond}, errors.Join(err, r.updateStatus(ctx, s))
+	}
+
 	prog.phase = "releasing gated pods"
 	passCtx, cancel := context.WithTimeout(ctx, r.opts.ReleasePassTimeout)
 	sum, err := podplacement.Release(passCtx, r.uncached, podplacement.ReleaseOptions{Workers: r.opts.ReleaseWorkers})
@@ -118,7 +127,11 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 	if err := r.uncached.List(ctx, left, client.MatchingLabels{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}, client.Limit(1)); err != nil {
 		return reconcile.Result{}, err
 	}
-	if len(left.Items) > 0 {
+	leftLocal := &corev1.PodList{}
+	if err := r.uncached.List(ctx, leftLocal, client.MatchingLabels{v1beta1.LabelLocalSchedulingGate: v1beta1.LabelValueGated}, client.Limit(1)); err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(left.Items)+len(leftLocal.Items) > 0 {
 		return reconcile.Result{RequeueAfter: 100 * time.Millisecond}, r.updateStatus(ctx, s)
 	}
 

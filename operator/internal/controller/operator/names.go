@@ -64,6 +64,21 @@ const (
 	ControllerMetricsServiceName = ControllerComponentName + "-metrics"
 	// DefaultMutatingWebhookConfigurationName names the MutatingWebhookConfiguration.
 	DefaultMutatingWebhookConfigurationName = "archgate-scheduling-gate"
+
+	// LocalControllerComponentName and LocalWebhookComponentName name a namespace's local
+	// components (ClusterPodPlacementConfig spec.localPlacement): Deployment, ServiceAccount,
+	// Role and RoleBinding, and the webhook's Service, all in that namespace.
+	LocalControllerComponentName = "archgate-local-controller"
+	LocalWebhookComponentName    = "archgate-local-webhook"
+	// LocalWebhookServingSecretName holds a local webhook's serving certificate, in its namespace.
+	LocalWebhookServingSecretName = "archgate-local-webhook-serving-cert"
+	// LocalMutatingWebhookConfigurationName names the MutatingWebhookConfiguration holding one
+	// entry per namespace with local components. It sorts before
+	// DefaultMutatingWebhookConfigurationName, and the apiserver calls mutating webhooks in the
+	// order of their configurations' names, so a pod normally reaches the cluster-wide webhook
+	// already carrying the local gate; the other order is handled too (placement.ClusterStage,
+	// webhook.NeedsLocalGate).
+	LocalMutatingWebhookConfigurationName = "archgate-local-scheduling-gate"
 )
 
 // Labels and annotations on the components.
@@ -125,6 +140,10 @@ func componentOf(name string) string {
 		return "webhook"
 	case ControllerComponentName:
 		return "controller"
+	case LocalWebhookComponentName:
+		return "local-webhook"
+	case LocalControllerComponentName:
+		return "local-controller"
 	default:
 		return "operator"
 	}

@@ -128,6 +128,9 @@ type ComponentArgs struct {
 	KnownImagesConfigMap string
 	// ExecFormatErrorMonitor runs the exec-format-error monitor in the controller.
 	ExecFormatErrorMonitor bool
+	// LocalNamespace is set for a namespace's local components (`--namespace`): they then get
+	// only the common flags, the verbosity and, for the webhook, its serving flags.
+	LocalNamespace string
 }
 
 // DefaultArgs is the command line of the archgate binary's `webhook` and `controller`
@@ -137,12 +140,24 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 	if verbosity == "" {
 		verbosity = v1beta1.LogVerbosityNormal
 	}
+	scope, metrics := "--operator-namespace="+a.Namespace, a.MetricsBindAddress
+	if a.LocalNamespace != "" {
+		// A local component holds namespaced RBAC only, and authenticating a metrics scrape
+		// needs cluster-scoped tokenreviews and subjectaccessreviews: it serves no metrics.
+		scope, metrics = "--namespace="+a.LocalNamespace, "0"
+	}
 	args := []string{
 		component,
 		"--log-verbosity=" + string(verbosity),
-		"--operator-namespace=" + a.Namespace,
-		"--metrics-bind-address=" + a.MetricsBindAddress,
+		scope,
+		"--metrics-bind-address=" + metrics,
 		"--health-probe-bind-address=" + a.HealthProbeBindAddress,
+	}
+	if a.LocalNamespace != "" {
+		if component == "webhook" {
+			args = append(args, "--cert-dir="+a.CertDir, fmt.Sprintf("--port=%d", a.WebhookPort))
+		}
+		return args
 	}
 	if a.KnownImagesConfigMap != "" {
 		args = append(args, "--"+settings.FlagKnownImagesConfigMap+"="+a.KnownImagesConfigMap)
@@ -413,7 +428,13 @@ func podDisruptionBudget(p operandParams, name string) *policyv1ac.PodDisruption
 }
 
 func webhookDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguration {
-	d := deployment(p, WebhookComponentName, WebhookReplicas, p.args("webhook", p.componentArgs()))
+	return servingDeployment(p, WebhookComponentName, WebhookReplicas, p.args("webhook", p.componentArgs()), WebhookServingSecretName)
+}
+
+// servingDeployment is a webhook Deployment: its serving certificate mounted from secret, a
+// preStop drain.
+func servingDeployment(p operandParams, name string, replicas int32, args []string, secret string) *appsv1ac.DeploymentApplyConfiguration {
+	d := deployment(p, name, replicas, args)
 	spec := d.Spec.Template.Spec
 	c := &spec.Containers[0]
 	c.Ports = append([]corev1ac.ContainerPortApplyConfiguration{
@@ -422,7 +443,7 @@ func webhookDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguration {
 	c.WithVolumeMounts(corev1ac.VolumeMount().WithName("serving-cert").WithMountPath(ServingCertDir).WithReadOnly(true))
 	c.WithLifecycle(corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().WithSleep(corev1ac.SleepAction().WithSeconds(WebhookDrainSeconds))))
 	spec.WithTerminationGracePeriodSeconds(WebhookTerminationGraceSeconds)
-	spec.WithVolumes(corev1ac.Volume().WithName("serving-cert").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(WebhookServingSecretName)))
+	spec.WithVolumes(corev1ac.Volume().WithName("serving-cert").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(secret)))
 	return d
 }
 

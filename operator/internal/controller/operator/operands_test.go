@@ -45,8 +45,23 @@ func TestDefaultArgs(t *testing.T) {
 	tests := map[string]struct {
 		component string
 		p         func(*operandParams)
-		want      []string
+		// local renders a local component of namespace "team".
+		local bool
+		want  []string
 	}{
+		"local controller: its namespace and the cluster-wide verbosity only": {
+			component: "controller", local: true,
+			p: func(p *operandParams) {
+				p.verbosity = v1beta1.LogVerbosityDebug
+				p.pullSecret = &types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}
+			},
+			want: []string{"controller", "--log-verbosity=Debug", "--namespace=team", "--metrics-bind-address=0", "--health-probe-bind-address=:8081"},
+		},
+		"local webhook": {
+			component: "webhook", local: true,
+			want: []string{"webhook", "--log-verbosity=Normal", "--namespace=team", "--metrics-bind-address=0",
+				"--health-probe-bind-address=:8081", "--cert-dir=" + ServingCertDir, "--port=9443"},
+		},
 		"webhook": {
 			component: "webhook",
 			want: []string{"webhook", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
@@ -99,7 +114,11 @@ func TestDefaultArgs(t *testing.T) {
 			if tc.p != nil {
 				tc.p(&p)
 			}
-			if diff := cmp.Diff(tc.want, DefaultArgs(tc.component, p.componentArgs())); diff != "" {
+			args := p.componentArgs()
+			if tc.local {
+				args = localParams(p, "team").localArgs()
+			}
+			if diff := cmp.Diff(tc.want, DefaultArgs(tc.component, args)); diff != "" {
 				t.Errorf("args (-want +got):\n%s", diff)
 			}
 		})

@@ -89,6 +89,17 @@ import (
 // components' ClusterRoles, which RBAC allows only to a holder):
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+//
+// A namespace's local components (spec.localPlacement), in any namespace with a
+// PodPlacementConfig: written by server-side apply and deleted by name, so the write verbs name
+// them; reading Deployments cluster-wide is what watching their rollout costs. The local
+// webhooks' entries live in one MutatingWebhookConfiguration.
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,resourceNames=archgate-local-controller;archgate-local-webhook,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts,resourceNames=archgate-local-controller;archgate-local-webhook,verbs=get;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,resourceNames=archgate-local-controller;archgate-local-webhook,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,resourceNames=archgate-local-webhook-serving-cert,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=archgate-local-scheduling-gate,verbs=create;update;patch;delete
 
 // Defaults of Options.
 const (
@@ -221,7 +232,8 @@ func CacheOptions(namespace string) cache.Options {
 	inNamespace := map[string]cache.Config{namespace: {}}
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&appsv1.Deployment{}:            {Namespaces: inNamespace, Label: managed},
+			// Every namespace: a namespace's local components (spec.localPlacement) are managed too.
+			&appsv1.Deployment{}:            {Label: managed},
 			&corev1.Service{}:               {Namespaces: inNamespace, Label: managed},
 			&corev1.ServiceAccount{}:        {Namespaces: inNamespace, Label: managed},
 			&policyv1.PodDisruptionBudget{}: {Namespaces: inNamespace, Label: managed},

@@ -267,15 +267,22 @@ var _ handler.EventHandler = podEventHandler{}
 var enqueue = &handler.EnqueueRequestForObject{}
 
 func (h podEventHandler) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if pod, ok := e.Object.(*corev1.Pod); ok && v1beta1.HasSchedulingGate(&pod.Spec) {
+	if pod, ok := e.Object.(*corev1.Pod); ok && readyForClusterStage(pod) {
 		enqueue.Create(ctx, e, q)
 	}
 }
 
+// Update enqueues a gated pod, in particular when the local controller removed the local gate.
 func (h podEventHandler) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if pod, ok := e.ObjectNew.(*corev1.Pod); ok && v1beta1.HasSchedulingGate(&pod.Spec) {
+	if pod, ok := e.ObjectNew.(*corev1.Pod); ok && readyForClusterStage(pod) {
 		enqueue.Update(ctx, e, q)
 	}
+}
+
+// readyForClusterStage reports whether the cluster-wide controller may process pod: it carries
+// the scheduling gate and no longer the local one (the namespace's local controller goes first).
+func readyForClusterStage(pod *corev1.Pod) bool {
+	return v1beta1.HasSchedulingGate(&pod.Spec) && !v1beta1.HasLocalSchedulingGate(&pod.Spec)
 }
 
 func (h podEventHandler) Delete(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -325,7 +332,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.client.Get(ctx, req.NamespacedName, pod); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !v1beta1.HasSchedulingGate(&pod.Spec) || pod.DeletionTimestamp != nil {
+	if !readyForClusterStage(pod) || pod.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
 	// A pod event before the next attempt is due must not inspect early: that is not backoff.
@@ -510,7 +517,10 @@ func (r *Reconciler) place(ctx context.Context, s *scope) error {
 	if err := r.client.List(ctx, configs, client.InNamespace(s.pod.Namespace), client.UnsafeDisableDeepCopy); err != nil && !meta.IsNoMatchError(err) {
 		return fmt.Errorf("listing PodPlacementConfigs: %w", err)
 	}
-	d := placement.Decide(s.updated, architectures(s.results), configs.Items, s.cluster)
+	// With local placement, the PodPlacementConfigs may already have been applied by the
+	// namespace's local controller (placement.ClusterStage).
+	ppcs, cluster, _ := placement.ClusterStage(s.pod, configs.Items, s.cluster)
+	d := placement.Decide(s.updated, architectures(s.results), ppcs, cluster)
 	s.outcome = d.Outcome
 	maps.Copy(s.annotations, d.Annotations())
 	if d.NoCommonArchitecture {

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -103,6 +104,8 @@ type ReleaseOptions struct {
 	PageSize int64
 	// Report, when set, is called once per pod, from the worker goroutines, possibly concurrently.
 	Report func(ReleaseOutcome)
+	// Local releases the local scheduling gate (LocalReleasePatch) instead of archgate's.
+	Local bool
 }
 
 func (o ReleaseOptions) withDefaults() ReleaseOptions {
@@ -117,7 +120,12 @@ func (o ReleaseOptions) withDefaults() ReleaseOptions {
 
 // GatedSelector returns the label selector of gated pods, ANDed with extra (which may be nil).
 func GatedSelector(extra labels.Selector) (labels.Selector, error) {
-	req, err := labels.NewRequirement(v1beta1.LabelSchedulingGate, selection.Equals, []string{v1beta1.LabelValueGated})
+	return gatedSelector(v1beta1.LabelSchedulingGate, extra)
+}
+
+// gatedSelector is GatedSelector for the gated label named label.
+func gatedSelector(label string, extra labels.Selector) (labels.Selector, error) {
+	req, err := labels.NewRequirement(label, selection.Equals, []string{v1beta1.LabelValueGated})
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +146,11 @@ func GatedSelector(extra labels.Selector) (labels.Selector, error) {
 // (the pod placement controller) are resolved by re-reading the pod.
 func Release(ctx context.Context, c client.Client, opts ReleaseOptions) (ReleaseSummary, error) {
 	opts = opts.withDefaults()
-	sel, err := GatedSelector(opts.Selector)
+	g := clusterGate
+	if opts.Local {
+		g = localGate
+	}
+	sel, err := gatedSelector(g.label, opts.Selector)
 	if err != nil {
 		return ReleaseSummary{}, err
 	}
@@ -173,7 +185,7 @@ func Release(ctx context.Context, c client.Client, opts ReleaseOptions) (Release
 	for range opts.Workers {
 		wg.Go(func() {
 			for pod := range work {
-				record(releaseOne(ctx, c, pod, opts.DryRun))
+				record(releaseOne(ctx, c, pod, g, opts.DryRun))
 			}
 		})
 	}
@@ -212,7 +224,7 @@ list:
 }
 
 // releaseOne releases pod, re-reading it after a conflict.
-func releaseOne(ctx context.Context, c client.Client, pod *corev1.Pod, dryRun bool) ReleaseOutcome {
+func releaseOne(ctx context.Context, c client.Client, pod *corev1.Pod, g gateKind, dryRun bool) ReleaseOutcome {
 	key := client.ObjectKeyFromObject(pod)
 	var lastErr error
 	for attempt := range maxReleaseAttempts {
@@ -226,7 +238,7 @@ func releaseOne(ctx context.Context, c client.Client, pod *corev1.Pod, dryRun bo
 			}
 			pod = fresh
 		}
-		patch, ok := ReleasePatch(pod)
+		patch, ok := releasePatch(pod, g)
 		if !ok {
 			return ReleaseOutcome{Pod: key, Action: ActionAlreadyDone}
 		}
@@ -294,34 +306,59 @@ func ungate(pod *corev1.Pod, outcome placement.Outcome, annotations map[string]s
 // "test" operations make it fail if another writer changed the gate or the label meanwhile.
 // ok is false when the pod is not gated by archgate (nothing to do).
 func ReleasePatch(pod *corev1.Pod) (patch []byte, ok bool) {
-	gateIdx := v1beta1.SchedulingGateIndex(&pod.Spec)
-	labelGated := pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueGated
+	return releasePatch(pod, clusterGate)
+}
+
+// LocalReleasePatch is ReleasePatch for the local scheduling gate: it removes the local gate and
+// sets the local gated label to released (the cluster-wide controller then applies the
+// PodPlacementConfigs itself, see placement.ClusterStage).
+func LocalReleasePatch(pod *corev1.Pod) (patch []byte, ok bool) {
+	return releasePatch(pod, localGate)
+}
+
+// gateKind is what a release removes and records for one of the two gates.
+type gateKind struct {
+	name, label string
+	index       func(*corev1.PodSpec) int
+	// released are the labels set by the release.
+	released map[string]string
+}
+
+var (
+	clusterGate = gateKind{
+		name: v1beta1.SchedulingGateName, label: v1beta1.LabelSchedulingGate, index: v1beta1.SchedulingGateIndex,
+		released: map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved, v1beta1.LabelPlacement: v1beta1.PlacementReleased},
+	}
+	localGate = gateKind{
+		name: v1beta1.LocalSchedulingGateName, label: v1beta1.LabelLocalSchedulingGate, index: v1beta1.LocalSchedulingGateIndex,
+		released: map[string]string{v1beta1.LabelLocalSchedulingGate: v1beta1.LabelValueReleased},
+	}
+)
+
+func releasePatch(pod *corev1.Pod, g gateKind) (patch []byte, ok bool) {
+	gateIdx := g.index(&pod.Spec)
+	labelGated := pod.Labels[g.label] == v1beta1.LabelValueGated
 	if gateIdx < 0 && !labelGated {
 		return nil, false
 	}
-	gateLabel := "/metadata/labels/" + jsonpointer.Escape(v1beta1.LabelSchedulingGate)
 	var ops []patchOp
 	if gateIdx >= 0 {
 		gatePath := "/spec/schedulingGates/" + strconv.Itoa(gateIdx)
 		ops = append(ops,
-			patchOp{Op: "test", Path: gatePath + "/name", Value: v1beta1.SchedulingGateName},
+			patchOp{Op: "test", Path: gatePath + "/name", Value: g.name},
 			patchOp{Op: "remove", Path: gatePath},
 		)
 	}
 	switch {
 	case pod.Labels == nil:
-		ops = append(ops, patchOp{Op: "add", Path: "/metadata/labels", Value: map[string]string{
-			v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved,
-			v1beta1.LabelPlacement:      v1beta1.PlacementReleased,
-		}})
+		ops = append(ops, patchOp{Op: "add", Path: "/metadata/labels", Value: g.released})
 	default:
 		if labelGated {
-			ops = append(ops, patchOp{Op: "test", Path: gateLabel, Value: v1beta1.LabelValueGated})
+			ops = append(ops, patchOp{Op: "test", Path: "/metadata/labels/" + jsonpointer.Escape(g.label), Value: v1beta1.LabelValueGated})
 		}
-		ops = append(ops,
-			patchOp{Op: "add", Path: gateLabel, Value: v1beta1.LabelValueRemoved},
-			patchOp{Op: "add", Path: "/metadata/labels/" + jsonpointer.Escape(v1beta1.LabelPlacement), Value: v1beta1.PlacementReleased},
-		)
+		for _, k := range slices.Sorted(maps.Keys(g.released)) {
+			ops = append(ops, patchOp{Op: "add", Path: "/metadata/labels/" + jsonpointer.Escape(k), Value: g.released[k]})
+		}
 	}
 	b, err := json.Marshal(ops)
 	if err != nil {

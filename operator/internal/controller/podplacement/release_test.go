@@ -123,6 +123,26 @@ var cmpEmptyGates = cmp.Transformer("emptyGates", func(g []corev1.PodSchedulingG
 	return g
 })
 
+func TestLocalReleasePatch(t *testing.T) {
+	pod := releasePod("a").withLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate, v1beta1.LabelValueGated).
+		withGates(v1beta1.LocalSchedulingGateName, v1beta1.SchedulingGateName).build()
+	patch, ok := LocalReleasePatch(pod)
+	if !ok {
+		t.Fatal("a locally gated pod: nothing to release")
+	}
+	got := applyJSONPatch(t, pod, patch)
+	if diff := cmp.Diff([]corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}}, got.Spec.SchedulingGates); diff != "" {
+		t.Errorf("gates (-want +got): the cluster-wide gate must stay\n%s", diff)
+	}
+	want := map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate: v1beta1.LabelValueReleased}
+	if diff := cmp.Diff(want, got.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if _, ok := LocalReleasePatch(releasePod("b").build()); ok {
+		t.Error("a pod without the local gate: a release patch was returned")
+	}
+}
+
 func TestReleasePatchFailsWhenTheControllerWonTheRace(t *testing.T) {
 	before := releasePod("a").build()
 	patch, _ := ReleasePatch(before)

@@ -19,7 +19,9 @@ package ppcstatus
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -39,19 +41,32 @@ const ControllerName = "podplacementconfig-status"
 // Reconciler writes the status conditions of one PodPlacementConfig.
 type Reconciler struct {
 	client client.Client
+	// localDeployments name a namespace's local Deployments (empty: none are reported on).
+	localDeployments []string
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
-// SetupWithManager registers the controller: a configuration is reconciled when it changes and
-// when the ClusterPodPlacementConfig changes (in effect or not).
-func SetupWithManager(mgr manager.Manager) error {
-	r := &Reconciler{client: mgr.GetClient()}
-	return ctrl.ControllerManagedBy(mgr).
+// SetupWithManager registers the controller: a configuration is reconciled when it or another
+// configuration of its namespace changes, when the ClusterPodPlacementConfig changes (in effect
+// or not), and when one of its namespace's local Deployments, named localDeployments, changes
+// (the manager's cache must hold them).
+func SetupWithManager(mgr manager.Manager, localDeployments ...string) error {
+	r := &Reconciler{client: mgr.GetClient(), localDeployments: localDeployments}
+	b := ctrl.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&v1beta1.PodPlacementConfig{}).
-		Watches(&v1beta1.ClusterPodPlacementConfig{}, handler.EnqueueRequestsFromMapFunc(r.allConfigs)).
-		Complete(r)
+		Watches(&v1beta1.PodPlacementConfig{}, handler.EnqueueRequestsFromMapFunc(r.namespaceConfigs)).
+		Watches(&v1beta1.ClusterPodPlacementConfig{}, handler.EnqueueRequestsFromMapFunc(r.allConfigs))
+	if len(localDeployments) > 0 {
+		b = b.Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			if !slices.Contains(localDeployments, o.GetName()) {
+				return nil
+			}
+			return r.namespaceConfigs(ctx, o)
+		}))
+	}
+	return b.Complete(r)
 }
 
 // Reconcile computes the conditions and writes the status only when one changed.
@@ -67,8 +82,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case err != nil:
 		return reconcile.Result{}, fmt.Errorf("reading the ClusterPodPlacementConfig: %w", err)
 	}
+	siblings := &v1beta1.PodPlacementConfigList{}
+	if err := r.client.List(ctx, siblings, client.InNamespace(ppc.Namespace)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing the PodPlacementConfigs of %s: %w", ppc.Namespace, err)
+	}
+	local, err := r.localComponents(ctx, ppc.Namespace, cluster)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	updated := ppc.DeepCopy()
-	for _, c := range Conditions(ppc, cluster) {
+	for _, c := range append(Conditions(ppc, cluster), NamespaceConditions(ppc, siblings.Items, local)...) {
 		meta.SetStatusCondition(&updated.Status.Conditions, c)
 	}
 	if equality.Semantic.DeepEqual(ppc.Status, updated.Status) {
@@ -80,10 +103,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{}, nil
 }
 
+// localComponents reads namespace's local Deployments from the cache.
+func (r *Reconciler) localComponents(ctx context.Context, namespace string, cluster *v1beta1.ClusterPodPlacementConfig) (LocalComponents, error) {
+	local := LocalComponents{
+		Enabled:     cluster != nil && cluster.Spec.LocalPlacementEnabled() && len(r.localDeployments) > 0,
+		Names:       r.localDeployments,
+		Deployments: map[string]*appsv1.Deployment{},
+	}
+	if !local.Enabled {
+		return local, nil
+	}
+	for _, name := range r.localDeployments {
+		d := &appsv1.Deployment{}
+		switch err := r.client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, d); {
+		case err == nil:
+			local.Deployments[name] = d
+		case !apierrors.IsNotFound(err):
+			return local, fmt.Errorf("reading Deployment %s/%s: %w", namespace, name, err)
+		}
+	}
+	return local, nil
+}
+
+// namespaceConfigs enqueues every PodPlacementConfig of o's namespace.
+func (r *Reconciler) namespaceConfigs(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.configRequests(ctx, client.InNamespace(o.GetNamespace()))
+}
+
 // allConfigs enqueues every PodPlacementConfig (the ClusterPodPlacementConfig changed).
 func (r *Reconciler) allConfigs(ctx context.Context, _ client.Object) []reconcile.Request {
+	return r.configRequests(ctx)
+}
+
+// configRequests lists the PodPlacementConfigs opts select, as requests.
+func (r *Reconciler) configRequests(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	list := &v1beta1.PodPlacementConfigList{}
-	if err := r.client.List(ctx, list); err != nil {
+	if err := r.client.List(ctx, list, opts...); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
