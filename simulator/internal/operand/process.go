@@ -28,6 +28,8 @@ type Process struct {
 	Name string
 	// Command is the program and its arguments.
 	Command []string
+	// Env is the process's environment; nil inherits the simulator's.
+	Env []string
 	// ReadyURL is polled (GET until 200) after each start; "" means ready
 	// once started.
 	ReadyURL string
@@ -71,6 +73,7 @@ func (p *Process) Start(ctx context.Context) error {
 	}
 	cmd := exec.Command(p.Command[0], p.Command[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = p.Env
 	// The component dies with the simulator, whatever way it ends.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/components"
+	"github.com/archgate/archgate/simulator/internal/kubelet"
 	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -50,6 +51,13 @@ type operatorEnv struct {
 	authMode   fakeregistry.AuthMode
 	mu         sync.Mutex
 	countBase  operand.Snapshot
+	// counters sums the components' Prometheus counters (both modes).
+	counters *operand.Counters
+	// kubelet and operator run the components in operator mode; op in direct mode.
+	kubelet  *kubelet.Kubelet
+	operator *operand.Process
+	// certsRef is the ClusterPodPlacementConfig's registryCertsConfigmapRef in operator mode.
+	certsRef *v1beta1.NamespacedObjectReference
 }
 
 // registryHost is the host pods' image references point at; without the
@@ -72,6 +80,13 @@ func (r *run) startOperator(ctx context.Context) error {
 	global, err := e.prepareCluster(ctx)
 	if err != nil {
 		return err
+	}
+	if e.operatorMode() {
+		if err := e.startOperatorMode(ctx); err != nil {
+			return err
+		}
+		r.op = e
+		return e.waitWebhookEffective(ctx)
 	}
 	cfg, caPEM, err := e.componentsConfig(global)
 	if err != nil {
@@ -130,6 +145,11 @@ func (e *operatorEnv) prepareCluster(ctx context.Context) (*types.NamespacedName
 	if s.Operator.GlobalPullSecret {
 		global = &types.NamespacedName{Namespace: s.Operator.Namespace, Name: globalPullSecretName}
 		if err := e.createPullSecret(ctx, global.Namespace, global.Name); err != nil {
+			return nil, err
+		}
+	}
+	if e.operatorMode() && *s.Registry.TLS {
+		if e.certsRef, err = e.registryCertsRef(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -203,6 +223,7 @@ func (e *operatorEnv) startComponents(ctx context.Context, cfg operand.Config, c
 	if err != nil {
 		return fmt.Errorf("operator.enabled: %w", err)
 	}
+	e.counters = e.op.Counters
 	if err := e.startControllers(ctx); err != nil {
 		return err
 	}
@@ -228,7 +249,12 @@ func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 	}
 	probe := e.r.plan.Pods[0]
 	probe.ArchAffinity, probe.NodeSelectorArch, probe.PullSecret = "", "", false
-	deadline := time.Now().Add(30 * time.Second)
+	// In operator mode the operator rolls the components out first.
+	wait := 30 * time.Second
+	if e.op == nil {
+		wait = 90 * time.Second
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		pod := probe.Object(workload.ObjectOptions{Host: e.reg.Host(), Namespaces: []string{name},
 			CPU: *e.r.s.Workload.Requests.CPU, Memory: *e.r.s.Workload.Requests.Memory})
@@ -239,7 +265,7 @@ func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the webhook did not gate a dry-run pod within 30s (last error: %v)", err)
+			return fmt.Errorf("the webhook did not gate a dry-run pod within %s (last error: %v%s)", wait, err, e.kubeletErr())
 		}
 		select {
 		case <-ctx.Done():
@@ -255,6 +281,7 @@ func (e *operatorEnv) clusterConfig() *v1beta1.ClusterPodPlacementConfig {
 	if e.r.s.Operator.GlobalPullSecret {
 		spec.GlobalPullSecretRef = &v1beta1.NamespacedObjectReference{Namespace: e.r.s.Operator.Namespace, Name: globalPullSecretName}
 	}
+	spec.RegistryCertsConfigmapRef = e.certsRef
 	return &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}, Spec: spec}
 }
 
@@ -315,7 +342,7 @@ func (e *operatorEnv) createPullSecret(ctx context.Context, ns, name string) err
 func (e *operatorEnv) resetCounters() {
 	e.reg.Counters().Reset()
 	e.mu.Lock()
-	e.countBase = e.op.Counters.Snapshot()
+	e.countBase = e.counters.Snapshot()
 	e.mu.Unlock()
 }
 
@@ -337,6 +364,9 @@ func (e *operatorEnv) startControllers(ctx context.Context) error {
 
 // err reports a component that stopped on its own.
 func (e *operatorEnv) err() error {
+	if e.op == nil {
+		return e.operator.Err()
+	}
 	errs := []error{e.op.Controller.Err(), e.op.Webhook.Err()}
 	for _, p := range e.op.Controllers {
 		errs = append(errs, p.Err())
@@ -351,7 +381,7 @@ func (e *operatorEnv) stats(pods []workload.Pod) (*report.OperatorStats, *report
 	e.mu.Lock()
 	base := e.countBase
 	e.mu.Unlock()
-	o, err := operatorStats(e.op.Counters.Snapshot().Sub(base))
+	o, err := operatorStats(e.counters.Snapshot().Sub(base))
 	snap := e.reg.Counters().Snapshot()
 	// The minimum counts each image the operator must inspect once:
 	// distinct images (a tag and a digest reference of one image are one) of
@@ -451,4 +481,12 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// kubeletErr is the kubelet's last error, for a message; "" in direct mode or when none.
+func (e *operatorEnv) kubeletErr() string {
+	if e.kubelet == nil || e.kubelet.Err() == nil {
+		return ""
+	}
+	return "; kubelet: " + e.kubelet.Err().Error()
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/archgate/archgate/fakeregistry"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
@@ -124,6 +125,10 @@ func (e *operatorEnv) step(ev scenario.Event) step {
 		applyRates(&f, ev.RegistryErrors.Rates)
 		return e.faultWindow(f, ev.RegistryErrors.Duration.D(),
 			fakeregistry.FaultServerError, fakeregistry.FaultTooManyRequests, fakeregistry.FaultHang)
+	case ev.WebhookDown != nil && e.kubelet != nil:
+		return e.componentDown(components.WebhookDeploymentName, ev.WebhookDown.Duration.D())
+	case ev.ControllerDown != nil:
+		return e.componentDown(components.ControllerDeploymentName, ev.ControllerDown.Duration.D())
 	case ev.WebhookDown != nil:
 		stop := func(context.Context) error { e.op.Webhook.Stop(); return nil }
 		start := func(context.Context) error { return e.op.Webhook.Start(e.ctx) }

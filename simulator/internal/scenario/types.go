@@ -134,11 +134,23 @@ type AuthSpec struct {
 	Anonymous []string `json:"anonymous,omitempty"`
 }
 
-// OperatorSpec configures the operator that runs in-process.
+// OperatorSpec configures the operator.
 type OperatorSpec struct {
 	// Enabled runs the webhook and the pod placement controller. Off, the
 	// main pass measures the scheduler alone.
 	Enabled bool `json:"enabled"`
+	// Mode is how they run: operator (default) runs `archgate operator`,
+	// configured only through what a cluster admin writes (the
+	// ClusterPodPlacementConfig, Secrets, ConfigMaps), and starts each
+	// component from the Deployment the operator renders (package kubelet);
+	// direct, a debugging aid, starts the webhook and the controller itself
+	// with settings no cluster can give them (workers, inspectWorkers, qps,
+	// burst, retry delays, controllerReplicas).
+	Mode OperatorMode `json:"mode,omitempty"`
+	// FailOpenGracePeriod is the operator's --fail-open-grace-period, set on
+	// its command line as deploy/ sets its Deployment's args (mode operator);
+	// 0 keeps the operator's default (60 s).
+	FailOpenGracePeriod Duration `json:"failOpenGracePeriod,omitempty"`
 	// Namespace is the operator's namespace; default archgate-system.
 	Namespace string `json:"namespace,omitempty"`
 	// Workers is the number of concurrent pod reconciles; 0 keeps the
@@ -167,6 +179,17 @@ type OperatorSpec struct {
 	// PodPlacementConfigs are created in the workload namespaces.
 	PodPlacementConfigs []PodPlacementConfigSpec `json:"podPlacementConfigs,omitempty"`
 }
+
+// OperatorMode is how the simulator runs the operator's components.
+type OperatorMode string
+
+// Operator modes.
+const (
+	// OperatorModeOperator runs the operator and the components it renders.
+	OperatorModeOperator OperatorMode = "operator"
+	// OperatorModeDirect starts the components with the scenario's settings.
+	OperatorModeDirect OperatorMode = "direct"
+)
 
 // PodPlacementConfigSpec is a PodPlacementConfig created in some of the
 // workload namespaces.
@@ -314,7 +337,14 @@ type Event struct {
 	ControllerRestart *RestartEvent `json:"controllerRestart,omitempty"`
 	// WebhookDown stops the webhook server for a while (the configuration
 	// stays, so the apiserver's calls fail and its failure policy applies).
+	// In mode operator, the webhook Deployment's pods stop running (as pods
+	// that crash-loop), and the operator reacts as in a cluster.
 	WebhookDown *WindowEvent `json:"webhookDown,omitempty"`
+	// ControllerDown stops the controller Deployment's pods for a while, as
+	// pods that crash-loop or cannot be pulled (mode operator): once it has
+	// been down for its fail-open grace the operator removes the webhook
+	// registration, and registers it again when the controller is back.
+	ControllerDown *WindowEvent `json:"controllerDown,omitempty"`
 	// ClusterConfigDeleted deletes the ClusterPodPlacementConfig and
 	// optionally recreates it.
 	ClusterConfigDeleted *ConfigDeletedEvent `json:"clusterConfigDeleted,omitempty"`

@@ -1,0 +1,147 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/simulator/internal/kubelet"
+	"github.com/archgate/archgate/simulator/internal/operand"
+)
+
+// Names of what the simulator writes as the cluster admin in operator mode.
+const (
+	// registryCertsConfigMap holds the fake registry's CA for
+	// spec.registryCertsConfigmapRef, keyed "<host>..<port>".
+	registryCertsConfigMap = "sim-registry-certs"
+	// simImage is the image the operator renders into the components'
+	// Deployments; package kubelet runs the archgate binary for it.
+	simImage = "archgate.sim.invalid/archgate:sim"
+	// operatorComponent names the operator's process in logs and costs.
+	operatorComponent = "operator"
+)
+
+// operatorMode reports whether the run starts the operator (rather than the components directly).
+func (e *operatorEnv) operatorMode() bool {
+	return e.r.s.Operator.Mode == "" || e.r.s.Operator.Mode == "operator"
+}
+
+// startOperatorMode runs the operator as a cluster would: the admin's objects (the registry CA
+// ConfigMap; the pull secret and the ClusterPodPlacementConfig were created by prepareCluster),
+// `archgate operator` as a process with the arguments of deploy/, and package kubelet, which
+// starts the components from the Deployments the operator renders.
+func (e *operatorEnv) startOperatorMode(ctx context.Context) error {
+	r := e.r
+	if r.opts.Archgate == "" {
+		return errors.New("operator.mode operator runs the components from the operator's Deployments as processes of the archgate binary: " +
+			"pass --archgate (make archgate), or set operator.mode: direct to run them in-process")
+	}
+	hostIP, err := hostIP()
+	if err != nil {
+		return err
+	}
+	kc, err := r.kubeconfig()
+	if err != nil {
+		return err
+	}
+	logs, err := r.logDir()
+	if err != nil {
+		return err
+	}
+	e.counters = operand.NewCounters()
+	e.kubelet = kubelet.New(kubelet.Options{
+		Client: r.client, Namespace: r.s.Operator.Namespace, Binary: r.opts.Archgate, HostIP: hostIP,
+		Kubeconfig: kc, Dir: filepath.Join(r.tmp, "pods"), LogDir: logs, Counters: e.counters,
+		OnStart: func(component string, pid int) { r.sampler.Watch(pid, component) },
+		Logf:    r.logf,
+	})
+	kctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.kubelet.Run(kctx) }()
+	r.defer_(func() { cancel(); <-done })
+	op, err := e.operatorProcess(kc, logs)
+	if err != nil {
+		return err
+	}
+	if err := op.Start(ctx); err != nil {
+		return fmt.Errorf("starting the operator: %w", err)
+	}
+	e.operator = op
+	r.defer_(op.Stop)
+	return nil
+}
+
+// operatorProcess is `archgate operator` with deploy/base/operator.yaml's arguments (its
+// validating webhooks are served but not registered: the simulator installs the CRDs only),
+// plus the scenario's --fail-open-grace-period.
+func (e *operatorEnv) operatorProcess(kubeconfig, logs string) (*operand.Process, error) {
+	r := e.r
+	ports, err := operand.FreePorts("127.0.0.1", 3)
+	if err != nil {
+		return nil, err
+	}
+	addr := func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }
+	args := []string{r.opts.Archgate, "operator", "--kubeconfig", kubeconfig,
+		"--operator-namespace=" + r.s.Operator.Namespace, "--image=" + simImage,
+		"--leader-elect", "--cert-provider=self-signed",
+		"--webhook-host=127.0.0.1", "--webhook-port=" + strconv.Itoa(ports[0]),
+		"--metrics-bind-address=" + addr(ports[1]), "--health-probe-bind-address=" + addr(ports[2])}
+	if d := r.s.Operator.FailOpenGracePeriod.D(); d > 0 {
+		args = append(args, "--fail-open-grace-period="+d.String())
+	}
+	return &operand.Process{
+		Name: operatorComponent, Command: args,
+		// No proxy variables: the operator would pass them on to the components.
+		Env:      []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+		ReadyURL: "http://" + addr(ports[2]) + "/readyz",
+		LogPath:  filepath.Join(logs, "operator.log"),
+		OnStart:  func(pid int) { r.sampler.Watch(pid, operatorComponent) },
+	}, nil
+}
+
+// registryCertsRef writes the registry's CA into a ConfigMap of the operator's namespace, in the
+// layout spec.registryCertsConfigmapRef wants, and returns the reference.
+func (e *operatorEnv) registryCertsRef(ctx context.Context) (*v1beta1.NamespacedObjectReference, error) {
+	ns := e.r.s.Operator.Namespace
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: registryCertsConfigMap},
+		Data:       map[string]string{strings.Replace(e.reg.Host(), ":", "..", 1): string(e.reg.CACertPEM())},
+	}
+	if err := e.crc.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating ConfigMap %s/%s: %w", ns, cm.Name, err)
+	}
+	return &v1beta1.NamespacedObjectReference{Namespace: ns, Name: registryCertsConfigMap}, nil
+}
+
+// hostIP is the first non-loopback IPv4 address of the host: the components' endpoints must be
+// reachable from kube-apiserver, and EndpointSlices refuse loopback addresses.
+func hostIP() (string, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "", err
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String(), nil
+		}
+	}
+	return "", errors.New("operator.mode operator needs a non-loopback IPv4 address on the host for the components' endpoints (EndpointSlices refuse loopback)")
+}
+
+// componentDown is the step of webhookDown and controllerDown in operator mode: the kubelet
+// stops running the Deployment's pods for the window.
+func (e *operatorEnv) componentDown(deployment string, hold time.Duration) step {
+	apply := func(context.Context) error { e.kubelet.Hold(deployment); return nil }
+	revert := func(context.Context) error { e.kubelet.Release(deployment); return nil }
+	return step{apply: apply, revert: revert, hold: hold}
+}
