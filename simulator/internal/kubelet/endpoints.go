@@ -51,7 +51,7 @@ func (k *Kubelet) syncEndpointSlices(ctx context.Context, services serviceLister
 		}
 	}
 	key := sliceKey(want)
-	unchanged := key == k.slices
+	unchanged := k.slicesValid && key == k.slices
 	k.mu.Unlock()
 	if unchanged {
 		return nil
@@ -68,7 +68,7 @@ func (k *Kubelet) syncEndpointSlices(ctx context.Context, services serviceLister
 		return err
 	}
 	k.mu.Lock()
-	k.slices = key
+	k.slices, k.slicesValid = key, true
 	k.mu.Unlock()
 	return nil
 }

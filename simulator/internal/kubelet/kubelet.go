@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -63,7 +64,10 @@ type Kubelet struct {
 	held    map[string]bool   // Deployments whose pods must not run (Hold)
 	seq     int
 	lastErr error
-	slices  string // key of the EndpointSlices last written
+	// slices names the EndpointSlices last written; slicesValid is false
+	// when they must be written again.
+	slices      string
+	slicesValid bool
 }
 
 // pod is one replica.
@@ -175,9 +179,12 @@ func (k *Kubelet) Release(name string) {
 func (k *Kubelet) sync(ctx context.Context, list []*appsv1.Deployment, services serviceLister) error {
 	var errs []error
 	seen := map[string]bool{}
-	for _, d := range list {
+	hashes := make([]string, len(list))
+	for i, d := range list {
 		seen[d.Name] = true
-		errs = append(errs, k.syncDeployment(ctx, d))
+		var err error
+		hashes[i], err = k.syncDeployment(ctx, d)
+		errs = append(errs, err)
 	}
 	k.mu.Lock()
 	for name, pods := range k.pods {
@@ -188,17 +195,25 @@ func (k *Kubelet) sync(ctx context.Context, list []*appsv1.Deployment, services 
 		}
 	}
 	k.mu.Unlock()
+	// Endpoints first, then the status: a replica leaves the Service before
+	// the Deployment counts it unavailable, as the endpoint controllers and
+	// the Deployment controller see a pod's readiness at about the same time.
 	errs = append(errs, k.syncEndpointSlices(ctx, services))
+	for i, d := range list {
+		if hashes[i] != "" {
+			errs = append(errs, k.writeStatus(ctx, d, hashes[i]))
+		}
+	}
 	return errors.Join(errs...)
 }
 
 // syncDeployment restarts exited processes, starts the missing replicas of
 // the current template, and once they are ready terminates the others (a
-// rolling update with full surge), then writes the status.
-func (k *Kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment) error {
+// rolling update with full surge); it returns the template's hash.
+func (k *Kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment) (string, error) {
 	hash, err := templateHash(&d.Spec.Template)
 	if err != nil {
-		return err
+		return "", err
 	}
 	desired := int(derefReplicas(d))
 	k.mu.Lock()
@@ -235,7 +250,7 @@ func (k *Kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment) erro
 		}
 	}
 	k.mu.Unlock()
-	return errors.Join(startErr, k.writeStatus(ctx, d, hash))
+	return hash, startErr
 }
 
 // live returns the running replicas of the template hash. k.mu is held.
@@ -324,7 +339,7 @@ func (k *Kubelet) hostPorts(spec *corev1.PodSpec) (map[int32]int, error) {
 // and SIGKILL after the rest of the grace period. k.mu is held.
 func (k *Kubelet) terminate(p *pod, crash bool) {
 	p.terminating = true
-	k.slices = "" // rewrite the EndpointSlices on this pass
+	k.slicesValid = false
 	go func() {
 		if crash {
 			p.proc.Kill()
@@ -379,4 +394,20 @@ func derefReplicas(d *appsv1.Deployment) int32 {
 		return 1
 	}
 	return *d.Spec.Replicas
+}
+
+// HostIP is the first non-loopback IPv4 address of the host: the replicas'
+// endpoints must be reachable from kube-apiserver, and EndpointSlices refuse
+// loopback addresses.
+func HostIP() (string, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "", err
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String(), nil
+		}
+	}
+	return "", errors.New("no non-loopback IPv4 address on the host for the replicas' endpoints (EndpointSlices refuse loopback)")
 }

@@ -50,7 +50,7 @@ func deploymentStatus(d *appsv1.Deployment, running, updated int32) appsv1.Deplo
 	}
 	available := corev1.ConditionFalse
 	reason := "MinimumReplicasUnavailable"
-	if running >= desired-int32(allowed) && (running > 0 || desired == 0) {
+	if running >= desired-int32(allowed) {
 		available, reason = corev1.ConditionTrue, "MinimumReplicasAvailable"
 	}
 	now := metav1.Now()

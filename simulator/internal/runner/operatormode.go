@@ -46,7 +46,7 @@ func (e *operatorEnv) startOperatorMode(ctx context.Context) error {
 		return errors.New("operator.mode operator runs the components from the operator's Deployments as processes of the archgate binary: " +
 			"pass --archgate (make archgate), or set operator.mode: direct to run them in-process")
 	}
-	hostIP, err := hostIP()
+	hostIP, err := kubelet.HostIP()
 	if err != nil {
 		return err
 	}
@@ -121,21 +121,6 @@ func (e *operatorEnv) registryCertsRef(ctx context.Context) (*v1beta1.Namespaced
 		return nil, fmt.Errorf("creating ConfigMap %s/%s: %w", ns, cm.Name, err)
 	}
 	return &v1beta1.NamespacedObjectReference{Namespace: ns, Name: registryCertsConfigMap}, nil
-}
-
-// hostIP is the first non-loopback IPv4 address of the host: the components' endpoints must be
-// reachable from kube-apiserver, and EndpointSlices refuse loopback addresses.
-func hostIP() (string, error) {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return "", err
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP.String(), nil
-		}
-	}
-	return "", errors.New("operator.mode operator needs a non-loopback IPv4 address on the host for the components' endpoints (EndpointSlices refuse loopback)")
 }
 
 // componentDown is the step of webhookDown and controllerDown in operator mode: the kubelet
