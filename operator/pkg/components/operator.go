@@ -97,6 +97,8 @@ type OperatorOptions struct {
 const (
 	WebhookDeploymentName    = operator.WebhookComponentName
 	ControllerDeploymentName = operator.ControllerComponentName
+	// DefaultMutatingWebhookConfigurationName is the scheduling-gate webhook's registration.
+	DefaultMutatingWebhookConfigurationName = operator.DefaultMutatingWebhookConfigurationName
 )
 
 // DefaultFailOpenGracePeriod rides out a rolling restart or a lost node of a component (its

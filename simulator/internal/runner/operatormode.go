@@ -13,10 +13,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/simulator/internal/kubelet"
 	"github.com/archgate/archgate/simulator/internal/operand"
+	"github.com/archgate/archgate/simulator/internal/report"
 )
 
 // Names of what the simulator writes as the cluster admin in operator mode.
@@ -124,9 +129,101 @@ func (e *operatorEnv) registryCertsRef(ctx context.Context) (*v1beta1.Namespaced
 }
 
 // componentDown is the step of webhookDown and controllerDown in operator mode: the kubelet
-// stops running the Deployment's pods for the window.
-func (e *operatorEnv) componentDown(deployment string, hold time.Duration) step {
-	apply := func(context.Context) error { e.kubelet.Hold(deployment); return nil }
-	revert := func(context.Context) error { e.kubelet.Release(deployment); return nil }
-	return step{apply: apply, revert: revert, hold: hold}
+// stops running the Deployment's pods for the window. Its effect is what the operator did with
+// the webhook's registration meanwhile, into reg: removed once the component had been down for
+// the fail-open grace, applied again once it was back (waited for up to registrationWait).
+func (e *operatorEnv) componentDown(deployment string, hold time.Duration, reg *report.Registration) step {
+	var w *registrationWatch
+	var downAt, upAt time.Time
+	apply := func(ctx context.Context) error {
+		var err error
+		if w, err = watchRegistration(e.ctx, e.r.client, components.DefaultMutatingWebhookConfigurationName); err != nil {
+			return err
+		}
+		downAt = time.Now()
+		e.kubelet.Hold(deployment)
+		return nil
+	}
+	revert := func(context.Context) error {
+		upAt = time.Now()
+		e.kubelet.Release(deployment)
+		return nil
+	}
+	effect := func() (string, error) {
+		defer w.stop()
+		removed, returned := w.removedAndReturned(downAt, registrationWait)
+		reg.UnregisteredAfter, reg.ReregisteredAfter = -1, -1
+		if removed.IsZero() {
+			return "the webhook registration stayed (the window was shorter than the operator's fail-open grace)", nil
+		}
+		reg.UnregisteredAfter = removed.Sub(downAt).Seconds()
+		if returned.IsZero() {
+			return "", fmt.Errorf("the operator removed the webhook registration %.1fs after %s went down, and it was not back %s after %s returned",
+				reg.UnregisteredAfter, deployment, registrationWait, deployment)
+		}
+		reg.ReregisteredAfter = max(returned.Sub(upAt).Seconds(), 0)
+		return fmt.Sprintf("webhook registration removed %.1fs after %s went down, back %.1fs after it returned",
+			reg.UnregisteredAfter, deployment, reg.ReregisteredAfter), nil
+	}
+	return step{apply: apply, revert: revert, hold: hold, effect: effect}
 }
+
+// registrationWait bounds the wait for the webhook registration's return after a component
+// comes back: its pods start, turn ready, and the operator reconciles.
+const registrationWait = 2 * time.Minute
+
+// registrationWatch records when the webhook registration is deleted and created.
+type registrationWatch struct {
+	w      watch.Interface
+	events chan registrationEvent
+}
+
+type registrationEvent struct {
+	deleted bool
+	at      time.Time
+}
+
+// watchRegistration watches the MutatingWebhookConfiguration name.
+func watchRegistration(ctx context.Context, c kubernetes.Interface, name string) (*registrationWatch, error) {
+	w, err := c.AdmissionregistrationV1().MutatingWebhookConfigurations().Watch(ctx,
+		metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	if err != nil {
+		return nil, fmt.Errorf("watching MutatingWebhookConfiguration %s: %w", name, err)
+	}
+	rw := &registrationWatch{w: w, events: make(chan registrationEvent, 64)}
+	go func() {
+		defer close(rw.events)
+		for ev := range w.ResultChan() {
+			switch ev.Type {
+			case watch.Deleted, watch.Added:
+				rw.events <- registrationEvent{deleted: ev.Type == watch.Deleted, at: time.Now()}
+			}
+		}
+	}()
+	return rw, nil
+}
+
+// removedAndReturned returns when the registration was deleted after since, and when it was
+// created after that (zero when not seen); it waits for the return for at most wait.
+func (rw *registrationWatch) removedAndReturned(since time.Time, wait time.Duration) (removed, returned time.Time) {
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	for {
+		select {
+		case ev, ok := <-rw.events:
+			if !ok {
+				return removed, returned
+			}
+			switch {
+			case ev.deleted && removed.IsZero() && ev.at.After(since):
+				removed = ev.at
+			case !ev.deleted && !removed.IsZero():
+				return removed, ev.at
+			}
+		case <-timeout.C:
+			return removed, returned
+		}
+	}
+}
+
+func (rw *registrationWatch) stop() { rw.w.Stop() }

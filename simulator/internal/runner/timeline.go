@@ -78,10 +78,17 @@ func (tl *timeline) run(ctx context.Context, r *run, epoch time.Time, ev scenari
 		return
 	}
 	var st step
-	if ev.ControllerRestart != nil {
+	switch {
+	case ev.ControllerRestart != nil:
 		rec.Failover = &report.Failover{}
 		st = r.op.controllerRestart(ev.ControllerRestart, epoch, rec.Failover)
-	} else {
+	case r.op.kubelet != nil && ev.ControllerDown != nil:
+		rec.Registration = &report.Registration{}
+		st = r.op.componentDown(components.ControllerDeploymentName, ev.ControllerDown.Duration.D(), rec.Registration)
+	case r.op.kubelet != nil && ev.WebhookDown != nil:
+		rec.Registration = &report.Registration{}
+		st = r.op.componentDown(components.WebhookDeploymentName, ev.WebhookDown.Duration.D(), rec.Registration)
+	default:
 		st = r.op.step(ev)
 	}
 	rec.AtSeconds = time.Since(epoch).Seconds()
@@ -125,10 +132,6 @@ func (e *operatorEnv) step(ev scenario.Event) step {
 		applyRates(&f, ev.RegistryErrors.Rates)
 		return e.faultWindow(f, ev.RegistryErrors.Duration.D(),
 			fakeregistry.FaultServerError, fakeregistry.FaultTooManyRequests, fakeregistry.FaultHang)
-	case ev.WebhookDown != nil && e.kubelet != nil:
-		return e.componentDown(components.WebhookDeploymentName, ev.WebhookDown.Duration.D())
-	case ev.ControllerDown != nil:
-		return e.componentDown(components.ControllerDeploymentName, ev.ControllerDown.Duration.D())
 	case ev.WebhookDown != nil:
 		stop := func(context.Context) error { e.op.Webhook.Stop(); return nil }
 		start := func(context.Context) error { return e.op.Webhook.Start(e.ctx) }
