@@ -59,11 +59,14 @@ type Kubelet struct {
 	opts    Options
 	trigger chan struct{}
 
-	mu      sync.Mutex
-	pods    map[string][]*pod // by Deployment name
-	held    map[string]bool   // Deployments whose pods must not run (Hold)
-	seq     int
-	lastErr error
+	mu   sync.Mutex
+	pods map[string][]*pod // by Deployment name
+	held map[string]bool   // Deployments whose pods must not run (Hold)
+	// replaced counts, by Deployment, the replicas of an older template
+	// terminated once the new ones were ready (rolling updates).
+	replaced map[string]int
+	seq      int
+	lastErr  error
 	// slices names the EndpointSlices last written; slicesValid is false
 	// when they must be written again.
 	slices      string
@@ -87,7 +90,7 @@ func New(opts Options) *Kubelet {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Kubelet{opts: opts, trigger: make(chan struct{}, 1), pods: map[string][]*pod{}, held: map[string]bool{}}
+	return &Kubelet{opts: opts, trigger: make(chan struct{}, 1), pods: map[string][]*pod{}, held: map[string]bool{}, replaced: map[string]int{}}
 }
 
 // Run runs the Deployments until ctx is done, then stops every process
@@ -174,6 +177,14 @@ func (k *Kubelet) Release(name string) {
 	k.poke()
 }
 
+// Replaced is the number of replicas of the Deployment name that a rolling
+// update has replaced so far.
+func (k *Kubelet) Replaced(name string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.replaced[name]
+}
+
 // sync brings every Deployment's processes, status and EndpointSlices to
 // what the Deployments ask for.
 func (k *Kubelet) sync(ctx context.Context, list []*appsv1.Deployment, services serviceLister) error {
@@ -243,6 +254,7 @@ func (k *Kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment) (str
 			}
 			if p.hash != hash {
 				k.terminate(p, false)
+				k.replaced[d.Name]++
 			} else if extra > 0 {
 				k.terminate(p, false)
 				extra--

@@ -277,7 +277,13 @@ func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 
 // clusterConfig is the ClusterPodPlacementConfig the scenario asks for.
 func (e *operatorEnv) clusterConfig() *v1beta1.ClusterPodPlacementConfig {
-	spec := *e.r.s.Operator.ClusterConfig.DeepCopy()
+	return e.clusterConfigFrom(e.r.s.Operator.ClusterConfig)
+}
+
+// clusterConfigFrom is the ClusterPodPlacementConfig of the spec users write, with the
+// references the simulator sets.
+func (e *operatorEnv) clusterConfigFrom(userSpec v1beta1.ClusterPodPlacementConfigSpec) *v1beta1.ClusterPodPlacementConfig {
+	spec := *userSpec.DeepCopy()
 	if e.r.s.Operator.GlobalPullSecret {
 		spec.GlobalPullSecretRef = &v1beta1.NamespacedObjectReference{Namespace: e.r.s.Operator.Namespace, Name: globalPullSecretName}
 	}

@@ -16,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/components"
@@ -227,3 +230,42 @@ func (rw *registrationWatch) removedAndReturned(since time.Time, wait time.Durat
 }
 
 func (rw *registrationWatch) stop() { rw.w.Stop() }
+
+// configChange replaces the ClusterPodPlacementConfig's spec, as an admin edits it. Its effect
+// is the rolling update of the webhook Deployment that the operator's new rendering causes:
+// every replica replaced (waited for up to registrationWait); none means the change rolled
+// nothing and the event tested nothing.
+func (e *operatorEnv) configChange(spec v1beta1.ClusterPodPlacementConfigSpec) step {
+	var before int
+	apply := func(ctx context.Context) error {
+		before = e.kubelet.Replaced(components.WebhookDeploymentName)
+		want := e.clusterConfigFrom(spec)
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := &v1beta1.ClusterPodPlacementConfig{}
+			if err := e.crc.Get(ctx, crclient.ObjectKey{Name: v1beta1.SingletonName}, cur); err != nil {
+				return err
+			}
+			cur.Spec = want.Spec
+			return e.crc.Update(ctx, cur)
+		})
+	}
+	effect := func() (string, error) {
+		d, err := e.r.client.AppsV1().Deployments(e.r.s.Operator.Namespace).Get(e.ctx, components.WebhookDeploymentName, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		want := int(ptr.Deref(d.Spec.Replicas, 1))
+		deadline := time.Now().Add(registrationWait)
+		for {
+			n := e.kubelet.Replaced(components.WebhookDeploymentName) - before
+			if n >= want {
+				return fmt.Sprintf("webhook Deployment rolled: %d replicas replaced", n), nil
+			}
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("%d of %d webhook replicas replaced %s after the change", n, want, registrationWait)
+			}
+			time.Sleep(200 * time.Millisecond) // polling a bounded wait for the kubelet's count
+		}
+	}
+	return step{apply: apply, effect: effect}
+}

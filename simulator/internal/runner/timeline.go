@@ -136,6 +136,8 @@ func (e *operatorEnv) step(ev scenario.Event) step {
 		stop := func(context.Context) error { e.op.Webhook.Stop(); return nil }
 		start := func(context.Context) error { return e.op.Webhook.Start(e.ctx) }
 		return step{apply: stop, revert: start, hold: ev.WebhookDown.Duration.D()}
+	case ev.ClusterConfigChanged != nil:
+		return e.configChange(ev.ClusterConfigChanged.Spec)
 	case ev.ClusterConfigDeleted != nil:
 		st := step{apply: e.deleteClusterConfig}
 		if d := ev.ClusterConfigDeleted.RecreateAfter.D(); d > 0 {

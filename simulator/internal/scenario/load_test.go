@@ -166,7 +166,7 @@ func TestParseErrors(t *testing.T) {
 		},
 		"timeline with two actions": {
 			old: "expectations:", new: "timeline:\n  - at: 5s\n    webhookDown: {duration: 1s}\n    clusterConfigDeleted: {}\nexpectations:",
-			want: []strictyaml.FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted, controllerDown"}},
+			want: []strictyaml.FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted, controllerDown, clusterConfigChanged"}},
 		},
 		"controller restart of an unknown mode": {
 			old: "  enabled: true\n", new: "  enabled: true\n  mode: direct\ntimeline:\n  - at: 5s\n    controllerRestart: {mode: sigstop}\n",

@@ -348,6 +348,11 @@ type Event struct {
 	// ClusterConfigDeleted deletes the ClusterPodPlacementConfig and
 	// optionally recreates it.
 	ClusterConfigDeleted *ConfigDeletedEvent `json:"clusterConfigDeleted,omitempty"`
+	// ClusterConfigChanged replaces the ClusterPodPlacementConfig's spec, as
+	// an admin edits it (mode operator); a change the operator renders into
+	// the components' arguments (logVerbosity, admissionPlacement,
+	// imageInspection) rolls their Deployments.
+	ClusterConfigChanged *ConfigChangedEvent `json:"clusterConfigChanged,omitempty"`
 }
 
 // OutageEvent is a registry outage.
@@ -397,6 +402,13 @@ const (
 type WindowEvent struct {
 	// Duration of the window.
 	Duration Duration `json:"duration"`
+}
+
+// ConfigChangedEvent is the ClusterPodPlacementConfig's new spec.
+type ConfigChangedEvent struct {
+	// Spec replaces operator.clusterConfig from then on (the references the
+	// simulator sets stay).
+	Spec v1beta1.ClusterPodPlacementConfigSpec `json:"spec"`
 }
 
 // ConfigDeletedEvent deletes the ClusterPodPlacementConfig.

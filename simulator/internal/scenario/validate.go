@@ -514,6 +514,14 @@ func validateTimeline(e *errs, s *Scenario) {
 			if s.Operator.Mode != OperatorModeOperator {
 				e.add(apath, nil, "needs operator.mode operator (the operator's Deployment is what goes down)")
 			}
+		case ev.ClusterConfigChanged != nil:
+			if s.Operator.Mode != OperatorModeOperator {
+				e.add(apath, nil, "needs operator.mode operator (the operator renders the change)")
+			}
+			c := ev.ClusterConfigChanged.Spec
+			if c.GlobalPullSecretRef != nil || c.CABundleConfigmapRef != nil || c.RegistriesConfConfigmapRef != nil || c.RegistryCertsConfigmapRef != nil {
+				e.add(strictyaml.JoinPath(apath, "spec"), nil, "the references are set by the simulator (operator.globalPullSecret, the registry's CA)")
+			}
 		case ev.ClusterConfigDeleted != nil:
 			if ev.ClusterConfigDeleted.RecreateAfter < 0 {
 				e.add(strictyaml.JoinPath(apath, "recreateAfter"), ev.ClusterConfigDeleted.RecreateAfter, "must not be negative")
@@ -549,6 +557,8 @@ func overlaps(e *errs, s *Scenario) {
 			comp, d = "webhook", ev.WebhookDown.Duration.D()
 		case ev.ClusterConfigDeleted != nil:
 			comp, d = "clusterConfig", ev.ClusterConfigDeleted.RecreateAfter.D()
+		case ev.ClusterConfigChanged != nil:
+			comp = "clusterConfig"
 		default:
 			continue
 		}
@@ -564,14 +574,14 @@ func overlaps(e *errs, s *Scenario) {
 
 // EventActions lists the timeline actions by their field names.
 func EventActions() []string {
-	return []string{"registryOutage", "registrySlowdown", "registryErrors", "controllerRestart", "webhookDown", "clusterConfigDeleted", "controllerDown"}
+	return []string{"registryOutage", "registrySlowdown", "registryErrors", "controllerRestart", "webhookDown", "clusterConfigDeleted", "controllerDown", "clusterConfigChanged"}
 }
 
 // actions returns the field names of the actions set on ev.
 func (ev *Event) actions() []string {
 	var out []string
 	set := []bool{ev.RegistryOutage != nil, ev.RegistrySlowdown != nil, ev.RegistryErrors != nil,
-		ev.ControllerRestart != nil, ev.WebhookDown != nil, ev.ClusterConfigDeleted != nil, ev.ControllerDown != nil}
+		ev.ControllerRestart != nil, ev.WebhookDown != nil, ev.ClusterConfigDeleted != nil, ev.ControllerDown != nil, ev.ClusterConfigChanged != nil}
 	for i, on := range set {
 		if on {
 			out = append(out, EventActions()[i])
