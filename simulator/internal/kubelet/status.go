@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -33,6 +34,9 @@ func (k *Kubelet) writeStatus(ctx context.Context, d *appsv1.Deployment, hash st
 	out := d.DeepCopy()
 	out.Status = st
 	_, err := k.opts.Client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, out, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		return nil // the operator changed the Deployment; the event brings it back to the next pass
+	}
 	return err
 }
 
