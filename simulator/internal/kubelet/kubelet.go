@@ -65,8 +65,11 @@ type Kubelet struct {
 	// replaced counts, by Deployment, the replicas of an older template
 	// terminated once the new ones were ready (rolling updates).
 	replaced map[string]int
-	seq      int
-	lastErr  error
+	// delayed holds, by Deployment, the times until which one replica slot
+	// each stays empty after StopReplica.
+	delayed map[string][]time.Time
+	seq     int
+	lastErr error
 	// slices names the EndpointSlices last written; slicesValid is false
 	// when they must be written again.
 	slices      string
@@ -90,7 +93,7 @@ func New(opts Options) *Kubelet {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Kubelet{opts: opts, trigger: make(chan struct{}, 1), pods: map[string][]*pod{}, held: map[string]bool{}, replaced: map[string]int{}}
+	return &Kubelet{opts: opts, trigger: make(chan struct{}, 1), pods: map[string][]*pod{}, held: map[string]bool{}, replaced: map[string]int{}, delayed: map[string][]time.Time{}}
 }
 
 // Run runs the Deployments until ctx is done, then stops every process
@@ -177,6 +180,50 @@ func (k *Kubelet) Release(name string) {
 	k.poke()
 }
 
+// Processes returns the processes of the running replicas of the Deployment name.
+func (k *Kubelet) Processes(name string) []*operand.Process {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []*operand.Process
+	for _, p := range k.pods[name] {
+		if !p.terminating {
+			out = append(out, p.proc)
+		}
+	}
+	return out
+}
+
+// StopReplica ends the replica of the Deployment name that runs proc, as a
+// deleted pod (graceful: out of the endpoints, preStop, SIGTERM) or a crashed
+// one (crash: SIGKILL), and starts its replacement only after delay (the time
+// a cluster takes to reschedule it, pull its image, or back off a crash loop).
+func (k *Kubelet) StopReplica(name string, proc *operand.Process, crash bool, delay time.Duration) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, p := range k.pods[name] {
+		if p.proc == proc && !p.terminating {
+			k.delayed[name] = append(k.delayed[name], time.Now().Add(delay))
+			k.terminate(p, crash)
+			k.poke()
+			return nil
+		}
+	}
+	return fmt.Errorf("no running replica of Deployment %s has that process", name)
+}
+
+// delayedSlots counts the replica slots of the Deployment name that StopReplica keeps empty
+// at now, and forgets the expired ones. k.mu is held.
+func (k *Kubelet) delayedSlots(name string, now time.Time) int {
+	live := k.delayed[name][:0]
+	for _, until := range k.delayed[name] {
+		if until.After(now) {
+			live = append(live, until)
+		}
+	}
+	k.delayed[name] = live
+	return len(live)
+}
+
 // Replaced is the number of replicas of the Deployment name that a rolling
 // update has replaced so far.
 func (k *Kubelet) Replaced(name string) int {
@@ -226,8 +273,8 @@ func (k *Kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment) (str
 	if err != nil {
 		return "", err
 	}
-	desired := int(derefReplicas(d))
 	k.mu.Lock()
+	desired := int(derefReplicas(d)) - k.delayedSlots(d.Name, time.Now())
 	held := k.held[d.Name]
 	for _, p := range k.pods[d.Name] {
 		if !p.terminating && (held || p.proc.Err() != nil) {

@@ -187,10 +187,6 @@ func TestParseErrors(t *testing.T) {
 				{Line: 17, Path: "operator.retryBaseDelay", Value: `"1s"`, Reason: "not a setting a cluster can give the components (no ClusterPodPlacementConfig field): only with operator.mode direct"},
 			},
 		},
-		"controller restart in operator mode": {
-			old: "expectations:", new: "timeline:\n  - at: 5s\n    controllerRestart: {downtime: 1s}\nexpectations:",
-			want: []strictyaml.FieldError{{Line: 21, Path: "timeline[0].controllerRestart", Reason: "only with operator.mode direct for now (use controllerDown)"}},
-		},
 		"controller down and fail-open grace in direct mode": {
 			old: "  enabled: true\n", new: "  enabled: true\n  mode: direct\n  failOpenGracePeriod: 5s\ntimeline:\n  - at: 5s\n    controllerDown: {duration: 10s}\n",
 			want: []strictyaml.FieldError{

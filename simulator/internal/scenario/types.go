@@ -384,7 +384,9 @@ type ErrorsEvent struct {
 type RestartEvent struct {
 	// Downtime between stop and start; 0 starts again at once. With a
 	// standby (operator.controllerReplicas 2) it counts from the standby's
-	// takeover, and the stopped instance comes back as the new standby.
+	// takeover, and the stopped instance comes back as the new standby. In
+	// operator mode the kubelet ends the leading replica and starts its
+	// replacement after Downtime, counted from the stop.
 	Downtime Duration `json:"downtime,omitempty"`
 	// Mode is graceful (SIGTERM: the leader releases its lease on the way
 	// out) or crash (SIGKILL: nothing released, a standby waits the lease

@@ -451,12 +451,6 @@ func validateMode(e *errs, s *Scenario) {
 	if s.Registry.TLS != nil && !*s.Registry.TLS && o.Enabled {
 		e.add("registry.tls", false, "operator.mode operator gives the controller the registry's CA (registryCertsConfigmapRef): only with operator.mode direct")
 	}
-	for i, ev := range s.Timeline {
-		if ev.ControllerRestart != nil {
-			e.add(strictyaml.JoinPath(strictyaml.IndexPath("timeline", i), "controllerRestart"), nil,
-				"only with operator.mode direct for now (use controllerDown)")
-		}
-	}
 }
 
 func validateTimeline(e *errs, s *Scenario) {
