@@ -98,6 +98,15 @@ type OperatorOptions struct {
 	FailOpenGracePeriod time.Duration
 }
 
+// Names of what the operator renders in its namespace, for tools that run its output (the
+// simulator's kubelet).
+const (
+	WebhookDeploymentName    = operator.WebhookComponentName
+	ControllerDeploymentName = operator.ControllerComponentName
+	// DefaultMutatingWebhookConfigurationName is the scheduling-gate webhook's registration.
+	DefaultMutatingWebhookConfigurationName = operator.DefaultMutatingWebhookConfigurationName
+)
+
 // DefaultFailOpenGracePeriod rides out a rolling restart or a lost node of a component (its
 // pods are rescheduled and ready within tens of seconds) without admitting pods ungated.
 const DefaultFailOpenGracePeriod = 60 * time.Second

@@ -365,9 +365,25 @@ type AppliedEvent struct {
 	Effect string `json:"effect,omitempty"`
 	// Failover is the controller's failover, for controllerRestart.
 	Failover *Failover `json:"failover,omitempty"`
+	// Registration is what the operator did with the webhook's registration
+	// during a controllerDown or webhookDown window (operator mode).
+	Registration *Registration `json:"registration,omitempty"`
 	// Error is set when applying or reverting it failed, when it was not
 	// reached, or when it had no observable effect.
 	Error string `json:"error,omitempty"`
+}
+
+// Registration follows the scheduling-gate webhook's registration
+// (MutatingWebhookConfiguration) through a component's downtime: the operator
+// removes it once the component has been unavailable for its fail-open grace
+// and applies it again once the component is back. Seconds; negative when not
+// seen.
+type Registration struct {
+	// UnregisteredAfter runs from the component going down to the removal.
+	UnregisteredAfter float64 `json:"unregisteredAfterSeconds"`
+	// ReregisteredAfter runs from the component being let run again to the
+	// registration's return.
+	ReregisteredAfter float64 `json:"reregisteredAfterSeconds"`
 }
 
 // Failover is one controller stop (graceful: SIGTERM, the lease released on

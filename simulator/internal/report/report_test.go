@@ -66,6 +66,7 @@ func sample(scale float64) *Report {
 		Registry:  &RegistryStats{Requests: map[string]uint64{"ping": 1, "manifest_get": 2}, Total: 3, UniqueImages: 1, MinimumRequests: 2, ContentRequests: 2, PerMinimum: 1, ProtocolOverhead: ProtocolOverhead{Pings: 1, Total: 1, PerImage: 1}},
 		Resources: Resources{Processes: []ProcessStats{{Name: "simulator", CPUSeconds: 1, PeakRSSBytes: 1 << 20}, {Name: "etcd", CPUSeconds: 1, PeakRSSBytes: 1 << 20}}},
 		Timeline: []AppliedEvent{{Action: "webhookDown", AtSeconds: 2, EndSeconds: 4},
+			{Action: "controllerDown", AtSeconds: 40, EndSeconds: 70, Registration: &Registration{UnregisteredAfter: 15.2, ReregisteredAfter: 0.5}},
 			{Action: "controllerRestart", AtSeconds: 5, EndSeconds: 9, Failover: &Failover{Mode: "graceful", Replicas: 2, StoppedAt: 5, AcquiredAt: 5.2, ResumedAt: 5.3, Seconds: 0.3}},
 			{Action: "controllerRestart", AtSeconds: 10, EndSeconds: 30, Failover: &Failover{Mode: "crash", Replicas: 2, StoppedAt: 10, AcquiredAt: 25, ResumedAt: 25.1, Seconds: 15.1}}},
 	}

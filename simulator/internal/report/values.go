@@ -72,6 +72,13 @@ func (r *Report) Values() map[string]float64 {
 			name := "failover." + fo.Mode
 			v[name] = max(v[name], fo.Seconds)
 		}
+		if g := ev.Registration; g != nil && ev.Error == "" {
+			for name, s := range map[string]float64{"failOpen.unregisteredAfter": g.UnregisteredAfter, "failOpen.reregisteredAfter": g.ReregisteredAfter} {
+				if s >= 0 {
+					v[name] = max(v[name], s)
+				}
+			}
+		}
 	}
 	for k, x := range r.Ratios {
 		put("ratio."+k, x)

@@ -176,7 +176,7 @@ func (r *run) startProfiles(ctx context.Context, pass string) (stop func()) {
 // profiledProcesses are the component processes that serve pprof.
 func (r *run) profiledProcesses() []*operand.Process {
 	out := append([]*operand.Process(nil), r.profiled...)
-	if r.op != nil {
+	if r.op != nil && r.op.op != nil {
 		out = append(out, r.op.op.Processes()...)
 	}
 	return out

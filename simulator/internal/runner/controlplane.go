@@ -41,7 +41,11 @@ func (r *run) startControlPlane(ctx context.Context) error {
 		r.cfg = cfg
 		r.env.ControlPlane = cfg.Host
 	} else {
-		env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{crds}})
+		// Aggregator routing sends webhook calls to the Service's endpoints
+		// (the EndpointSlices package kubelet writes), as there is no
+		// kube-proxy to route a ClusterIP.
+		env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{crds},
+			APIServerArgs: map[string]string{"enable-aggregator-routing": "true"}})
 		if err != nil {
 			return err
 		}

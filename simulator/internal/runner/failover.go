@@ -32,8 +32,11 @@ const failoverWaitMargin = 10 * time.Second
 // standby after the downtime. The failover record is filled as it goes;
 // ResumedAt comes later from the recorder (resumedAfter).
 func (e *operatorEnv) controllerRestart(ev *scenario.RestartEvent, epoch time.Time, fo *report.Failover) step {
-	fo.Mode, fo.Replicas = ev.Mode, max(len(e.op.Controllers), 1)
+	fo.Mode, fo.Replicas = ev.Mode, max(len(e.controllerProcesses()), 1)
 	since := func() float64 { return time.Since(epoch).Seconds() }
+	if e.kubelet != nil {
+		return e.replicaRestart(ev, fo, since)
+	}
 	var stopped operand.Component
 	apply := func(ctx context.Context) error {
 		target, holder, err := e.leader(ctx, fo)
@@ -63,6 +66,40 @@ func (e *operatorEnv) controllerRestart(ev *scenario.RestartEvent, epoch time.Ti
 	return step{apply: apply, revert: start, hold: ev.Downtime.D()}
 }
 
+// controllerProcesses are the controller instances that run as processes: the kubelet's
+// replicas in operator mode, the direct mode's processes otherwise.
+func (e *operatorEnv) controllerProcesses() []*operand.Process {
+	if e.kubelet != nil {
+		return e.kubelet.Processes(components.ControllerDeploymentName)
+	}
+	return e.op.Controllers
+}
+
+// replicaRestart is controllerRestart in operator mode: the kubelet ends the leading replica
+// (graceful: as a deleted pod; crash: SIGKILL) and starts its replacement after the downtime,
+// while the operator's other replica takes the lease.
+func (e *operatorEnv) replicaRestart(ev *scenario.RestartEvent, fo *report.Failover, since func() float64) step {
+	apply := func(ctx context.Context) error {
+		target, holder, err := e.leader(ctx, fo)
+		if err != nil {
+			return err
+		}
+		p, ok := target.(*operand.Process)
+		if !ok {
+			return errors.New("the leading controller is not a kubelet replica")
+		}
+		fo.StoppedAt = since()
+		if err := e.kubelet.StopReplica(components.ControllerDeploymentName, p, ev.Mode == scenario.RestartCrash, ev.Downtime.D()); err != nil {
+			return err
+		}
+		if fo.Replicas == 1 {
+			return nil
+		}
+		return e.waitLeaseTaken(ctx, holder, fo, since)
+	}
+	return step{apply: apply}
+}
+
 // stopComponent stops c gracefully, or kills it in crash mode.
 func stopComponent(c operand.Component, mode string) error {
 	if mode != scenario.RestartCrash {
@@ -81,7 +118,8 @@ func stopComponent(c operand.Component, mode string) error {
 // identity ("" with one instance, which runs without leader election), and
 // notes the lease's duration in fo before anything released it.
 func (e *operatorEnv) leader(ctx context.Context, fo *report.Failover) (operand.Component, string, error) {
-	if len(e.op.Controllers) < 2 {
+	controllers := e.controllerProcesses()
+	if len(controllers) < 2 && e.op != nil {
 		return e.op.Controller, "", nil
 	}
 	lease, err := e.r.client.CoordinationV1().Leases(e.r.s.Operator.Namespace).Get(ctx, components.DefaultLeaderElectionID, metav1.GetOptions{})
@@ -91,7 +129,7 @@ func (e *operatorEnv) leader(ctx context.Context, fo *report.Failover) (operand.
 	if d := lease.Spec.LeaseDurationSeconds; d != nil {
 		fo.LeaseDurationSeconds = float64(*d)
 	}
-	for _, p := range e.op.Controllers {
+	for _, p := range controllers {
 		if p.Pid() == 0 {
 			continue
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/operator/pkg/metricsreader"
+	"github.com/archgate/archgate/simulator/internal/kubelet"
 	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -55,6 +56,13 @@ type operatorEnv struct {
 	// components (clusterConfig.localPlacement: Enabled).
 	cfg   operand.Config
 	caPEM []byte
+	// counters sums the components' Prometheus counters (both modes).
+	counters *operand.Counters
+	// kubelet and operator run the components in operator mode; op in direct mode.
+	kubelet  *kubelet.Kubelet
+	operator *operand.Process
+	// certsRef is the ClusterPodPlacementConfig's registryCertsConfigmapRef in operator mode.
+	certsRef *v1beta1.NamespacedObjectReference
 }
 
 // registryHost is the host pods' image references point at; without the
@@ -77,6 +85,13 @@ func (r *run) startOperator(ctx context.Context) error {
 	global, err := e.prepareCluster(ctx)
 	if err != nil {
 		return err
+	}
+	if e.operatorMode() {
+		if err := e.startOperatorMode(ctx); err != nil {
+			return err
+		}
+		r.op = e
+		return e.waitWebhookEffective(ctx)
 	}
 	cfg, caPEM, err := e.componentsConfig(ctx, global)
 	if err != nil {
@@ -135,6 +150,11 @@ func (e *operatorEnv) prepareCluster(ctx context.Context) (*types.NamespacedName
 	if s.Operator.GlobalPullSecret {
 		global = &types.NamespacedName{Namespace: s.Operator.Namespace, Name: globalPullSecretName}
 		if err := e.createPullSecret(ctx, global.Namespace, global.Name); err != nil {
+			return nil, err
+		}
+	}
+	if e.operatorMode() && *s.Registry.TLS {
+		if e.certsRef, err = e.registryCertsRef(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -229,6 +249,7 @@ func (e *operatorEnv) startComponents(ctx context.Context, cfg operand.Config, c
 	if err != nil {
 		return fmt.Errorf("operator.enabled: %w", err)
 	}
+	e.counters = e.op.Counters
 	if err := e.startControllers(ctx); err != nil {
 		return err
 	}
@@ -254,7 +275,12 @@ func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 	}
 	probe := e.r.plan.Pods[0]
 	probe.ArchAffinity, probe.NodeSelectorArch, probe.PullSecret = "", "", false
-	deadline := time.Now().Add(30 * time.Second)
+	// In operator mode the operator rolls the components out first.
+	wait := 30 * time.Second
+	if e.op == nil {
+		wait = 90 * time.Second
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		pod := probe.Object(workload.ObjectOptions{Host: e.reg.Host(), Namespaces: []string{name},
 			CPU: *e.r.s.Workload.Requests.CPU, Memory: *e.r.s.Workload.Requests.Memory})
@@ -265,7 +291,7 @@ func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the webhook did not gate a dry-run pod within 30s (last error: %v)", err)
+			return fmt.Errorf("the webhook did not gate a dry-run pod within %s (last error: %v%s)", wait, err, e.kubeletErr())
 		}
 		select {
 		case <-ctx.Done():
@@ -277,10 +303,17 @@ func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 
 // clusterConfig is the ClusterPodPlacementConfig the scenario asks for.
 func (e *operatorEnv) clusterConfig() *v1beta1.ClusterPodPlacementConfig {
-	spec := *e.r.s.Operator.ClusterConfig.DeepCopy()
+	return e.clusterConfigFrom(e.r.s.Operator.ClusterConfig)
+}
+
+// clusterConfigFrom is the ClusterPodPlacementConfig of the spec users write, with the
+// references the simulator sets.
+func (e *operatorEnv) clusterConfigFrom(userSpec v1beta1.ClusterPodPlacementConfigSpec) *v1beta1.ClusterPodPlacementConfig {
+	spec := *userSpec.DeepCopy()
 	if e.r.s.Operator.GlobalPullSecret {
 		spec.GlobalPullSecretRef = &v1beta1.NamespacedObjectReference{Namespace: e.r.s.Operator.Namespace, Name: globalPullSecretName}
 	}
+	spec.RegistryCertsConfigmapRef = e.certsRef
 	return &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}, Spec: spec}
 }
 
@@ -367,7 +400,7 @@ func (e *operatorEnv) createPullSecret(ctx context.Context, ns, name string) err
 func (e *operatorEnv) resetCounters() {
 	e.reg.Counters().Reset()
 	e.mu.Lock()
-	e.countBase = e.op.Counters.Snapshot()
+	e.countBase = e.counters.Snapshot()
 	e.mu.Unlock()
 }
 
@@ -389,6 +422,9 @@ func (e *operatorEnv) startControllers(ctx context.Context) error {
 
 // err reports a component that stopped on its own.
 func (e *operatorEnv) err() error {
+	if e.op == nil {
+		return e.operator.Err()
+	}
 	errs := []error{e.op.Controller.Err(), e.op.Webhook.Err()}
 	for _, p := range e.op.Controllers {
 		errs = append(errs, p.Err())
@@ -403,7 +439,7 @@ func (e *operatorEnv) stats(pods []workload.Pod) (*report.OperatorStats, *report
 	e.mu.Lock()
 	base := e.countBase
 	e.mu.Unlock()
-	o, err := operatorStats(e.op.Counters.Snapshot().Sub(base))
+	o, err := operatorStats(e.counters.Snapshot().Sub(base))
 	snap := e.reg.Counters().Snapshot()
 	// The minimum counts each image the operator must inspect once:
 	// distinct images (a tag and a digest reference of one image are one) of
@@ -503,4 +539,12 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// kubeletErr is the kubelet's last error, for a message; "" in direct mode or when none.
+func (e *operatorEnv) kubeletErr() string {
+	if e.kubelet == nil || e.kubelet.Err() == nil {
+		return ""
+	}
+	return "; kubelet: " + e.kubelet.Err().Error()
 }

@@ -17,19 +17,20 @@ import (
 )
 
 // TestSmokeScenario runs scenarios/smoke.yaml end to end (envtest, embedded
-// scheduler, fake registry over TLS, the operator's webhook and controller
-// through operator/pkg/components) and checks each of its expectations in a
-// subtest, like a strict checker over the run's summary. Budget: 60 s with
-// the control-plane start.
+// scheduler, fake registry over TLS, `archgate operator` and the webhook and
+// controller it renders, run by package kubelet) and checks each of its
+// expectations in a subtest, like a strict checker over the run's summary.
+// Budget: 60 s with the control-plane start.
 func TestSmokeScenario(t *testing.T) {
 	loaded, err := scenario.Load(filepath.Join("..", "..", "..", "scenarios", "smoke.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	bin := buildBinaries(t, "archgate")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	rep, err := runner.Run(ctx, runner.Options{Scenario: loaded})
+	rep, err := runner.Run(ctx, runner.Options{Scenario: loaded, Archgate: filepath.Join(bin, "archgate")})
 	if err != nil {
 		t.Fatalf("run failed: %v (errors %v)", err, rep)
 	}
@@ -78,15 +79,7 @@ func TestSmokeScenarioAsProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir()
-	root := filepath.Join("..", "..", "..")
-	for name, pkg := range map[string]string{"archgate": "./operator/cmd/archgate", "simulator": "./simulator/cmd/simulator"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(bin, name), pkg)
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building %s: %v\n%s", name, err, out)
-		}
-	}
+	bin := buildBinaries(t, "archgate", "simulator")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	rep, err := runner.Run(ctx, runner.Options{Scenario: loaded, Archgate: filepath.Join(bin, "archgate"),
@@ -122,4 +115,21 @@ func TestSmokeScenarioAsProcesses(t *testing.T) {
 		t.Errorf("%s (pid %d) still running after the run", p.Name, p.PID)
 	}
 	t.Logf("smoke as processes: %.1f CPU-s per 1k pods, %.2f writes per pod", c.CPUSecondsPer1kPods, c.APIWritesPerPod)
+}
+
+// buildBinaries builds the named commands (archgate, simulator) into a
+// temporary directory and returns it.
+func buildBinaries(t *testing.T, names ...string) string {
+	t.Helper()
+	bin := t.TempDir()
+	root := filepath.Join("..", "..", "..")
+	pkgs := map[string]string{"archgate": "./operator/cmd/archgate", "simulator": "./simulator/cmd/simulator"}
+	for _, name := range names {
+		build := exec.Command("go", "build", "-o", filepath.Join(bin, name), pkgs[name])
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", name, err, out)
+		}
+	}
+	return bin
 }

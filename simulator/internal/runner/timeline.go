@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/archgate/archgate/fakeregistry"
+	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
@@ -77,10 +78,17 @@ func (tl *timeline) run(ctx context.Context, r *run, epoch time.Time, ev scenari
 		return
 	}
 	var st step
-	if ev.ControllerRestart != nil {
+	switch {
+	case ev.ControllerRestart != nil:
 		rec.Failover = &report.Failover{}
 		st = r.op.controllerRestart(ev.ControllerRestart, epoch, rec.Failover)
-	} else {
+	case r.op.kubelet != nil && ev.ControllerDown != nil:
+		rec.Registration = &report.Registration{}
+		st = r.op.componentDown(components.ControllerDeploymentName, ev.ControllerDown.Duration.D(), rec.Registration)
+	case r.op.kubelet != nil && ev.WebhookDown != nil:
+		rec.Registration = &report.Registration{}
+		st = r.op.componentDown(components.WebhookDeploymentName, ev.WebhookDown.Duration.D(), rec.Registration)
+	default:
 		st = r.op.step(ev)
 	}
 	rec.AtSeconds = time.Since(epoch).Seconds()
@@ -128,6 +136,8 @@ func (e *operatorEnv) step(ev scenario.Event) step {
 		stop := func(context.Context) error { e.op.Webhook.Stop(); return nil }
 		start := func(context.Context) error { return e.op.Webhook.Start(e.ctx) }
 		return step{apply: stop, revert: start, hold: ev.WebhookDown.Duration.D()}
+	case ev.ClusterConfigChanged != nil:
+		return e.configChange(ev.ClusterConfigChanged.Spec)
 	case ev.ClusterConfigDeleted != nil:
 		st := step{apply: e.deleteClusterConfig}
 		if d := ev.ClusterConfigDeleted.RecreateAfter.D(); d > 0 {

@@ -157,6 +157,8 @@ func buildMetrics() []MetricInfo {
 		MetricInfo{Name: "ceiling.throughput", Unit: UnitFactor, Needs: NeedsBaseline, Help: "write-bound ceiling of ratio.throughput: W/(W+1), W the baseline's apiserver writes per pod"},
 		MetricInfo{Name: "ratio.throughputOfCeiling", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "ratio.throughput divided by ceiling.throughput"},
 		MetricInfo{Name: "failover.graceful", Unit: UnitDuration, Needs: NeedsOperator, Help: "longest controllerRestart (mode graceful) from the stop to the first gate removed after it"},
+		MetricInfo{Name: "failOpen.unregisteredAfter", Unit: UnitDuration, Needs: NeedsOperator, Help: "longest controllerDown or webhookDown (operator mode) from the component going down to the operator removing the webhook registration"},
+		MetricInfo{Name: "failOpen.reregisteredAfter", Unit: UnitDuration, Needs: NeedsOperator, Help: "longest controllerDown or webhookDown (operator mode) from the component coming back to the webhook registration's return"},
 		MetricInfo{Name: "failover.crash", Unit: UnitDuration, Needs: NeedsOperator, Help: "longest controllerRestart (mode crash) from the SIGKILL to the first gate removed after it"},
 		MetricInfo{Name: "cacheHitRate", Unit: UnitRatio, Needs: NeedsOperator, Higher: true, Help: "inspection cache hits / lookups (operator metrics)"},
 		MetricInfo{Name: "inspectionErrors", Unit: UnitCount, Needs: NeedsOperator, Help: "failed image inspections (operator metrics)"},

@@ -170,16 +170,34 @@ func TestParseErrors(t *testing.T) {
 				Reason: "metric handwrittenRatio.throughput needs handwrittenBaseline: true"}},
 		},
 		"timeline with two actions": {
-			old: "expectations:", new: "timeline:\n  - at: 5s\n    webhookDown: {duration: 1s}\n    controllerRestart: {}\nexpectations:",
-			want: []strictyaml.FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted"}},
+			old: "expectations:", new: "timeline:\n  - at: 5s\n    webhookDown: {duration: 1s}\n    clusterConfigDeleted: {}\nexpectations:",
+			want: []strictyaml.FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted, controllerDown, clusterConfigChanged"}},
 		},
 		"controller restart of an unknown mode": {
-			old: "expectations:", new: "timeline:\n  - at: 5s\n    controllerRestart: {mode: sigstop}\nexpectations:",
-			want: []strictyaml.FieldError{{Line: 21, Path: "timeline[0].controllerRestart.mode", Value: `"sigstop"`, Reason: "want graceful or crash"}},
+			old: "  enabled: true\n", new: "  enabled: true\n  mode: direct\ntimeline:\n  - at: 5s\n    controllerRestart: {mode: sigstop}\n",
+			want: []strictyaml.FieldError{{Line: 19, Path: "timeline[0].controllerRestart.mode", Value: `"sigstop"`, Reason: "want graceful or crash"}},
 		},
 		"three controller replicas": {
-			old: "  enabled: true\n", new: "  enabled: true\n  controllerReplicas: 3\n",
-			want: []strictyaml.FieldError{{Line: 16, Path: "operator.controllerReplicas", Value: "3", Reason: "want 1 or 2 (2: a leader and a warm standby)"}},
+			old: "  enabled: true\n", new: "  enabled: true\n  mode: direct\n  controllerReplicas: 3\n",
+			want: []strictyaml.FieldError{{Line: 17, Path: "operator.controllerReplicas", Value: "3", Reason: "want 1 or 2 (2: a leader and a warm standby)"}},
+		},
+		"unknown operator mode": {
+			old: "  enabled: true\n", new: "  enabled: true\n  mode: inprocess\n",
+			want: []strictyaml.FieldError{{Line: 16, Path: "operator.mode", Value: `"inprocess"`, Reason: "want operator or direct"}},
+		},
+		"direct-only settings in operator mode": {
+			old: "  enabled: true\n", new: "  enabled: true\n  workers: 8\n  retryBaseDelay: 1s\n",
+			want: []strictyaml.FieldError{
+				{Line: 16, Path: "operator.workers", Value: "8", Reason: "not a setting a cluster can give the components (no ClusterPodPlacementConfig field): only with operator.mode direct"},
+				{Line: 17, Path: "operator.retryBaseDelay", Value: `"1s"`, Reason: "not a setting a cluster can give the components (no ClusterPodPlacementConfig field): only with operator.mode direct"},
+			},
+		},
+		"controller down and fail-open grace in direct mode": {
+			old: "  enabled: true\n", new: "  enabled: true\n  mode: direct\n  failOpenGracePeriod: 5s\ntimeline:\n  - at: 5s\n    controllerDown: {duration: 10s}\n",
+			want: []strictyaml.FieldError{
+				{Line: 17, Path: "operator.failOpenGracePeriod", Value: `"5s"`, Reason: "needs operator.mode operator (it is the operator's flag)"},
+				{Line: 20, Path: "timeline[0].controllerDown", Reason: "needs operator.mode operator (the operator's Deployment is what goes down)"},
+			},
 		},
 		"overlapping registry windows": {
 			old: "expectations:", new: "timeline:\n  - at: 5s\n    registryOutage: {duration: 10s}\n  - at: 8s\n    registrySlowdown: {duration: 1s, latency: {fixed: 1s}}\nexpectations:",

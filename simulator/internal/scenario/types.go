@@ -155,11 +155,23 @@ type AuthSpec struct {
 	Anonymous []string `json:"anonymous,omitempty"`
 }
 
-// OperatorSpec configures the operator that runs in-process.
+// OperatorSpec configures the operator.
 type OperatorSpec struct {
 	// Enabled runs the webhook and the pod placement controller. Off, the
 	// main pass measures the scheduler alone.
 	Enabled bool `json:"enabled"`
+	// Mode is how they run: operator (default) runs `archgate operator`,
+	// configured only through what a cluster admin writes (the
+	// ClusterPodPlacementConfig, Secrets, ConfigMaps), and starts each
+	// component from the Deployment the operator renders (package kubelet);
+	// direct, a debugging aid, starts the webhook and the controller itself
+	// with settings no cluster can give them (workers, inspectWorkers, qps,
+	// burst, retry delays, controllerReplicas).
+	Mode OperatorMode `json:"mode,omitempty"`
+	// FailOpenGracePeriod is the operator's --fail-open-grace-period, set on
+	// its command line as deploy/ sets its Deployment's args (mode operator);
+	// 0 keeps the operator's default (60 s).
+	FailOpenGracePeriod Duration `json:"failOpenGracePeriod,omitempty"`
 	// Namespace is the operator's namespace; default archgate-system.
 	Namespace string `json:"namespace,omitempty"`
 	// Workers is the number of concurrent pod reconciles; 0 keeps the
@@ -188,6 +200,17 @@ type OperatorSpec struct {
 	// PodPlacementConfigs are created in the workload namespaces.
 	PodPlacementConfigs []PodPlacementConfigSpec `json:"podPlacementConfigs,omitempty"`
 }
+
+// OperatorMode is how the simulator runs the operator's components.
+type OperatorMode string
+
+// Operator modes.
+const (
+	// OperatorModeOperator runs the operator and the components it renders.
+	OperatorModeOperator OperatorMode = "operator"
+	// OperatorModeDirect starts the components with the scenario's settings.
+	OperatorModeDirect OperatorMode = "direct"
+)
 
 // PodPlacementConfigSpec is a PodPlacementConfig created in some of the
 // workload namespaces.
@@ -335,10 +358,22 @@ type Event struct {
 	ControllerRestart *RestartEvent `json:"controllerRestart,omitempty"`
 	// WebhookDown stops the webhook server for a while (the configuration
 	// stays, so the apiserver's calls fail and its failure policy applies).
+	// In mode operator, the webhook Deployment's pods stop running (as pods
+	// that crash-loop), and the operator reacts as in a cluster.
 	WebhookDown *WindowEvent `json:"webhookDown,omitempty"`
+	// ControllerDown stops the controller Deployment's pods for a while, as
+	// pods that crash-loop or cannot be pulled (mode operator): once it has
+	// been down for its fail-open grace the operator removes the webhook
+	// registration, and registers it again when the controller is back.
+	ControllerDown *WindowEvent `json:"controllerDown,omitempty"`
 	// ClusterConfigDeleted deletes the ClusterPodPlacementConfig and
 	// optionally recreates it.
 	ClusterConfigDeleted *ConfigDeletedEvent `json:"clusterConfigDeleted,omitempty"`
+	// ClusterConfigChanged replaces the ClusterPodPlacementConfig's spec, as
+	// an admin edits it (mode operator); a change the operator renders into
+	// the components' arguments (logVerbosity, admissionPlacement,
+	// imageInspection) rolls their Deployments.
+	ClusterConfigChanged *ConfigChangedEvent `json:"clusterConfigChanged,omitempty"`
 }
 
 // OutageEvent is a registry outage.
@@ -370,7 +405,9 @@ type ErrorsEvent struct {
 type RestartEvent struct {
 	// Downtime between stop and start; 0 starts again at once. With a
 	// standby (operator.controllerReplicas 2) it counts from the standby's
-	// takeover, and the stopped instance comes back as the new standby.
+	// takeover, and the stopped instance comes back as the new standby. In
+	// operator mode the kubelet ends the leading replica and starts its
+	// replacement after Downtime, counted from the stop.
 	Downtime Duration `json:"downtime,omitempty"`
 	// Mode is graceful (SIGTERM: the leader releases its lease on the way
 	// out) or crash (SIGKILL: nothing released, a standby waits the lease
@@ -388,6 +425,13 @@ const (
 type WindowEvent struct {
 	// Duration of the window.
 	Duration Duration `json:"duration"`
+}
+
+// ConfigChangedEvent is the ClusterPodPlacementConfig's new spec.
+type ConfigChangedEvent struct {
+	// Spec replaces operator.clusterConfig from then on (the references the
+	// simulator sets stay).
+	Spec v1beta1.ClusterPodPlacementConfigSpec `json:"spec"`
 }
 
 // ConfigDeletedEvent deletes the ClusterPodPlacementConfig.

@@ -209,6 +209,7 @@ func validateOperator(e *errs, s *Scenario) {
 	} else if !dnsLabelRE.MatchString(o.Namespace) {
 		e.add("operator.namespace", o.Namespace, "want a DNS label")
 	}
+	validateMode(e, s)
 	for _, f := range []struct {
 		name string
 		v    int
@@ -415,6 +416,51 @@ func share(e *errs, path string, v float64) {
 	}
 }
 
+// validateMode defaults operator.mode to operator and, in that mode, refuses
+// the settings no cluster can give the components: they are not fields of
+// the ClusterPodPlacementConfig, and the operator renders its own values.
+func validateMode(e *errs, s *Scenario) {
+	o := &s.Operator
+	switch o.Mode {
+	case "":
+		o.Mode = OperatorModeOperator
+	case OperatorModeOperator, OperatorModeDirect:
+	default:
+		e.add("operator.mode", o.Mode, "want operator or direct")
+	}
+	if o.Mode == OperatorModeDirect {
+		if o.FailOpenGracePeriod != 0 {
+			e.add("operator.failOpenGracePeriod", o.FailOpenGracePeriod, "needs operator.mode operator (it is the operator's flag)")
+		}
+		return
+	}
+	if o.FailOpenGracePeriod < 0 {
+		e.add("operator.failOpenGracePeriod", o.FailOpenGracePeriod, "must not be negative")
+	}
+	const why = "not a setting a cluster can give the components (no ClusterPodPlacementConfig field): only with operator.mode direct"
+	for _, f := range []struct {
+		name string
+		set  bool
+		v    any
+	}{
+		{"workers", o.Workers != 0, o.Workers}, {"inspectWorkers", o.InspectWorkers != 0, o.InspectWorkers},
+		{"qps", o.QPS != 0, o.QPS}, {"burst", o.Burst != 0, o.Burst},
+		{"retryBaseDelay", o.RetryBaseDelay != 0, o.RetryBaseDelay}, {"retryMaxDelay", o.RetryMaxDelay != 0, o.RetryMaxDelay},
+		{"controllerReplicas", o.ControllerReplicas != 0, o.ControllerReplicas},
+	} {
+		if f.set {
+			e.add(strictyaml.JoinPath("operator", f.name), f.v, "%s", why)
+		}
+	}
+	if s.Registry.TLS != nil && !*s.Registry.TLS && o.Enabled {
+		e.add("registry.tls", false, "operator.mode operator gives the controller the registry's CA (registryCertsConfigmapRef): only with operator.mode direct")
+	}
+	if o.ClusterConfig.LocalPlacementEnabled() {
+		e.add("operator.clusterConfig.localPlacement", o.ClusterConfig.LocalPlacement,
+			"the simulator's kubelet runs the Deployments of the operator's namespace only, not the local components the operator renders in workload namespaces: only with operator.mode direct")
+	}
+}
+
 func validateTimeline(e *errs, s *Scenario) {
 	defer overlaps(e, s)
 	for i, ev := range s.Timeline {
@@ -465,6 +511,19 @@ func validateTimeline(e *errs, s *Scenario) {
 			}
 		case ev.WebhookDown != nil:
 			window(ev.WebhookDown.Duration)
+		case ev.ControllerDown != nil:
+			window(ev.ControllerDown.Duration)
+			if s.Operator.Mode != OperatorModeOperator {
+				e.add(apath, nil, "needs operator.mode operator (the operator's Deployment is what goes down)")
+			}
+		case ev.ClusterConfigChanged != nil:
+			if s.Operator.Mode != OperatorModeOperator {
+				e.add(apath, nil, "needs operator.mode operator (the operator renders the change)")
+			}
+			c := ev.ClusterConfigChanged.Spec
+			if c.GlobalPullSecretRef != nil || c.CABundleConfigmapRef != nil || c.RegistriesConfConfigmapRef != nil || c.RegistryCertsConfigmapRef != nil {
+				e.add(strictyaml.JoinPath(apath, "spec"), nil, "the references are set by the simulator (operator.globalPullSecret, the registry's CA)")
+			}
 		case ev.ClusterConfigDeleted != nil:
 			if ev.ClusterConfigDeleted.RecreateAfter < 0 {
 				e.add(strictyaml.JoinPath(apath, "recreateAfter"), ev.ClusterConfigDeleted.RecreateAfter, "must not be negative")
@@ -494,10 +553,14 @@ func overlaps(e *errs, s *Scenario) {
 			comp, d = "registry", ev.RegistryErrors.Duration.D()
 		case ev.ControllerRestart != nil:
 			comp, d = "controller", ev.ControllerRestart.Downtime.D()
+		case ev.ControllerDown != nil:
+			comp, d = "controller", ev.ControllerDown.Duration.D()
 		case ev.WebhookDown != nil:
 			comp, d = "webhook", ev.WebhookDown.Duration.D()
 		case ev.ClusterConfigDeleted != nil:
 			comp, d = "clusterConfig", ev.ClusterConfigDeleted.RecreateAfter.D()
+		case ev.ClusterConfigChanged != nil:
+			comp = "clusterConfig"
 		default:
 			continue
 		}
@@ -513,14 +576,14 @@ func overlaps(e *errs, s *Scenario) {
 
 // EventActions lists the timeline actions by their field names.
 func EventActions() []string {
-	return []string{"registryOutage", "registrySlowdown", "registryErrors", "controllerRestart", "webhookDown", "clusterConfigDeleted"}
+	return []string{"registryOutage", "registrySlowdown", "registryErrors", "controllerRestart", "webhookDown", "clusterConfigDeleted", "controllerDown", "clusterConfigChanged"}
 }
 
 // actions returns the field names of the actions set on ev.
 func (ev *Event) actions() []string {
 	var out []string
 	set := []bool{ev.RegistryOutage != nil, ev.RegistrySlowdown != nil, ev.RegistryErrors != nil,
-		ev.ControllerRestart != nil, ev.WebhookDown != nil, ev.ClusterConfigDeleted != nil}
+		ev.ControllerRestart != nil, ev.WebhookDown != nil, ev.ClusterConfigDeleted != nil, ev.ControllerDown != nil, ev.ClusterConfigChanged != nil}
 	for i, on := range set {
 		if on {
 			out = append(out, EventActions()[i])
