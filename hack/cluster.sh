@@ -44,6 +44,8 @@ HOST_PORT=${CLUSTER_HOST_PORT:-0}            # 0: a free loopback port
 CGROUP_ROOT=/archgate-cluster-$(echo -n "$STATE" | sha256sum | cut -c1-8)
 PAUSE_IMAGE=localhost/archgate/pause:1
 REGISTRY_PORT=5000 # the in-cluster registry: $NODE_IP:$REGISTRY_PORT
+# The registry's one user, allowed to pull private/** (realnode.PrivateUser, PrivatePassword).
+REGISTRY_USER=e2e REGISTRY_PASSWORD=archgate-e2e
 KWOK_ARCHS=(arm64 ppc64le s390x) # a kwok node kwok-<arch> each
 KWOK_POD_CIDR=10.245.0.0/16      # pod IPs kwok makes up (never routed)
 
@@ -362,13 +364,17 @@ import_pause() {
 }
 
 # start_registry serves, over TLS on the node IP, the pause layout as archgate/pause:1 (a
-# linux/amd64-only image) and, when `make image` wrote it, archgate's own index as
-# archgate/archgate. containerd trusts its CA through certs.d ($STATE/certs.d/<host:port>/ca.crt).
+# linux/amd64-only image), when `make image` wrote it archgate's own index as
+# archgate/archgate, and the generated images of hack/cluster/registry-catalog.yaml. Basic
+# auth: private/** only for the user $REGISTRY_USER, the rest anonymous. containerd trusts its
+# CA through certs.d ($STATE/certs.d/<host:port>/ca.crt).
 start_registry() {
   local layouts=(--layout "archgate/pause=$NODE_BIN/pause-layout")
   [[ -f $ROOT/bin/image/index.json ]] && layouts+=(--layout "archgate/archgate=$ROOT/bin/image")
   start fakeregistry "$NODE_BIN/fakeregistry" serve --tls --addr "$NODE_IP:$REGISTRY_PORT" --hostname "$NODE_IP" \
-    --certs-dir "$STATE/certs.d" "${layouts[@]}"
+    --certs-dir "$STATE/certs.d" --catalog "$ROOT/hack/cluster/registry-catalog.yaml" "${layouts[@]}" \
+    --auth-mode basic --user "$REGISTRY_USER:$REGISTRY_PASSWORD" --pull "$REGISTRY_USER=private/**" \
+    --anonymous 'archgate/**' --anonymous 'e2e/**'
   wait_file "$STATE/certs.d/$NODE_IP:$REGISTRY_PORT/ca.crt"
 }
 

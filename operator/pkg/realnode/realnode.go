@@ -55,6 +55,15 @@ func FakeNodeName(arch string) string { return "kwok-" + arch }
 // wrote when the cluster started. The kubelet pulls from it; RegistryCA is its CA.
 const Registry = "10.200.0.2:5000"
 
+// PrivateUser and PrivatePassword are the Registry's one user (basic auth), the only one who
+// may pull its private/** repositories, such as private/arm64-only:1 (linux/arm64 only); the
+// other repositories (archgate/**, e2e/**: e2e/arm64-only:1, e2e/riscv64-only:1, one platform
+// each) are anonymous. hack/cluster.sh sets the same.
+const (
+	PrivateUser     = "e2e"
+	PrivatePassword = "archgate-e2e"
+)
+
 // Options locate the repository and the cluster's state.
 type Options struct {
 	// RepoRoot is the repository root (holding hack/cluster.sh and bin/).
