@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,7 +118,7 @@ func (e *env) waitWithin(ctx context.Context, bound time.Duration, what string, 
 	e.waitFor(bounded, fmt.Sprintf("%s within %s", what, bound), cond)
 }
 
-// testWebhookRollingUpdate creates pods continuously (one every loadInterval, bare pods of the
+// testWebhookRollingUpdate creates pods continuously (loadWorkers creators, bare pods of the
 // arm64-only image) while the webhook Deployment rolls all its replicas; every pod must have been
 // seen by the webhook (gated, or placed at admission) and be released at the end.
 func testWebhookRollingUpdate(ctx context.Context, e *env) {
@@ -148,44 +149,52 @@ func testWebhookRollingUpdate(ctx context.Context, e *env) {
 	}
 }
 
-// loadInterval is the pace of pod creation during the webhook's rollout.
-const loadInterval = 100 * time.Millisecond
+// loadWorkers create pods concurrently, each one every loadInterval at most (a create takes
+// ~0.1-0.3 s on the shared machine): about 10-20 pods/s, all through the webhook.
+const (
+	loadWorkers  = 4
+	loadInterval = 100 * time.Millisecond
+)
 
 // load creates pods until stopped.
 type load struct {
 	cancel          context.CancelFunc
 	wg              sync.WaitGroup
-	created, failed int
+	created, failed atomic.Int64
 }
 
 func startLoad(ctx context.Context, e *env, ns string) *load {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &load{cancel: cancel}
-	l.wg.Go(func() {
-		tick := time.NewTicker(loadInterval)
-		defer tick.Stop()
-		for {
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "load-"}, Spec: onFakeNodes(arm64Only)}
-			if _, err := e.cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err == nil {
-				l.created++
-			} else if ctx.Err() == nil {
-				l.failed++
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	})
+	for range loadWorkers {
+		l.wg.Go(func() { l.createPods(ctx, e, ns) })
+	}
 	return l
+}
+
+func (l *load) createPods(ctx context.Context, e *env, ns string) {
+	tick := time.NewTicker(loadInterval)
+	defer tick.Stop()
+	for {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "load-"}, Spec: onFakeNodes(arm64Only)}
+		if _, err := e.cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err == nil {
+			l.created.Add(1)
+		} else if ctx.Err() == nil {
+			l.failed.Add(1)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // stop ends the load and returns how many pods were created and how many creations failed.
 func (l *load) stop() (created, failed int) {
 	l.cancel()
 	l.wg.Wait()
-	return l.created, l.failed
+	return int(l.created.Load()), int(l.failed.Load())
 }
 
 // waitRolledOut waits until every replica of the Deployment is updated and available and no pod
