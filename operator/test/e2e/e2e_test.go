@@ -65,7 +65,7 @@ type env struct {
 // TestDeployPlaceUndeploy installs archgate as a user would, checks each behaviour the issue
 // lists on real pods (subtests, in order: they share the installation), then uninstalls it.
 func TestDeployPlaceUndeploy(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute) // inside make e2e's -timeout=20m: a hang fails with the wait it was in
 	defer cancel()
 	c, err := realnode.Up(ctx, realnode.Options{RepoRoot: repoRoot})
 	if err != nil {
@@ -98,13 +98,13 @@ func TestDeployPlaceUndeploy(t *testing.T) {
 	if got := without.Labels[v1beta1.LabelSchedulingGate]; got != "" {
 		t.Errorf("pod created before the install carries %s=%q", v1beta1.LabelSchedulingGate, got)
 	}
-	e.run("amd64-only image runs on the real node", testAMD64OnRealNode)
-	e.run("arm64-only image lands on the kwok arm64 node", testARM64OnFakeNode)
-	e.run("images no node can run stay Pending with the reason", testUnschedulable)
-	e.run("private image placed only with its pull secret", testPrivateImage)
-	e.run("no archgate component runs as cluster-admin", testLeastPrivilege)
-	e.run("controller leader failover leaves nothing gated", testLeaderFailover)
-	e.run("webhook rolling update under load admits no pod ungated", testWebhookRollingUpdate)
+	e.run(ctx, "amd64-only image runs on the real node", testAMD64OnRealNode)
+	e.run(ctx, "arm64-only image lands on the kwok arm64 node", testARM64OnFakeNode)
+	e.run(ctx, "images no node can run stay Pending with the reason", testUnschedulable)
+	e.run(ctx, "private image placed only with its pull secret", testPrivateImage)
+	e.run(ctx, "no archgate component runs as cluster-admin", testLeastPrivilege)
+	e.run(ctx, "controller leader failover leaves nothing gated", testLeaderFailover)
+	e.run(ctx, "webhook rolling update under load admits no pod ungated", testWebhookRollingUpdate)
 
 	start = time.Now()
 	e.make(ctx, "undeploy")
@@ -115,13 +115,13 @@ func TestDeployPlaceUndeploy(t *testing.T) {
 	}
 }
 
-// run runs one behaviour as a subtest sharing the installation; the subtest's env reports to
-// the subtest.
-func (e *env) run(name string, f func(ctx context.Context, e *env)) {
+// run runs one behaviour as a subtest sharing the installation and the test's deadline; the
+// subtest's env reports to the subtest.
+func (e *env) run(ctx context.Context, name string, f func(ctx context.Context, e *env)) {
 	e.t.Run(name, func(t *testing.T) {
 		sub := *e
 		sub.t = t
-		f(t.Context(), &sub)
+		f(ctx, &sub)
 	})
 }
 
