@@ -9,7 +9,9 @@
 # unchanged. Builds run one at a time and niced: they are CPU-heavy. No
 # -trimpath for the kubernetes binaries, like hack/control-plane.sh, so the
 # packages kube-apiserver already compiled come from the build cache (same
-# reason for leaving cgo at its default there).
+# reason for leaving cgo at its default there). kwok (the fake nodes of the other
+# architectures) is a tool of the same build-only module; its node and pod stages are the
+# Stage files its module ships (what kwokctl embeds), concatenated into bin/cluster/kwok-stages.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source hack/lib.sh
@@ -23,16 +25,17 @@ containerd_cmds=(containerd containerd-shim-runc-v2 ctr)
 mod() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
 kube=$(mod hack/cluster-tools k8s.io/kubernetes)
 apiserver_kube=$(mod simulator k8s.io/kubernetes)
+kwok=$(mod hack/cluster-tools sigs.k8s.io/kwok)
 if [[ $kube != "$apiserver_kube" ]]; then
   echo "hack/cluster-tools pins k8s.io/kubernetes ${kube} but simulator (kube-apiserver) pins ${apiserver_kube}: align them" >&2
   exit 1
 fi
-want="kubernetes=${kube} containerd=${CONTAINERD_VERSION} $(go env GOVERSION)"
+want="kubernetes=${kube} containerd=${CONTAINERD_VERSION} kwok=${kwok} $(go env GOVERSION)"
 
 current() {
   [[ -f $out/VERSION && "$(cat "$out/VERSION")" == "$want" ]] || return 1
   local b
-  for b in "${components[@]}" "${containerd_cmds[@]}"; do [[ -x $out/$b ]] || return 1; done
+  for b in "${components[@]}" "${containerd_cmds[@]}" kwok; do [[ -x $out/$b ]] || return 1; done
 }
 # Small helpers, rebuilt every time (seconds, from the build cache): the pod sandbox binary
 # packaged as the sandbox image (an OCI layout archive for `ctr images import`, made by the
@@ -46,6 +49,12 @@ mkdir -p "$out"
 rm -rf "$out/pause-layout"
 "$out/archgate-image" build --out "$out/pause-layout" --tag 1 --path /pause --binary "linux/$(go env GOARCH)=$out/pause" >/dev/null
 tar -C "$out/pause-layout" --sort=name --mtime=@0 --owner=0 --group=0 -cf "$out/pause.tar" .
+# kwok's stages, as kwokctl configures them for a cluster with node leases: nodes become Ready
+# and renew a lease (the heartbeat), pods bound to them become Running, deleted pods go away.
+stages=$(cd hack/cluster-tools && go mod download sigs.k8s.io/kwok && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/stage
+for f in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+  echo "---"; cat "$stages/$f.yaml"
+done >"$out/kwok-stages.yaml"
 
 if current; then
   echo "cluster components up to date in $out ($want)"
@@ -62,5 +71,7 @@ echo "building containerd ${CONTAINERD_VERSION} from module sources"
 pkgs=()
 for c in "${containerd_cmds[@]}"; do pkgs+=("github.com/containerd/containerd/v2/cmd/${c}@${CONTAINERD_VERSION}"); done
 CGO_ENABLED=0 GOBIN="$PWD/$out" nice go install -trimpath -ldflags "-s -w" -tags no_btrfs,no_devmapper,no_zfs "${pkgs[@]}"
+echo "building kwok ${kwok} from module sources"
+(cd hack/cluster-tools && nice go build -trimpath -ldflags "-s -w" -o "../../$out/kwok" sigs.k8s.io/kwok/cmd/kwok)
 echo "$want" > "$out/VERSION"
 echo "cluster components built in $out ($want)"

@@ -21,6 +21,11 @@
 #   directories in $STATE, and the three non-namespaced sysctl files the kubelet writes
 #   (kernel.panic, kernel.panic_on_oops, vm.overcommit_memory) are bind mounts of files in
 #   $STATE: the kubelet writes there and the host keeps its values.
+# - kwok (sigs.k8s.io/kwok) runs inside too and keeps the fake nodes kwok-arm64, kwok-ppc64le and
+#   kwok-s390x alive beside the real amd64 node: Ready through node leases, pods bound to them
+#   Running. They carry the taint kwok.x-k8s.io/node=fake:NoSchedule, so that only pods that
+#   tolerate it land there (archgate's own pods must run on the real node), and they go with the
+#   cluster's etcd at cluster-down.
 # - cgroups (v1 here) are not namespaced for writes: the kubelet's cgroupRoot is one
 #   directory per cluster, created by up and removed (depth first) by down.
 set -euo pipefail
@@ -39,6 +44,10 @@ HOST_PORT=${CLUSTER_HOST_PORT:-0}            # 0: a free loopback port
 CGROUP_ROOT=/archgate-cluster-$(echo -n "$STATE" | sha256sum | cut -c1-8)
 PAUSE_IMAGE=localhost/archgate/pause:1
 REGISTRY_PORT=5000 # the in-cluster registry: $NODE_IP:$REGISTRY_PORT
+# The registry's one user, allowed to pull private/** (realnode.PrivateUser, PrivatePassword).
+REGISTRY_USER=e2e REGISTRY_PASSWORD=archgate-e2e
+KWOK_ARCHS=(arm64 ppc64le s390x) # a kwok node kwok-<arch> each
+KWOK_POD_CIDR=10.245.0.0/16      # pod IPs kwok makes up (never routed)
 
 log() { echo "cluster: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -126,8 +135,8 @@ cmd_up() {
 check_prerequisites() {
   local b
   for b in "$K8S_BIN/kube-apiserver" "$K8S_BIN/etcd"; do [[ -x $b ]] || die "$b missing: run make control-plane"; done
-  for b in kubelet kube-controller-manager kube-scheduler kube-proxy containerd containerd-shim-runc-v2 ctr pause unixfwd fakeregistry; do
-    [[ -x $NODE_BIN/$b ]] || die "$NODE_BIN/$b missing: run make cluster-components"
+  for b in kubelet kube-controller-manager kube-scheduler kube-proxy containerd containerd-shim-runc-v2 ctr pause unixfwd fakeregistry kwok kwok-stages.yaml; do
+    [[ -e $NODE_BIN/$b ]] || die "$NODE_BIN/$b missing: run make cluster-components"
   done
   command -v runc >/dev/null || die "runc missing: run make cluster-packages"
   [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local ]] || die "CNI plugins missing: run make cluster-packages"
@@ -197,7 +206,7 @@ write_configs() {
 # envsubst_file NAME [DEST]: hack/cluster/NAME with ${VAR}s of this script replaced.
 envsubst_file() {
   local dest=${2:-$STATE/config/$1}
-  STATE=$STATE NODE_NAME=$NODE_NAME NODE_IP=$NODE_IP POD_CIDR=$POD_CIDR CGROUP_ROOT=$CGROUP_ROOT \
+  STATE=$STATE ARCH=${ARCH:-} NODE_NAME=$NODE_NAME NODE_IP=$NODE_IP POD_CIDR=$POD_CIDR CGROUP_ROOT=$CGROUP_ROOT \
     PAUSE_IMAGE=$PAUSE_IMAGE perl -pe 's/\$\{(\w+)\}/exists $ENV{$1} ? $ENV{$1} : die "unset $1"/ge' \
     "$ROOT/hack/cluster/$1" >"$dest"
 }
@@ -233,13 +242,19 @@ wait_ready() {
   server=$(sed -n 's/.*server: "\([^"]*\)".*/\1/p' "$STATE/kubeconfig")
   for _ in $(seq 600); do
     running || die "the cluster exited; see $STATE/logs/"
-    if api "$server/api/v1/nodes/$NODE_NAME" | grep -q '"type":"Ready","status":"True"' &&
+    if node_ready "$server" "$NODE_NAME" && all_kwok_ready "$server" &&
       api "$server/api/v1/namespaces/default/serviceaccounts/default" >/dev/null; then
       return 0
     fi
     sleep 0.5
   done
-  die "node $NODE_NAME not Ready (or no default ServiceAccount) after 300 s; see $STATE/logs/"
+  die "node $NODE_NAME or a kwok node not Ready (or no default ServiceAccount) after 300 s; see $STATE/logs/"
+}
+
+node_ready() { api "$1/api/v1/nodes/$2" | grep -q '"type":"Ready","status":"True"'; }
+all_kwok_ready() {
+  local arch
+  for arch in "${KWOK_ARCHS[@]}"; do node_ready "$1" "kwok-$arch" || return 1; done
 }
 
 # api URL: GET as the cluster admin. A user agent other than curl's: the apiserver
@@ -268,6 +283,7 @@ cmd_inside() {
   start kubelet "$NODE_BIN/kubelet" --config "$STATE/config/kubelet.yaml" --kubeconfig "$STATE/config/kubelet.kubeconfig" \
     --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME"
   start kube-proxy "$NODE_BIN/kube-proxy" --config "$STATE/config/kube-proxy.yaml"
+  start_kwok
   log "all components started"
   wait -n || true
   log "a component exited; stopping the cluster"
@@ -324,6 +340,23 @@ start_controllers() {
     --leader-elect=false --bind-address 127.0.0.1
 }
 
+# start_kwok starts kwok for the nodes annotated kwok.x-k8s.io/node=fake and creates them. HOME
+# is in the state directory: kwok reads (and may create) ~/.kwok.
+start_kwok() {
+  local arch
+  mkdir -p "$STATE/kwok"
+  HOME=$STATE/kwok start kwok "$NODE_BIN/kwok" --kubeconfig "$STATE/config/admin.kubeconfig" \
+    --config "$NODE_BIN/kwok-stages.yaml" --manage-all-nodes=false \
+    --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --node-lease-duration-seconds 40 \
+    --cidr "$KWOK_POD_CIDR" --node-ip "$NODE_IP"
+  for arch in "${KWOK_ARCHS[@]}"; do
+    ARCH=$arch envsubst_file kwok-node.json "$STATE/config/kwok-$arch.json"
+    curl -sf -o /dev/null --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" \
+      -H 'Content-Type: application/json' --data-binary "@$STATE/config/kwok-$arch.json" https://127.0.0.1:6443/api/v1/nodes ||
+      die "creating node kwok-$arch failed"
+  done
+}
+
 # import_pause imports the sandbox image (bin/cluster/pause.tar, an OCI layout archive).
 import_pause() {
   "$NODE_BIN/ctr" --address "$STATE/run/containerd/containerd.sock" -n k8s.io images import \
@@ -331,13 +364,17 @@ import_pause() {
 }
 
 # start_registry serves, over TLS on the node IP, the pause layout as archgate/pause:1 (a
-# linux/amd64-only image) and, when `make image` wrote it, archgate's own index as
-# archgate/archgate. containerd trusts its CA through certs.d ($STATE/certs.d/<host:port>/ca.crt).
+# linux/amd64-only image), when `make image` wrote it archgate's own index as
+# archgate/archgate, and the generated images of hack/cluster/registry-catalog.yaml. Basic
+# auth: private/** only for the user $REGISTRY_USER, the rest anonymous. containerd trusts its
+# CA through certs.d ($STATE/certs.d/<host:port>/ca.crt).
 start_registry() {
   local layouts=(--layout "archgate/pause=$NODE_BIN/pause-layout")
   [[ -f $ROOT/bin/image/index.json ]] && layouts+=(--layout "archgate/archgate=$ROOT/bin/image")
   start fakeregistry "$NODE_BIN/fakeregistry" serve --tls --addr "$NODE_IP:$REGISTRY_PORT" --hostname "$NODE_IP" \
-    --certs-dir "$STATE/certs.d" "${layouts[@]}"
+    --certs-dir "$STATE/certs.d" --catalog "$ROOT/hack/cluster/registry-catalog.yaml" "${layouts[@]}" \
+    --auth-mode basic --user "$REGISTRY_USER:$REGISTRY_PASSWORD" --pull "$REGISTRY_USER=private/**" \
+    --anonymous 'archgate/**' --anonymous 'e2e/**'
   wait_file "$STATE/certs.d/$NODE_IP:$REGISTRY_PORT/ca.crt"
 }
 

@@ -37,10 +37,32 @@ import (
 // NodeName is the name of the real node (linux/amd64, the machine's architecture).
 const NodeName = "realnode-amd64"
 
+// FakeArchitectures returns the architectures of the kwok nodes beside the real one (as
+// hack/cluster.sh's KWOK_ARCHS), one node FakeNodeName(arch) each: Ready through node leases
+// kwok renews, and the pods bound to them Running (kwok's stages; nothing runs). Only pods
+// tolerating FakeNodeTaintKey land there.
+func FakeArchitectures() []string { return []string{"arm64", "ppc64le", "s390x"} }
+
+// FakeNodeTaintKey is the key of the NoSchedule taint of the kwok nodes (value "fake"): pods
+// that must really run, archgate's own among them, stay off the fake nodes.
+const FakeNodeTaintKey = "kwok.x-k8s.io/node"
+
+// FakeNodeName is the name of the kwok node of an architecture.
+func FakeNodeName(arch string) string { return "kwok-" + arch }
+
 // Registry is the host:port of the cluster's registry (the fake registry over TLS on the node
 // IP): archgate/pause:1 is a linux/amd64-only image, archgate/archgate the index `make image`
 // wrote when the cluster started. The kubelet pulls from it; RegistryCA is its CA.
 const Registry = "10.200.0.2:5000"
+
+// PrivateUser and PrivatePassword are the Registry's one user (basic auth), the only one who
+// may pull its private/** repositories, such as private/arm64-only:1 (linux/arm64 only); the
+// other repositories (archgate/**, e2e/**: e2e/arm64-only:1, e2e/riscv64-only:1, one platform
+// each) are anonymous. hack/cluster.sh sets the same.
+const (
+	PrivateUser     = "e2e"
+	PrivatePassword = "archgate-e2e"
+)
 
 // Options locate the repository and the cluster's state.
 type Options struct {

@@ -26,7 +26,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -63,8 +62,10 @@ type env struct {
 	cfg string // kubeconfig
 }
 
+// TestDeployPlaceUndeploy installs archgate as a user would, checks each behaviour the issue
+// lists on real pods (subtests, in order: they share the installation), then uninstalls it.
 func TestDeployPlaceUndeploy(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute) // inside make e2e's -timeout=20m: a hang fails with the wait it was in
 	defer cancel()
 	c, err := realnode.Up(ctx, realnode.Options{RepoRoot: repoRoot})
 	if err != nil {
@@ -74,6 +75,7 @@ func TestDeployPlaceUndeploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &env{t: t, cs: kubernetes.NewForConfigOrDie(c.Config), dyn: dynamic.NewForConfigOrDie(c.Config), cfg: c.Kubeconfig}
+	e.checkFakeNodes(ctx)
 
 	without := e.podStart(ctx, "plain", "without archgate")
 
@@ -93,26 +95,34 @@ func TestDeployPlaceUndeploy(t *testing.T) {
 	e.waitSampleAvailable(ctx)
 	t.Logf("figure: ClusterPodPlacementConfig to Available (webhook and controller rolled out, webhook registered): %s", time.Since(start).Round(time.Millisecond))
 
-	with := e.podStart(ctx, "gated", "with archgate")
-	if got := with.Labels[v1beta1.LabelSchedulingGate]; got != v1beta1.LabelValueRemoved {
-		t.Errorf("pod %s/%s label %s = %q, want %q (gated by the webhook through its Service, then released)",
-			with.Namespace, with.Name, v1beta1.LabelSchedulingGate, got, v1beta1.LabelValueRemoved)
-	}
-	if got := with.Labels[v1beta1.LabelPlacement]; got != v1beta1.PlacementArchSet {
-		t.Errorf("pod %s/%s label %s = %q, want %q (the amd64-only image inspected in the cluster's registry)",
-			with.Namespace, with.Name, v1beta1.LabelPlacement, got, v1beta1.PlacementArchSet)
-	}
-	if got := requiredArchitectures(with); !slices.Equal(got, []string{"amd64"}) {
-		t.Errorf("pod %s/%s requires kubernetes.io/arch in %v, want [amd64]", with.Namespace, with.Name, got)
-	}
 	if got := without.Labels[v1beta1.LabelSchedulingGate]; got != "" {
 		t.Errorf("pod created before the install carries %s=%q", v1beta1.LabelSchedulingGate, got)
 	}
+	e.run(ctx, "amd64-only image runs on the real node", testAMD64OnRealNode)
+	e.run(ctx, "arm64-only image lands on the kwok arm64 node", testARM64OnFakeNode)
+	e.run(ctx, "images no node can run stay Pending with the reason", testUnschedulable)
+	e.run(ctx, "private image placed only with its pull secret", testPrivateImage)
+	e.run(ctx, "no archgate component runs as cluster-admin", testLeastPrivilege)
+	e.run(ctx, "controller leader failover leaves nothing gated", testLeaderFailover)
+	e.run(ctx, "webhook rolling update under load admits no pod ungated", testWebhookRollingUpdate)
 
 	start = time.Now()
 	e.make(ctx, "undeploy")
 	t.Logf("figure: make undeploy: %s", time.Since(start).Round(time.Millisecond))
 	e.checkNothingLeft(ctx)
+	if gated := e.gatedPods(ctx); len(gated) != 0 {
+		t.Errorf("pods still gated after make undeploy: %v", gated)
+	}
+}
+
+// run runs one behaviour as a subtest sharing the installation and the test's deadline; the
+// subtest's env reports to the subtest.
+func (e *env) run(ctx context.Context, name string, f func(ctx context.Context, e *env)) {
+	e.t.Run(name, func(t *testing.T) {
+		sub := *e
+		sub.t = t
+		f(ctx, &sub)
+	})
 }
 
 // make runs a Makefile target against the cluster, exactly as a user would.
@@ -126,51 +136,22 @@ func (e *env) make(ctx context.Context, args ...string) {
 	}
 }
 
-// podStart creates a namespace (named ns-<random>) with a one-replica Deployment of the pause image and returns its
+// podStart creates a namespace with a one-replica Deployment of the pause image and returns its
 // pod once Running, logging how long that took from the Deployment's creation.
-func (e *env) podStart(ctx context.Context, ns, what string) *corev1.Pod {
+func (e *env) podStart(ctx context.Context, prefix, what string) *corev1.Pod {
 	e.t.Helper()
-	// A generated name: the test can run again on the same cluster.
-	created, err := e.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: ns + "-"}}, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ns = created.Name
-	e.waitFor(ctx, "default ServiceAccount in "+ns, func() bool {
-		_, err := e.cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil
-	})
-	labels := map[string]string{"app": "web"}
-	start := time.Now()
-	_, err = e.cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: pause}}},
-			},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var running *corev1.Pod
-	e.waitFor(ctx, "a Running pod in "+ns, func() bool {
-		pods, err := e.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil || len(pods.Items) == 0 || pods.Items[0].Status.Phase != corev1.PodRunning {
-			return false
-		}
-		running = &pods.Items[0]
-		return true
-	})
-	e.t.Logf("figure: pod start latency %s (Deployment created to pod Running): %s, node %s", what, time.Since(start).Round(time.Millisecond), running.Spec.NodeName)
-	return running
+	ns := e.newNamespace(ctx, prefix)
+	start := e.createDeployment(ctx, ns, "web", 1, corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: pause}}})
+	pods := e.waitPods(ctx, ns, 1, "Running", isRunning)
+	e.t.Logf("figure: pod start latency %s (Deployment created to pod Running): %s, node %s", what, time.Since(start).Round(time.Millisecond), pods[0].Spec.NodeName)
+	return &pods[0]
 }
 
 // createSample creates the ClusterPodPlacementConfig of deploy/samples as a user would apply it,
 // trusting the cluster registry's CA through a ConfigMap (caBundleConfigmapRef).
+//
+// The inspection retry budget is 1 (instead of 9, ~81 s) so that a pod whose image cannot be
+// read (the private image without its pull secret) is released within seconds.
 func (e *env) createSample(ctx context.Context, registryCA []byte) {
 	e.t.Helper()
 	_, err := e.cs.CoreV1().ConfigMaps(namespace).Create(ctx, &corev1.ConfigMap{
@@ -189,6 +170,9 @@ func (e *env) createSample(ctx context.Context, registryCA []byte) {
 		e.t.Fatal(err)
 	}
 	if err := unstructured.SetNestedField(obj.Object, "registry-ca", "spec", "caBundleConfigmapRef", "name"); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(obj.Object, int64(1), "spec", "imageInspection", "maxRetries"); err != nil {
 		e.t.Fatal(err)
 	}
 	if _, err := e.dyn.Resource(cppcResource()).Create(ctx, &obj, metav1.CreateOptions{}); err != nil {
