@@ -192,6 +192,11 @@ func TestParseErrors(t *testing.T) {
 				{Line: 17, Path: "operator.retryBaseDelay", Value: `"1s"`, Reason: "not a setting a cluster can give the components (no ClusterPodPlacementConfig field): only with operator.mode direct"},
 			},
 		},
+		"local placement in operator mode": {
+			old: "  enabled: true\n", new: "  enabled: true\n  clusterConfig: {localPlacement: Enabled}\n",
+			want: []strictyaml.FieldError{{Line: 16, Path: "operator.clusterConfig.localPlacement", Value: `"Enabled"`,
+				Reason: "the simulator's kubelet runs the Deployments of the operator's namespace only, not the local components the operator renders in workload namespaces: only with operator.mode direct"}},
+		},
 		"controller down and fail-open grace in direct mode": {
 			old: "  enabled: true\n", new: "  enabled: true\n  mode: direct\n  failOpenGracePeriod: 5s\ntimeline:\n  - at: 5s\n    controllerDown: {duration: 10s}\n",
 			want: []strictyaml.FieldError{
