@@ -431,9 +431,9 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) error {
 	return nil
 }
 
-// failOpen removes the MutatingWebhookConfiguration when a component is not available: with
-// no webhook behind it every pod creation would wait for the timeout, and with no controller
-// every gated pod would stay Pending.
+// failOpen removes the MutatingWebhookConfiguration when a component has no available replica:
+// with no webhook behind it every pod creation would wait for the timeout, and with no controller
+// every gated pod would stay Pending. A component short of some replicas still serves.
 func (r *Reconciler) failOpen(ctx context.Context, s *scope) error {
 	down := r.unavailableFor(time.Now(), s.obs.webhook, s.obs.controller)
 	if !s.obs.registered || down < 0 {
@@ -459,9 +459,9 @@ func (r *Reconciler) failOpen(ctx context.Context, s *scope) error {
 	return nil
 }
 
-// unavailableFor returns how long the longest-unavailable of the components has been unavailable
-// as this process saw it, or a negative duration when all are available; it forgets components
-// that are available again.
+// unavailableFor returns how long the longest-unavailable of the components has served no
+// replica as this process saw it, or a negative duration when every one serves; it forgets
+// components that serve again.
 func (r *Reconciler) unavailableFor(now time.Time, components ...deploymentState) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -470,7 +470,7 @@ func (r *Reconciler) unavailableFor(now time.Time, components ...deploymentState
 	}
 	longest := time.Duration(-1)
 	for _, c := range components {
-		if c.available {
+		if c.serving() {
 			delete(r.unavailableSince, c.key)
 			continue
 		}

@@ -81,6 +81,11 @@ func observeDeployment(key string, d *appsv1.Deployment) deploymentState {
 	return s
 }
 
+// serving reports whether at least one replica is available: enough for the webhook to answer
+// admission calls and for the controller's leader to place and release pods. Fail-open keys on
+// it, not on the Deployment's Available condition, which a missing standby already turns False.
+func (s deploymentState) serving() bool { return s.availableReplicas > 0 }
+
 // describe says where the Deployment stands, for condition messages.
 func (s deploymentState) describe() string {
 	if !s.found {

@@ -225,8 +225,11 @@ func TestSetConditionsKeepsTransitionTimes(t *testing.T) {
 func TestUnavailableForRunsFromTheFirstSighting(t *testing.T) {
 	r := &Reconciler{}
 	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	up := deploymentState{key: "ns/webhook", available: true}
+	up := deploymentState{key: "ns/webhook", available: true, availableReplicas: 3}
 	down := deploymentState{key: "ns/controller"}
+	// The standby lost: the Deployment is not Available (maxUnavailable rounds to 0 of 2), but
+	// the leader still places and releases pods.
+	standbyLost := deploymentState{key: "ns/controller", replicas: 2, availableReplicas: 1}
 	steps := []struct {
 		at         time.Duration
 		components []deploymentState
@@ -235,8 +238,10 @@ func TestUnavailableForRunsFromTheFirstSighting(t *testing.T) {
 		{0, []deploymentState{up, up}, -1},
 		{time.Second, []deploymentState{up, down}, 0},
 		{11 * time.Second, []deploymentState{up, down}, 10 * time.Second},
-		{12 * time.Second, []deploymentState{up, {key: "ns/controller", available: true}}, -1},
+		{12 * time.Second, []deploymentState{up, {key: "ns/controller", available: true, availableReplicas: 1}}, -1},
 		{13 * time.Second, []deploymentState{up, down}, 0},
+		{14 * time.Second, []deploymentState{up, standbyLost}, -1},
+		{90 * time.Second, []deploymentState{up, standbyLost}, -1},
 	}
 	for i, s := range steps {
 		if got := r.unavailableFor(t0.Add(s.at), s.components...); got != s.want {
