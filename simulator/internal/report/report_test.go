@@ -118,6 +118,28 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+// TestPassRowsLeaveOutWhatNoPassMeasured: without the fake kubelets' exec format errors no
+// pass has a cell for those rows, and the table does not show them.
+func TestPassRowsLeaveOutWhatNoPassMeasured(t *testing.T) {
+	r := sample(1)
+	for _, p := range r.Passes() {
+		p.ExecFormat = nil
+		delete(p.Latency, "execFormatDetection")
+	}
+	labels := map[string]bool{}
+	for _, row := range passRows(r.Passes()) {
+		labels[row.Label] = true
+	}
+	for _, unwanted := range []string{"exec format errors: reported / detected / missed / false", "execFormatDetection p50 / p90 / p99 / max"} {
+		if labels[unwanted] {
+			t.Errorf("row %q shown though no pass measured it", unwanted)
+		}
+	}
+	if !labels["misplaced pods"] || !labels["never gated / placed at admission"] {
+		t.Errorf("rows some pass measured are missing: %v", labels)
+	}
+}
+
 func TestWriteAndLoad(t *testing.T) {
 	dir := t.TempDir()
 	r := sample(1)

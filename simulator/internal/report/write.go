@@ -180,7 +180,7 @@ func passRows(passes []*Pass) []summaryRow {
 			return fmt.Sprintf("%s / %s / %s / %s", d(s.P50), d(s.P90), d(s.P99), d(s.Max))
 		}))
 	}
-	return append(rows,
+	rows = append(rows,
 		row("scheduler SLI p50 / p99 (cross-check)", func(p *Pass) string {
 			if p.SchedulerSLI == nil {
 				return "—"
@@ -212,6 +212,10 @@ func passRows(passes []*Pass) []summaryRow {
 		row("arrival lag max", func(p *Pass) string { return d(p.ArrivalLagMaxSeconds) }),
 		row("recorder events / drops", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.Recorder.Events, p.Recorder.Drops) }),
 	)
+	// A row no pass measured (exec format errors without the fake kubelets' errors) says nothing.
+	return slices.DeleteFunc(rows, func(r summaryRow) bool {
+		return !slices.ContainsFunc(r.Cells, func(c string) bool { return c != "—" })
+	})
 }
 
 func countPassed(os []Outcome) int {
