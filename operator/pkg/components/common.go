@@ -45,10 +45,10 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/metricsauth"
 )
 
 // Client rate limits of the components. The placement controller writes once per pod and the
@@ -171,14 +171,14 @@ func (c Common) managerOptions() manager.Options {
 }
 
 // metricsServerOptions serve the metrics over HTTPS to clients the apiserver authenticates and
-// authorizes (controller-runtime's filters: a TokenReview, then a SubjectAccessReview of "get
+// authorizes (internal/metricsauth: a TokenReview, then a SubjectAccessReview of "get
 // /metrics", both cached briefly). There is deliberately no plain-HTTP option: the metrics name
 // namespaces, images and registries.
 func (c Common) metricsServerOptions() metricsserver.Options {
 	return metricsserver.Options{
 		BindAddress:    c.MetricsBindAddress,
 		SecureServing:  true,
-		FilterProvider: filters.WithAuthenticationAndAuthorization,
+		FilterProvider: metricsauth.FilterProvider,
 		CertDir:        c.MetricsCertDir,
 		CertName:       TLSCertName,
 		KeyName:        TLSKeyName,
