@@ -19,6 +19,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,6 +77,18 @@ func TestDeployedOperatorArgsParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	parse(t, d.Spec.Template.Spec.Containers[0].Args)
+}
+
+func TestUngateGates(t *testing.T) {
+	for gate, want := range map[string][]bool{"all": {true, false}, "cluster": {false}, "local": {true}} {
+		got, err := ungateGates(gate)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("--gate %s: %v, %v; want %v (local first)", gate, got, err, want)
+		}
+	}
+	if _, err := ungateGates("both"); err == nil || !strings.Contains(err.Error(), `--gate "both": want all, cluster or local`) {
+		t.Errorf("--gate both: %v", err)
+	}
 }
 
 func TestUngateNeedsAScope(t *testing.T) {

@@ -18,6 +18,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -32,13 +33,16 @@ func newUngateCmd(g *globalFlags) *cobra.Command {
 		opts     podplacement.ReleaseOptions
 		all      bool
 		selector string
+		gate     string
 	)
 	cmd := &cobra.Command{
-		Use:   "ungate (--namespace NAMESPACE | --all-namespaces) [--selector SELECTOR] [--dry-run=false]",
+		Use:   "ungate (--namespace NAMESPACE | --all-namespaces) [--selector SELECTOR] [--gate all|cluster|local] [--dry-run=false]",
 		Short: "Remove archgate's scheduling gate from gated pods, leaving their affinity unchanged (emergency)",
 		Long: `Remove archgate's scheduling gate (` + "multiarch.openshift.io/scheduling-gate" + `) from the pods that still carry it,
 so that the scheduler places them. Their node affinity is left as it is; they are labelled
-multiarch.openshift.io/placement=released. Use it when the pod placement controller is down for
+multiarch.openshift.io/placement=released. With local placement (spec.localPlacement) pods may
+also carry multiarch.openshift.io/local-scheduling-gate: --gate all (the default) releases that
+gate first, then archgate's; --gate local or --gate cluster only one. Use it when the pod placement controller is down for
 good or archgate was removed without deleting the ClusterPodPlacementConfig first.
 
 It is a dry run unless --dry-run=false: it prints the pods it would release.
@@ -58,12 +62,21 @@ releases every gated pod itself) or the MutatingWebhookConfiguration first.`,
 				}
 				opts.Selector = sel
 			}
+			locals, err := ungateGates(gate)
+			if err != nil {
+				return err
+			}
 			c, err := g.client()
 			if err != nil {
 				return err
 			}
-			_, err = ungate.Run(cmd.Context(), c, opts, cmd.OutOrStdout())
-			return err
+			for _, local := range locals {
+				opts.Local = local
+				if _, err := ungate.Run(cmd.Context(), c, opts, cmd.OutOrStdout()); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 	fs := cmd.Flags()
@@ -72,5 +85,20 @@ releases every gated pod itself) or the MutatingWebhookConfiguration first.`,
 	fs.StringVarP(&selector, "selector", "l", "", "Only the pods matching this label selector (e.g. app=web).")
 	fs.BoolVar(&opts.DryRun, "dry-run", true, "Print what would be released without changing anything.")
 	fs.IntVar(&opts.Workers, "workers", podplacement.DefaultReleaseWorkers, "Pods released concurrently.")
+	fs.StringVar(&gate, "gate", "all", "Which gate to remove: all (the local gate, then archgate's), cluster or local.")
 	return cmd
+}
+
+// ungateGates turns --gate into the releases to run, as podplacement.ReleaseOptions.Local
+// values: the local gate first, since the cluster-wide controller waits for it.
+func ungateGates(gate string) ([]bool, error) {
+	switch gate {
+	case "all":
+		return []bool{true, false}, nil
+	case "cluster":
+		return []bool{false}, nil
+	case "local":
+		return []bool{true}, nil
+	}
+	return nil, fmt.Errorf("--gate %q: want all, cluster or local", gate)
 }

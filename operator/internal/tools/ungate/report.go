@@ -56,13 +56,17 @@ func Run(ctx context.Context, c client.Client, opts podplacement.ReleaseOptions,
 	if opts.Selector != nil && !opts.Selector.Empty() {
 		scope += " matching " + opts.Selector.String()
 	}
+	gated := "gated by archgate"
+	if opts.Local {
+		gated = "carrying the local scheduling gate"
+	}
 	switch {
 	case opts.DryRun:
-		fmt.Fprintf(out, "dry run: %d pods gated by archgate %s would be released (gate removed, affinity unchanged); nothing changed. Run again with --dry-run=false.\n",
-			sum.WouldRelease, scope)
+		fmt.Fprintf(out, "dry run: %d pods %s %s would be released (gate removed, affinity unchanged); nothing changed. Run again with --dry-run=false.\n",
+			sum.WouldRelease, gated, scope)
 	default:
-		fmt.Fprintf(out, "%d pods gated by archgate %s: %d released, %d already released, %d failed.\n",
-			sum.Selected, scope, sum.Released, sum.AlreadyDone, sum.Failed)
+		fmt.Fprintf(out, "%d pods %s %s: %d released, %d already released, %d failed.\n",
+			sum.Selected, gated, scope, sum.Released, sum.AlreadyDone, sum.Failed)
 	}
 	if err == nil && sum.Failed > 0 {
 		err = fmt.Errorf("%d pods could not be released", sum.Failed)
