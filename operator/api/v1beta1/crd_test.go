@@ -119,7 +119,7 @@ func TestCRDFiles(t *testing.T) {
 			plural:      "podplacementconfigs",
 			wantKind:    "PodPlacementConfig",
 			wantScope:   apiextensionsv1.NamespaceScoped,
-			wantColumns: []string{"Priority", "In Effect", "Reason", "Selector Valid", "Age"},
+			wantColumns: []string{"Priority", "In Effect", "Reason", "Selector Valid", "Namespace Configs Valid", "Local Available", "Age"},
 			wantRules: map[string][]string{
 				".spec.plugins":                               {"!has(self.execFormatErrorMonitor)"},
 				".spec.plugins.nodeAffinityScoring":           {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},

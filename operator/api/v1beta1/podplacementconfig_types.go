@@ -64,6 +64,8 @@ type PodPlacementConfigStatus struct {
 // +kubebuilder:printcolumn:name=In Effect,JSONPath=`.status.conditions[?(@.type=="InEffect")].status`,type=string
 // +kubebuilder:printcolumn:name=Reason,JSONPath=`.status.conditions[?(@.type=="InEffect")].reason`,type=string
 // +kubebuilder:printcolumn:name=Selector Valid,JSONPath=`.status.conditions[?(@.type=="SelectorValid")].status`,type=string,priority=1
+// +kubebuilder:printcolumn:name=Namespace Configs Valid,JSONPath=`.status.conditions[?(@.type=="NamespaceConfigsValid")].status`,type=string,priority=1
+// +kubebuilder:printcolumn:name=Local Available,JSONPath=`.status.conditions[?(@.type=="Available")].status`,type=string,priority=1
 // +kubebuilder:printcolumn:name=Age,JSONPath=`.metadata.creationTimestamp`,type=date
 type PodPlacementConfig struct {
 	metav1.TypeMeta   `json:",inline"`
