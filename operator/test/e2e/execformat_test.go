@@ -70,6 +70,9 @@ func testExecFormatError(ctx context.Context, e *env) {
 	var pod *corev1.Pod
 	e.waitWithin(ctx, execFormatBound, "an exec format error in the status of pod "+ns+"/"+created.Name, func() bool {
 		pod, err = e.cs.CoreV1().Pods(ns).Get(ctx, created.Name, metav1.GetOptions{})
+		if err == nil && pullFailed(pod) {
+			e.t.Fatalf("pod %s/%s: %s (the registry serves bin/image as it was at cluster-up: after a rebuild, make cluster-down first)", ns, pod.Name, describeFailure(pod))
+		}
 		return err == nil && strings.Contains(strings.ToLower(describeFailure(pod)), "exec format error")
 	})
 	seen := time.Now()
@@ -156,6 +159,13 @@ func describeFailure(pod *corev1.Pod) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, "; ")
+}
+
+// pullFailed reports whether the kubelet could not pull a container's image.
+func pullFailed(pod *corev1.Pod) bool {
+	return slices.ContainsFunc(pod.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool {
+		return s.State.Waiting != nil && (s.State.Waiting.Reason == "ErrImagePull" || s.State.Waiting.Reason == "ImagePullBackOff")
+	})
 }
 
 // checkOneWarning checks that exactly one Warning Event of the reason was recorded about the pod.
