@@ -105,6 +105,7 @@ func TestDeployPlaceUndeploy(t *testing.T) {
 	e.run(ctx, "no archgate component runs as cluster-admin", testLeastPrivilege)
 	e.run(ctx, "controller leader failover leaves nothing gated", testLeaderFailover)
 	e.run(ctx, "webhook rolling update under load admits no pod ungated", testWebhookRollingUpdate)
+	e.run(ctx, "exec format error of a pod pinned to the real node is detected", testExecFormatError)
 
 	start = time.Now()
 	e.make(ctx, "undeploy")
