@@ -3,8 +3,6 @@ package operand
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"k8s.io/client-go/rest"
 )
 
 // Process is an Operand that runs a component as a child process (the
@@ -217,34 +216,14 @@ type MetricsAuth struct {
 }
 
 // client returns an HTTP client that trusts a's CA (the system roots
-// without one) and sends a's token; a nil a sends nothing.
+// without one) and sends a's token, built by client-go's rest package as
+// for any API client; a nil a sends nothing.
 func (a *MetricsAuth) client(timeout time.Duration) (*http.Client, error) {
-	c := &http.Client{Timeout: timeout}
 	if a == nil {
-		return c, nil
+		return &http.Client{Timeout: timeout}, nil
 	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: a.SkipVerify} //nolint:gosec // see SkipVerify
-	if len(a.CA) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(a.CA) {
-			return nil, errors.New("metrics CA: no PEM certificate")
-		}
-		tlsConfig.RootCAs = pool
-	}
-	c.Transport = bearer{token: a.Token, next: &http.Transport{TLSClientConfig: tlsConfig}}
-	return c, nil
-}
-
-// bearer adds an Authorization header to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(req)
+	return rest.HTTPClientFor(&rest.Config{Timeout: timeout, BearerToken: a.Token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: a.CA, Insecure: a.SkipVerify}})
 }
 
 // scraper reads a /metrics endpoint and remembers the last good reading, so
