@@ -136,21 +136,37 @@ func gateSteps(t *testing.T, ns, name string) func() [][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The steps are read once the watch has delivered the pod's ungated state: a separate watch
+	// from the test's own may still hold the last event when the test sees the pod ungated.
 	ch := make(chan [][]string, 1)
 	go func() {
 		var steps [][]string
 		for ev := range w.ResultChan() {
-			if p, ok := ev.Object.(*corev1.Pod); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
-				var names []string
-				for _, g := range p.Spec.SchedulingGates {
-					names = append(names, g.Name)
-				}
-				steps = append(steps, names)
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+				continue
+			}
+			var names []string
+			for _, g := range p.Spec.SchedulingGates {
+				names = append(names, g.Name)
+			}
+			steps = append(steps, names)
+			if len(names) == 0 {
+				break
 			}
 		}
 		ch <- steps
 	}()
-	return func() [][]string { w.Stop(); return <-ch }
+	return func() [][]string {
+		defer w.Stop()
+		select {
+		case got := <-ch:
+			return got
+		case <-time.After(waitTimeout):
+			t.Fatalf("pod %s/%s: the watch delivered no ungated state within %v", ns, name, waitTimeout)
+			return nil
+		}
+	}
 }
 
 func TestLocalGateThenClusterGate(t *testing.T) {
