@@ -58,10 +58,15 @@ func TestDefaultGlobalPullSecret(t *testing.T) {
 		}
 		return nil
 	})
-	linked := wantCondition(t, v1beta1.ConditionLinkedObjectsExist, metav1.ConditionTrue, v1beta1.ReasonAsExpected)
-	if !strings.Contains(linked.Message, "default global pull secret") {
-		t.Errorf("LinkedObjectsExist message %q does not say the default pull secret is used", linked.Message)
-	}
+	// The condition was already True with "no pull secret" before the Secret existed: wait for
+	// the status written after the rollout, which may land after the Deployment's update.
+	eventually(t, 30*time.Second, "LinkedObjectsExist says the default pull secret is used", func() error {
+		linked := wantCondition(t, v1beta1.ConditionLinkedObjectsExist, metav1.ConditionTrue, v1beta1.ReasonAsExpected)
+		if !strings.Contains(linked.Message, "default global pull secret") {
+			return fmt.Errorf("LinkedObjectsExist message %q does not say the default pull secret is used", linked.Message)
+		}
+		return nil
+	})
 }
 
 // controllerArgs are the controller Deployment's container arguments.
