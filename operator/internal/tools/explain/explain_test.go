@@ -181,3 +181,24 @@ func TestExplainGatedPodInUnselectedNamespace(t *testing.T) {
 		"ignored, as the controller ignores them: PodPlacementConfig dev/broken: invalid labelSelector",
 	)
 }
+
+func TestExplainLocallyGatedPod(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "api-1", Labels: map[string]string{
+			v1beta1.LabelLocalSchedulingGate: v1beta1.LabelValueGated, v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}},
+		Spec: corev1.PodSpec{
+			SchedulingGates: []corev1.PodSchedulingGate{{Name: v1beta1.LocalSchedulingGateName}, {Name: v1beta1.SchedulingGateName}},
+			Containers:      []corev1.Container{{Name: "app", Image: "registry.example/api:1"}},
+		},
+	}
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(pod,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}},
+		&v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}}).Build()
+	assertExplains(t, c, types.NamespacedName{Namespace: "team-b", Name: "api-1"}, Options{Inspector: registry(map[string][]string{"registry.example/api:1": {"arm64"}})},
+		"multiarch.openshift.io/local-scheduling-gate (archgate's local gate): namespace team-b's local controller has not applied its PodPlacementConfigs yet",
+		"multiarch.openshift.io/scheduling-gate (archgate's): the pod placement controller has not processed the pod yet",
+		"check the local controller (kubectl -n team-b get deploy archgate-local-controller)",
+		"archgate ungate -n team-b --gate local",
+		"label multiarch.openshift.io/local-scheduling-gate=gated: the namespace's local webhook gated the pod",
+	)
+}

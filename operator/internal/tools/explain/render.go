@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/controller/operator"
 	"github.com/archgate/archgate/operator/internal/execformat"
 	"github.com/archgate/archgate/operator/internal/placement"
 )
@@ -71,13 +72,22 @@ func writeGates(p *printer, f Facts) {
 		p.line("none")
 	}
 	for _, g := range pod.Spec.SchedulingGates {
-		if v1beta1.IsSchedulingGate(g) {
+		switch {
+		case v1beta1.IsLocalSchedulingGate(g):
+			p.line("%s (archgate's local gate): namespace %s's local controller has not applied its PodPlacementConfigs yet", g.Name, pod.Namespace)
+		case v1beta1.IsSchedulingGate(g):
 			p.line("%s (archgate's): the pod placement controller has not processed the pod yet", g.Name)
-		} else {
+		default:
 			p.line("%s (not archgate's)", g.Name)
 		}
 	}
-	if v1beta1.HasSchedulingGate(&pod.Spec) {
+	// The local gate goes first: the cluster-wide controller waits for it.
+	switch {
+	case v1beta1.HasLocalSchedulingGate(&pod.Spec):
+		p.line("  If it stays: check the local controller (kubectl -n %s get deploy %s) and the PodPlacementConfigs' conditions;",
+			pod.Namespace, operator.LocalControllerComponentName)
+		p.line("  `archgate ungate -n %s --gate local --selector ... --dry-run=false` releases it; archgate's cluster-wide gate then applies the preferences.", pod.Namespace)
+	case v1beta1.HasSchedulingGate(&pod.Spec):
 		p.line("  If it stays: check the controller (kubectl -n %s get deploy archgate-controller) and its events below;",
 			orDefault(f.OperatorNamespace, "archgate-system"))
 		p.line("  `archgate ungate -n %s --selector ... --dry-run=false` releases the pod without changing its affinity.", pod.Namespace)
@@ -97,7 +107,7 @@ func writeWritten(p *printer, f Facts) {
 	pod := f.Pod
 	p.section("What archgate wrote on the pod")
 	wrote := false
-	for _, k := range []string{v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement, v1beta1.LabelExecFormatError} {
+	for _, k := range []string{v1beta1.LabelLocalSchedulingGate, v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement, v1beta1.LabelExecFormatError} {
 		if v, ok := pod.Labels[k]; ok {
 			wrote = true
 			p.line("label %s=%s: %s", k, v, labelMeaning(k, v))
@@ -250,6 +260,17 @@ func labelMeaning(key, value string) string {
 			return m
 		}
 		return "unknown outcome"
+	}
+	if key == v1beta1.LabelLocalSchedulingGate {
+		switch value {
+		case v1beta1.LabelValueGated:
+			return "the namespace's local webhook gated the pod; its local controller has not removed the local gate yet"
+		case v1beta1.LabelValueRemoved:
+			return "the local controller applied the namespace's PodPlacementConfigs and removed the local gate"
+		case v1beta1.LabelValueReleased:
+			return "the operator released the local gate without applying the preferences (local placement turned off or the last PodPlacementConfig deleted); the cluster-wide controller applies them"
+		}
+		return "unknown value"
 	}
 	switch value {
 	case v1beta1.LabelValueGated:
