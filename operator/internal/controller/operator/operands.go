@@ -24,7 +24,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -520,13 +519,16 @@ func componentAffinity(name string) *corev1ac.AffinityApplyConfiguration {
 				WithTopologyKey(corev1.LabelHostname))))
 }
 
-// componentContainer is a component's one container: restricted, probed, bounded.
+// componentContainer is a component's one container: restricted, probed, bounded, its Go runtime
+// sized (sizing.go).
 func componentContainer(p operandParams, name string, args []string) *corev1ac.ContainerApplyConfiguration {
 	env := []*corev1ac.EnvVarApplyConfiguration{corev1ac.EnvVar().WithName("POD_NAMESPACE").WithValueFrom(
 		corev1ac.EnvVarSource().WithFieldRef(corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath("metadata.namespace")))}
 	for _, e := range p.proxyEnv {
 		env = append(env, corev1ac.EnvVar().WithName(e.Name).WithValue(e.Value))
 	}
+	size := componentSizing(componentOf(name))
+	env = append(env, size.runtimeEnv()...)
 	probe := func(path string) *corev1ac.ProbeApplyConfiguration {
 		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstr.FromString("health")))
 	}
@@ -541,9 +543,7 @@ func componentContainer(p operandParams, name string, args []string) *corev1ac.C
 		).
 		WithReadinessProbe(probe("/readyz").WithPeriodSeconds(5)).
 		WithLivenessProbe(probe("/healthz").WithInitialDelaySeconds(10).WithPeriodSeconds(10)).
-		WithResources(corev1ac.ResourceRequirements().
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")}).
-			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")})).
+		WithResources(size.resources()).
 		WithSecurityContext(corev1ac.SecurityContext().
 			WithAllowPrivilegeEscalation(false).
 			WithReadOnlyRootFilesystem(true).

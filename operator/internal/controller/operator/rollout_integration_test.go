@@ -22,6 +22,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,21 @@ func TestRollout(t *testing.T) {
 		for _, w := range d.want {
 			if !containsArg(d.args, w) {
 				t.Errorf("%s args %q lack %q", d.name, d.args, w)
+			}
+		}
+	}
+	// The Go runtime sized from the container's memory limit (sizing.go), as applied.
+	for _, d := range []struct {
+		name string
+		env  []corev1.EnvVar
+		want []corev1.EnvVar
+	}{
+		{operator.WebhookComponentName, wh.Spec.Template.Spec.Containers[0].Env, []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: "230MiB"}, {Name: "GOGC", Value: "50"}}},
+		{operator.ControllerComponentName, ctl.Spec.Template.Spec.Containers[0].Env, []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: "460MiB"}, {Name: "GOGC", Value: "25"}}},
+	} {
+		for _, w := range d.want {
+			if !slices.Contains(d.env, w) {
+				t.Errorf("%s env %v lacks %v", d.name, d.env, w)
 			}
 		}
 	}
