@@ -131,9 +131,34 @@ cluster-packages: ## Install runc and containernetworking-plugins with apt-get w
 
 CLUSTER_STATE ?= $(CURDIR)/bin/cluster-state
 export CLUSTER_STATE
+# The scenarios whose images the cluster's second registry (10.200.0.2:5001) serves, for
+# make cluster-scenario (simulator run --kubeconfig against the cluster); empty: no second registry.
+CLUSTER_SCENARIOS ?= smoke cluster-3k
+CLUSTER_REGISTRY_CATALOG ?= $(CURDIR)/bin/cluster-catalog.yaml
 .PHONY: cluster-up
-cluster-up: control-plane cluster-components cluster-packages ## Start the hermetic real-node cluster (own PID/net/mount namespaces, state in CLUSTER_STATE); prints its kubeconfig.
+cluster-up: control-plane cluster-components cluster-packages ## Start the hermetic real-node cluster (own PID/net/mount namespaces, state in CLUSTER_STATE); prints its kubeconfig. Its registry at 10.200.0.2:5001 serves the images of CLUSTER_SCENARIOS.
+ifneq ($(strip $(CLUSTER_SCENARIOS)),)
+	$(GO) build -o bin/simulator ./simulator/cmd/simulator
+	bin/simulator catalog --out $(CLUSTER_REGISTRY_CATALOG) $(patsubst %,scenarios/%.yaml,$(CLUSTER_SCENARIOS))
+	@CLUSTER_REGISTRY_CATALOG=$(CLUSTER_REGISTRY_CATALOG) hack/cluster.sh up
+else
 	@hack/cluster.sh up
+endif
+
+# simulator run --kubeconfig against the real-node cluster: archgate's linux/amd64 image (the
+# node's architecture), imported into the node's containerd as e2e does, installed with make
+# deploy; the scenario's images from the cluster's registry at 10.200.0.2:5001.
+CLUSTER_SIM_IMAGE := localhost/archgate/archgate:sim
+CLUSTER_SIM_REGISTRY := 10.200.0.2:5001
+.PHONY: cluster-scenario
+cluster-scenario: ## Run scenarios/$(NAME).yaml against the running real-node cluster (make cluster-up first; NAME among CLUSTER_SCENARIOS) and write its report under reports/$(NAME)/.
+	@hack/cluster.sh status >/dev/null || { echo "no real-node cluster runs: make cluster-up"; exit 1; }
+	IMAGE_TAG=sim IMAGE_PLATFORMS=linux/amd64 hack/image.sh
+	bin/cluster/ctr --address $(CLUSTER_STATE)/run/containerd/containerd.sock -n k8s.io images import --base-name $(firstword $(subst :, ,$(CLUSTER_SIM_IMAGE))) bin/image.tar
+	$(GO) build -o bin/simulator ./simulator/cmd/simulator
+	bin/simulator run --kubeconfig $(CLUSTER_STATE)/kubeconfig --scenario scenarios/$(NAME).yaml --out reports \
+		--image $(CLUSTER_SIM_IMAGE) --registry $(CLUSTER_SIM_REGISTRY) \
+		--registry-ca $(CLUSTER_STATE)/certs.d/$(CLUSTER_SIM_REGISTRY)/ca.crt --registry-auth sim:archgate-sim $(SIMFLAGS)
 
 .PHONY: cluster-down
 cluster-down: ## Stop the real-node cluster by its recorded PIDs (also after a killed run) and remove its cgroups.

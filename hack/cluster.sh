@@ -46,6 +46,11 @@ PAUSE_IMAGE=localhost/archgate/pause:1
 REGISTRY_PORT=5000 # the in-cluster registry: $NODE_IP:$REGISTRY_PORT
 # The registry's one user, allowed to pull private/** (realnode.PrivateUser, PrivatePassword).
 REGISTRY_USER=e2e REGISTRY_PASSWORD=archgate-e2e
+# The scenarios' registry (simulator run --kubeconfig): CLUSTER_REGISTRY_CATALOG, when set, is a
+# catalog file (simulator catalog writes it; make cluster-up does) served over TLS at
+# $NODE_IP:$SIM_REGISTRY_PORT, every repository anonymous, plus one user for pull secrets.
+SIM_REGISTRY_PORT=5001
+SIM_REGISTRY_USER=sim SIM_REGISTRY_PASSWORD=archgate-sim
 KWOK_ARCHS=(arm64 ppc64le s390x) # a kwok node kwok-<arch> each
 KWOK_POD_CIDR=10.245.0.0/16      # pod IPs kwok makes up (never routed)
 
@@ -110,6 +115,11 @@ cmd_up() {
   if running; then log "already running (PID $(pid_of pid))"; echo "$STATE/kubeconfig"; return; fi
   cmd_down >/dev/null 2>&1 || true # leftovers of a killed run
   check_prerequisites
+  if [[ -n ${CLUSTER_REGISTRY_CATALOG:-} ]]; then
+    [[ -f $CLUSTER_REGISTRY_CATALOG ]] || die "CLUSTER_REGISTRY_CATALOG=$CLUSTER_REGISTRY_CATALOG: no such file"
+    CLUSTER_REGISTRY_CATALOG=$(realpath "$CLUSTER_REGISTRY_CATALOG")
+    export CLUSTER_REGISTRY_CATALOG
+  fi
   # Only a directory this script made (marked) or an empty/missing one is wiped.
   if [[ -d $STATE && -n "$(ls -A "$STATE")" && ! -f $STATE/.archgate-cluster-state ]]; then
     die "CLUSTER_STATE=$STATE is a non-empty directory this script did not create: refusing to wipe it"
@@ -376,6 +386,11 @@ start_registry() {
     --auth-mode basic --user "$REGISTRY_USER:$REGISTRY_PASSWORD" --pull "$REGISTRY_USER=private/**" \
     --anonymous 'archgate/**' --anonymous 'e2e/**'
   wait_file "$STATE/certs.d/$NODE_IP:$REGISTRY_PORT/ca.crt"
+  [[ -n ${CLUSTER_REGISTRY_CATALOG:-} ]] || return 0
+  start fakeregistry-sim "$NODE_BIN/fakeregistry" serve --tls --addr "$NODE_IP:$SIM_REGISTRY_PORT" --hostname "$NODE_IP" \
+    --certs-dir "$STATE/certs.d" --catalog "$CLUSTER_REGISTRY_CATALOG" \
+    --auth-mode basic --user "$SIM_REGISTRY_USER:$SIM_REGISTRY_PASSWORD" --pull "$SIM_REGISTRY_USER=**" --anonymous '**'
+  wait_file "$STATE/certs.d/$NODE_IP:$SIM_REGISTRY_PORT/ca.crt"
 }
 
 wait_url() {

@@ -41,6 +41,12 @@ type runFlags struct {
 	inProcess    bool
 	profile      bool
 	profileTime  time.Duration
+	existing     existingFlags
+}
+
+// existingFlags are the flags of a run against an existing cluster (--kubeconfig).
+type existingFlags struct {
+	image, registry, registryCA, registryAuth string
 }
 
 func newRunCommand() *cobra.Command {
@@ -52,14 +58,24 @@ func newRunCommand() *cobra.Command {
 kube-scheduler, the node pools, the fake registry and the operator in-process,
 creates the workload (after an optional baseline pass without the operator),
 applies the timeline and writes reports/<scenario>/<commit>[-dirty]-<time>.{json,md}
-with latency and timeline plots. It exits 1 when an expectation is missed.`,
+with latency and timeline plots. It exits 1 when an expectation is missed.
+
+With --kubeconfig it runs against that existing cluster instead: the node pools as
+kwok nodes of the run, the cluster's own scheduler, archgate installed from deploy/
+(--image) and configured through the ClusterPodPlacementConfig, the images from
+--registry; it removes everything it created at the end (simulator cleanup after a
+killed run). See docs/simulator-existing-cluster.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runScenario(cmd.Context(), f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "", "scenario file (required)")
 	fl.StringVar(&f.expectations, "expectations", "", "expectations file that replaces the scenario's own")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "run against this cluster instead of starting envtest")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "run against this existing cluster instead of starting envtest (docs/simulator-existing-cluster.md)")
+	fl.StringVar(&f.existing.image, "image", "", "with --kubeconfig: archgate's image, one the cluster can pull, installed with make deploy when the cluster has no archgate operator")
+	fl.StringVar(&f.existing.registry, "registry", "", "with --kubeconfig: HOST:PORT of a registry the cluster's pods reach that serves the scenario's catalog (simulator catalog writes it)")
+	fl.StringVar(&f.existing.registryCA, "registry-ca", "", "with --kubeconfig: the PEM CA file of --registry")
+	fl.StringVar(&f.existing.registryAuth, "registry-auth", "", "with --kubeconfig: USER:PASSWORD of a user of --registry, for the pull secrets of scenarios with registry.auth")
 	fl.StringVar(&f.out, "out", "reports", "directory for reports (a <scenario>/ subdirectory is used)")
 	fl.BoolVar(&f.baseline, "baseline", false, "add a baseline pass without the operator even if the scenario has none")
 	fl.BoolVar(&f.quiet, "quiet", false, "print only the summary")
@@ -128,7 +144,11 @@ func runScenario(parent context.Context, f runFlags) error {
 		Logger:     logger,
 		Guard:      guard,
 	}
-	if err := f.components(&opts, loaded.Scenario.Name); err != nil {
+	if f.kubeconfig != "" {
+		if opts.Existing, err = f.existing.options(); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	} else if err := f.components(&opts, loaded.Scenario.Name); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	rep, runErr := runner.Run(ctx, opts)
@@ -237,4 +257,24 @@ func nodeCount(s *scenario.Scenario) int {
 		n += p.Count
 	}
 	return n
+}
+
+// options reads the files the flags name.
+func (f existingFlags) options() (runner.ExistingOptions, error) {
+	o := runner.ExistingOptions{Image: f.image, Registry: f.registry}
+	if f.registryCA != "" {
+		ca, err := os.ReadFile(f.registryCA)
+		if err != nil {
+			return o, fmt.Errorf("--registry-ca: %w", err)
+		}
+		o.RegistryCA = ca
+	}
+	if f.registryAuth != "" {
+		user, password, ok := strings.Cut(f.registryAuth, ":")
+		if !ok || user == "" || password == "" {
+			return o, fmt.Errorf("--registry-auth: want USER:PASSWORD, got %q", f.registryAuth)
+		}
+		o.RegistryUser, o.RegistryPassword = user, password
+	}
+	return o, nil
 }

@@ -89,18 +89,26 @@ func (p NodePool) Node(index int) *corev1.Node {
 // requests in flight. The apiserver keeps a node's status on create, so one
 // write per node suffices.
 func CreateNodes(ctx context.Context, client kubernetes.Interface, pools []NodePool, concurrency int) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(concurrency, 1))
+	var nodes []*corev1.Node
 	for _, pool := range pools {
 		for i := range pool.Count {
-			node := pool.Node(i)
-			g.Go(func() error {
-				if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-					return fmt.Errorf("creating node %s of pool %s: %w", node.Name, pool.Name, err)
-				}
-				return nil
-			})
+			nodes = append(nodes, pool.Node(i))
 		}
+	}
+	return CreateNodeObjects(ctx, client, nodes, concurrency)
+}
+
+// CreateNodeObjects creates nodes with at most concurrency requests in flight.
+func CreateNodeObjects(ctx context.Context, client kubernetes.Interface, nodes []*corev1.Node, concurrency int) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(concurrency, 1))
+	for _, node := range nodes {
+		g.Go(func() error {
+			if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating node %s of pool %s: %w", node.Name, node.Labels[PoolLabel], err)
+			}
+			return nil
+		})
 	}
 	return g.Wait()
 }

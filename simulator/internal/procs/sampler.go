@@ -17,8 +17,13 @@ type Sample struct {
 	At time.Duration
 	// CPU is the cumulative CPU time by process name.
 	CPU map[string]time.Duration
-	// RSS is the resident memory in bytes by process name.
+	// RSS is the resident memory in bytes by process name, summed over the
+	// processes of a component that runs several replicas.
 	RSS map[string]int64
+	// ReplicaRSS is the resident memory of the largest single process by
+	// name: what one replica of a component needs, which is what its
+	// container's memory limit and the footprint targets are about.
+	ReplicaRSS map[string]int64
 }
 
 // Sampler reads the simulator's and its children's resource use at an
@@ -83,7 +88,7 @@ func (s *Sampler) Sample() Sample {
 		self.Name = SelfName
 		procs = append(procs, self)
 	}
-	smp := Sample{At: time.Since(s.start), CPU: map[string]time.Duration{}, RSS: map[string]int64{}}
+	smp := Sample{At: time.Since(s.start), CPU: map[string]time.Duration{}, RSS: map[string]int64{}, ReplicaRSS: map[string]int64{}}
 	load := loadAverage()
 	stat := readCPUStat()
 	s.mu.Lock()
@@ -109,6 +114,7 @@ func (s *Sampler) Sample() Sample {
 		}
 		smp.CPU[p.Name] += p.CPU
 		smp.RSS[p.Name] += p.RSS
+		smp.ReplicaRSS[p.Name] = max(smp.ReplicaRSS[p.Name], p.RSS)
 		s.last[p.Name] = p
 	}
 	s.samples = append(s.samples, smp)
@@ -124,6 +130,7 @@ func (s *Sampler) readWatched(smp *Sample) {
 		if p, ok := procfs.Read(pid); ok {
 			s.lastPid[pid] = p
 			smp.RSS[name] += p.RSS
+			smp.ReplicaRSS[name] = max(smp.ReplicaRSS[name], p.RSS)
 		}
 		smp.CPU[name] += s.lastPid[pid].CPU
 	}

@@ -69,8 +69,12 @@ type ComponentCost struct {
 	// CPUSeconds is user+system CPU over the pass; per 1,000 pods too.
 	CPUSeconds          float64 `json:"cpuSeconds"`
 	CPUSecondsPer1kPods float64 `json:"cpuSecondsPer1kPods"`
-	// PeakRSSBytes is the highest resident memory sampled during the pass.
+	// PeakRSSBytes is the highest resident memory sampled during the pass,
+	// summed over the component's processes (its replicas in operator mode).
 	PeakRSSBytes int64 `json:"peakRSSBytes"`
+	// PeakReplicaRSSBytes is the highest resident memory of any one of the
+	// component's processes during the pass: a replica's footprint.
+	PeakReplicaRSSBytes int64 `json:"peakReplicaRSSBytes,omitempty"`
 }
 
 // APIRequestCount is one verb on one resource.
@@ -142,7 +146,7 @@ func (r *Report) costSummary() *costView {
 				continue
 			}
 			cpus = append(cpus, c.CPUSecondsPer1kPods)
-			row.Cells = append(row.Cells, fmt.Sprintf("%.2fs", c.CPUSecondsPer1kPods), FormatBytes(float64(c.PeakRSSBytes)))
+			row.Cells = append(row.Cells, fmt.Sprintf("%.2fs", c.CPUSecondsPer1kPods), rssText(c))
 		}
 		row.Cells = append(row.Cells, ratio(cpus)...)
 		v.Components = append(v.Components, row)
@@ -190,6 +194,16 @@ func (r *Report) writeCostText(w io.Writer) {
 			fmt.Fprintf(w, "%-8s sustained %.0f pods/s (total p99 within the scenario's sustainLatency)\n", p.Name, p.SustainedRate)
 		}
 	}
+}
+
+// rssText is a component's peak RSS, and its largest replica's when the
+// component ran as several processes.
+func rssText(c ComponentCost) string {
+	sum := FormatBytes(float64(c.PeakRSSBytes))
+	if c.PeakReplicaRSSBytes <= 0 || c.PeakReplicaRSSBytes >= c.PeakRSSBytes {
+		return sum
+	}
+	return sum + " (one replica " + FormatBytes(float64(c.PeakReplicaRSSBytes)) + ")"
 }
 
 func ratioText(a, b float64) string {

@@ -51,6 +51,8 @@ type Report struct {
 	Registry *RegistryStats `json:"registry,omitempty"`
 	// Resources is the CPU and memory of the processes.
 	Resources Resources `json:"resources"`
+	// Cluster describes the existing cluster of a run with --kubeconfig; nil for envtest.
+	Cluster *Cluster `json:"cluster,omitempty"`
 	// Timeline lists the events applied.
 	Timeline []AppliedEvent `json:"timeline,omitempty"`
 	// Expectations are the checks and their outcomes.
@@ -127,6 +129,27 @@ type Environment struct {
 	// other processes (not the simulator, kube-apiserver or etcd) used
 	// during the run. Above a few per cent the figures carry their noise.
 	ForeignCPUShare float64 `json:"foreignCPUShare"`
+}
+
+// Cluster is the existing cluster a run used (simulator run --kubeconfig): which one, and
+// which of its parts were real and which simulated.
+type Cluster struct {
+	// Server is the apiserver's URL as the kubeconfig names it.
+	Server string `json:"server"`
+	// ServerVersion is the apiserver's version (kubectl version's server line).
+	ServerVersion string `json:"serverVersion"`
+	// RunID labels (sim.archgate.io/run) everything the run created.
+	RunID string `json:"runId"`
+	// RealNodes counts the cluster's nodes no kwok keeps; FakeNodes the run's kwok nodes;
+	// OtherFakeNodes kwok nodes that were not the run's (left alone, never used).
+	RealNodes      int `json:"realNodes"`
+	FakeNodes      int `json:"fakeNodes"`
+	OtherFakeNodes int `json:"otherFakeNodes"`
+	// Real lists the parts of the run that were the cluster's own; Simulated those that were
+	// not; NotAvailable the figures such a run cannot take.
+	Real         []string `json:"real"`
+	Simulated    []string `json:"simulated"`
+	NotAvailable []string `json:"notAvailable"`
 }
 
 // Pass is one pass of the workload.

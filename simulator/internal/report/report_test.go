@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func sample(scale float64) *Report {
 		p.Cost = &Cost{Pods: 1000, CPUSecondsPer1kPods: 10 * scale, APIRequestsPerPod: 4, APIWritesPerPod: 3 + scale/4,
 			APIRequests: []APIRequestCount{{Verb: "POST", Resource: "pods", Count: 1000, PerPod: 1}}}
 		for _, c := range scenario.CostComponents {
-			p.Cost.Components = append(p.Cost.Components, ComponentCost{Name: c, CPUSeconds: scale, CPUSecondsPer1kPods: scale, PeakRSSBytes: 1 << 20})
+			p.Cost.Components = append(p.Cost.Components, ComponentCost{Name: c, CPUSeconds: scale, CPUSecondsPer1kPods: scale, PeakRSSBytes: 1 << 20, PeakReplicaRSSBytes: 1 << 19})
 		}
 		return p
 	}
@@ -175,5 +176,44 @@ func TestWriteAndLoad(t *testing.T) {
 	os.WriteFile(f.JSON, []byte(strings.Replace(string(data), `"schemaVersion": 1`, `"schemaVersion": 99`, 1)), 0o644)
 	if _, err := Load(f.JSON); err == nil || !strings.Contains(err.Error(), "schema version 99") {
 		t.Errorf("Load of another schema version: %v", err)
+	}
+}
+
+func TestMarkdownClusterBlock(t *testing.T) {
+	cluster := &Cluster{Server: "https://127.0.0.1:6443", ServerVersion: "v1.37.1", RunID: "ab12cd", RealNodes: 1, FakeNodes: 20,
+		OtherFakeNodes: 3, Real: []string{"kube-scheduler", "archgate pods"}, Simulated: []string{"kwok nodes"}, NotAvailable: []string{"apiserver CPU"}}
+	for _, tc := range []struct {
+		name    string
+		cluster *Cluster
+		want    []string // lines the summary must hold; nil: no cluster section at all
+	}{
+		{"envtest run", nil, nil},
+		{"existing cluster", cluster, []string{
+			"## Cluster",
+			"| existing cluster (run `ab12cd`) | |",
+			"| server | https://127.0.0.1:6443 (v1.37.1) |",
+			"| nodes | 1 real, 20 kwok nodes of the run, 3 other kwok nodes (not used) |",
+			"| real | kube-scheduler; archgate pods |",
+			"| simulated | kwok nodes |",
+			"| not available | apiserver CPU |",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := sample(1)
+			r.Cluster = tc.cluster
+			var md strings.Builder
+			if err := r.WriteMarkdown(&md, Files{}); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(md.String(), "\n")
+			if tc.want == nil && slices.Contains(lines, "## Cluster") {
+				t.Errorf("an envtest report has a cluster section:\n%s", md.String())
+			}
+			for _, w := range tc.want {
+				if !slices.Contains(lines, w) {
+					t.Errorf("summary lacks the line %q:\n%s", w, md.String())
+				}
+			}
+		})
 	}
 }

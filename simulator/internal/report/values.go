@@ -51,6 +51,9 @@ func (r *Report) Values() map[string]float64 {
 			for _, comp := range c.Components {
 				put(prefix+"cost.cpuPer1kPods."+comp.Name, comp.CPUSecondsPer1kPods)
 				put(prefix+"cost.peakRSS."+comp.Name, float64(comp.PeakRSSBytes))
+				if comp.PeakReplicaRSSBytes > 0 {
+					put(prefix+"cost.peakReplicaRSS."+comp.Name, float64(comp.PeakReplicaRSSBytes))
+				}
 			}
 			if len(c.APIRequests) > 0 {
 				put(prefix+"cost.apiWritesPerPod", c.APIWritesPerPod)

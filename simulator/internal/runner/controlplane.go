@@ -13,8 +13,6 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/archgate/archgate/operator/pkg/testenv"
 	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
@@ -25,45 +23,39 @@ import (
 // crdDir is where the operator's CRDs live, relative to the repository root.
 const crdDir = "operator/config/crd/bases"
 
-// startControlPlane starts envtest (or connects to --kubeconfig) and
-// installs the operator's CRDs.
+// startControlPlane starts envtest and installs the operator's CRDs.
 func (r *run) startControlPlane(ctx context.Context) error {
 	crds := filepath.Join(r.opts.RepoRoot, crdDir)
-	if r.opts.Kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", r.opts.Kubeconfig)
-		if err != nil {
-			return fmt.Errorf("loading kubeconfig: %w", err)
-		}
-		cfg.QPS, cfg.Burst = testenv.DefaultQPS, testenv.DefaultBurst
-		if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
-			return fmt.Errorf("installing CRDs: %w", err)
-		}
-		r.cfg = cfg
-		r.env.ControlPlane = cfg.Host
-	} else {
-		// Aggregator routing sends webhook calls to the Service's endpoints
-		// (the EndpointSlices package kubelet writes), as there is no
-		// kube-proxy to route a ClusterIP.
-		env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{crds},
-			APIServerArgs: map[string]string{"enable-aggregator-routing": "true"}})
-		if err != nil {
-			return err
-		}
-		// Hand the guard the children before anything else can fail.
-		for _, c := range procfs.Children(os.Getpid()) {
-			if c.Name == "kube-apiserver" || c.Name == "etcd" {
-				r.opts.Guard.Watch(c.ID)
-			}
-		}
-		r.defer_(func() {
-			r.sampler.Sample() // last reading of the children's peak RSS
-			if err := env.Stop(); err != nil {
-				fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
-			}
-		})
-		r.cfg = env.Config
-		r.env.ControlPlane = "envtest"
+	// Aggregator routing sends webhook calls to the Service's endpoints
+	// (the EndpointSlices package kubelet writes), as there is no
+	// kube-proxy to route a ClusterIP.
+	env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{crds},
+		APIServerArgs: map[string]string{"enable-aggregator-routing": "true"}})
+	if err != nil {
+		return err
 	}
+	// Hand the guard the children before anything else can fail.
+	for _, c := range procfs.Children(os.Getpid()) {
+		if c.Name == "kube-apiserver" || c.Name == "etcd" {
+			r.opts.Guard.Watch(c.ID)
+		}
+	}
+	r.defer_(func() {
+		r.sampler.Sample() // last reading of the children's peak RSS
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+		}
+	})
+	r.env.ControlPlane = "envtest"
+	if err := r.connect(env.Config); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// connect makes the run's clients for cfg and reads the server's version.
+func (r *run) connect(cfg *rest.Config) error {
+	r.cfg = cfg
 	// The harness creates and watches pods in protobuf, as the controllers
 	// that create pods in a cluster (ReplicaSet, Job) and kube-scheduler do:
 	// JSON would charge the apiserver an encoding no cluster pays.
@@ -79,7 +71,7 @@ func (r *run) startControlPlane(ctx context.Context) error {
 		r.env.KubernetesVersion = v.GitVersion
 	}
 	r.sampler.Sample()
-	return ctx.Err()
+	return nil
 }
 
 // environment describes the machine and the code.

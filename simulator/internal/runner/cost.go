@@ -92,14 +92,15 @@ func (r *run) cost(start, end costMark, samples []procs.Sample, pods int) *repor
 	c := &report.Cost{Pods: pods}
 	for name, cpu := range end.sample.CPU {
 		d := (cpu - start.sample.CPU[name]).Seconds()
-		var peak int64
+		var peak, replicaPeak int64
 		for _, s := range samples {
 			if s.At >= start.sample.At && s.At <= end.sample.At {
 				peak = max(peak, s.RSS[name])
+				replicaPeak = max(replicaPeak, s.ReplicaRSS[name])
 			}
 		}
 		c.Components = append(c.Components, report.ComponentCost{
-			Name: r.componentName(name), CPUSeconds: d, CPUSecondsPer1kPods: d * per1k, PeakRSSBytes: peak,
+			Name: r.componentName(name), CPUSeconds: d, CPUSecondsPer1kPods: d * per1k, PeakRSSBytes: peak, PeakReplicaRSSBytes: replicaPeak,
 		})
 		if name != report.ComponentBackground {
 			c.CPUSecondsPer1kPods += d * per1k

@@ -56,22 +56,23 @@ func TestCostPerPass(t *testing.T) {
 		api:    parse(apiserverMetrics(apiserverCounts{creates: 10500, patches: 10100, bindings: 10400, watchEvents: 113000})),
 	}
 	samples := []procs.Sample{
-		{At: 5 * sec, RSS: map[string]int64{"controller": 900}}, // before the pass: not its peak
-		{At: 50 * sec, RSS: map[string]int64{"controller": 300, "kube-apiserver": 2000}},
-		{At: 100 * sec, RSS: map[string]int64{"controller": 400, "kube-apiserver": 1000}},
+		{At: 5 * sec, RSS: map[string]int64{"controller": 900}, ReplicaRSS: map[string]int64{"controller": 900}}, // before the pass: not its peak
+		// Two controller replicas: the sum peaks at 100 s, the largest replica at 50 s.
+		{At: 50 * sec, RSS: map[string]int64{"controller": 300, "kube-apiserver": 2000}, ReplicaRSS: map[string]int64{"controller": 250, "kube-apiserver": 2000}},
+		{At: 100 * sec, RSS: map[string]int64{"controller": 400, "kube-apiserver": 1000}, ReplicaRSS: map[string]int64{"controller": 200, "kube-apiserver": 1000}},
 	}
 	r := &run{s: &scenario.Scenario{Operator: scenario.OperatorSpec{Enabled: true}},
 		opts: Options{Archgate: "archgate", SchedulerCommand: []string{"simulator"}}}
 	c := r.cost(start, end, samples, 10000)
 
 	want := map[string]struct {
-		cpuPer1k float64
-		peak     int64
+		cpuPer1k          float64
+		peak, replicaPeak int64
 	}{
-		"kube-apiserver":           {8, 2000},
-		"controller":               {1, 400},
-		report.ComponentHarness:    {1, 0},
-		report.ComponentBackground: {2.5, 0},
+		"kube-apiserver":           {8, 2000, 2000},
+		"controller":               {1, 400, 250},
+		report.ComponentHarness:    {1, 0, 0},
+		report.ComponentBackground: {2.5, 0, 0},
 	}
 	for name, w := range want {
 		got, ok := c.Component(name)
@@ -79,8 +80,9 @@ func TestCostPerPass(t *testing.T) {
 			t.Errorf("component %s missing (have %+v)", name, c.Components)
 			continue
 		}
-		if got.CPUSecondsPer1kPods != w.cpuPer1k || got.PeakRSSBytes != w.peak {
-			t.Errorf("%s: cpu/1k %v peak %d, want %v and %d", name, got.CPUSecondsPer1kPods, got.PeakRSSBytes, w.cpuPer1k, w.peak)
+		if got.CPUSecondsPer1kPods != w.cpuPer1k || got.PeakRSSBytes != w.peak || got.PeakReplicaRSSBytes != w.replicaPeak {
+			t.Errorf("%s: cpu/1k %v peak %d replica peak %d, want %v, %d and %d", name,
+				got.CPUSecondsPer1kPods, got.PeakRSSBytes, got.PeakReplicaRSSBytes, w.cpuPer1k, w.peak, w.replicaPeak)
 		}
 	}
 	// The background load is listed but not counted in the total.

@@ -68,6 +68,9 @@ type operatorEnv struct {
 // registryHost is the host pods' image references point at; without the
 // operator no registry runs and the references only need to be well-formed.
 func (r *run) registryHost() string {
+	if r.ext != nil {
+		return r.ext.opts.Registry
+	}
 	if r.op != nil {
 		return r.op.reg.Host()
 	}
@@ -91,6 +94,9 @@ func (r *run) startOperator(ctx context.Context) error {
 			return err
 		}
 		r.op = e
+		if err := e.waitRolledOut(ctx); err != nil {
+			return err
+		}
 		return e.waitWebhookEffective(ctx)
 	}
 	cfg, caPEM, err := e.componentsConfig(ctx, global)
@@ -270,7 +276,8 @@ func (e *operatorEnv) startComponents(ctx context.Context, cfg operand.Config, c
 // webhook and the pod comes back gated (or placed at admission).
 func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 	name := fmt.Sprintf("sim-%s-probe", e.r.id)
-	if err := e.crc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil && !apierrors.IsAlreadyExists(err) {
+	probeNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{workload.LabelRun: e.r.id}}}
+	if err := e.crc.Create(ctx, probeNS); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	probe := e.r.plan.Pods[0]
@@ -282,7 +289,7 @@ func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		pod := probe.Object(workload.ObjectOptions{Host: e.reg.Host(), Namespaces: []string{name},
+		pod := probe.Object(workload.ObjectOptions{Host: e.r.registryHost(), Namespaces: []string{name},
 			CPU: *e.r.s.Workload.Requests.CPU, Memory: *e.r.s.Workload.Requests.Memory})
 		pod.Namespace = name
 		pod.Spec.InitContainers = nil
@@ -336,19 +343,33 @@ func (e *operatorEnv) prepareNamespace(ctx context.Context, ns string, i int) er
 			return err
 		}
 	}
-	created := 0
-	for _, p := range e.r.s.Operator.PodPlacementConfigs {
+	ppcs := podPlacementConfigs(e.r.s, ns, i)
+	if err := createPodPlacementConfigs(ctx, e.crc, ppcs); err != nil {
+		return err
+	}
+	if len(ppcs) > 0 && e.r.s.Operator.ClusterConfig.LocalPlacementEnabled() {
+		return e.startLocal(ctx, ns)
+	}
+	return nil
+}
+
+// podPlacementConfigs are the PodPlacementConfigs of workload namespace ns, the i-th.
+func podPlacementConfigs(s *scenario.Scenario, ns string, i int) []*v1beta1.PodPlacementConfig {
+	var out []*v1beta1.PodPlacementConfig
+	for _, p := range s.Operator.PodPlacementConfigs {
 		if p.Namespaces != 0 && i >= p.Namespaces {
 			continue
 		}
-		ppc := &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.Name}, Spec: *p.Spec.DeepCopy()}
-		if err := e.crc.Create(ctx, ppc); err != nil {
-			return fmt.Errorf("creating PodPlacementConfig %s/%s: %w", ns, p.Name, err)
-		}
-		created++
+		out = append(out, &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.Name}, Spec: *p.Spec.DeepCopy()})
 	}
-	if created > 0 && e.r.s.Operator.ClusterConfig.LocalPlacementEnabled() {
-		return e.startLocal(ctx, ns)
+	return out
+}
+
+func createPodPlacementConfigs(ctx context.Context, c crclient.Client, ppcs []*v1beta1.PodPlacementConfig) error {
+	for _, ppc := range ppcs {
+		if err := c.Create(ctx, ppc); err != nil {
+			return fmt.Errorf("creating PodPlacementConfig %s/%s: %w", ppc.Namespace, ppc.Name, err)
+		}
 	}
 	return nil
 }
@@ -377,20 +398,26 @@ func (e *operatorEnv) startLocal(ctx context.Context, ns string) error {
 // createPullSecret creates a kubernetes.io/dockerconfigjson secret for the
 // registry's user.
 func (e *operatorEnv) createPullSecret(ctx context.Context, ns, name string) error {
-	auth := base64.StdEncoding.EncodeToString([]byte(registryUser + ":" + e.password))
-	cfg, err := json.Marshal(map[string]any{"auths": map[string]any{
-		e.reg.Host(): map[string]string{"username": registryUser, "password": e.password, "auth": auth},
+	return createPullSecret(ctx, e.crc, pullSecret(ns, name, e.reg.Host(), registryUser, e.password))
+}
+
+// pullSecret is a kubernetes.io/dockerconfigjson secret holding user's password for host.
+func pullSecret(ns, name, host, user, password string) *corev1.Secret {
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	// Marshalling maps of strings cannot fail.
+	cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{
+		host: map[string]string{"username": user, "password": password, "auth": auth},
 	}})
-	if err != nil {
-		return err
-	}
-	secret := &corev1.Secret{
+	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Type:       corev1.SecretTypeDockerConfigJson,
 		Data:       map[string][]byte{corev1.DockerConfigJsonKey: cfg},
 	}
-	if err := e.crc.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating pull secret %s/%s: %w", ns, name, err)
+}
+
+func createPullSecret(ctx context.Context, c crclient.Client, secret *corev1.Secret) error {
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating pull secret %s/%s: %w", secret.Namespace, secret.Name, err)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
@@ -273,4 +274,67 @@ func (e *operatorEnv) configChange(spec v1beta1.ClusterPodPlacementConfigSpec) s
 		}
 	}
 	return step{apply: apply, effect: effect}
+}
+
+// rolloutWait bounds the wait for the operator's first rollout: the webhook's and the
+// controller's replicas start one after another and each syncs its caches.
+const rolloutWait = 2 * time.Minute
+
+// waitRolledOut waits, as `kubectl wait` would, until the ClusterPodPlacementConfig says every
+// component runs the latest configuration on all its replicas (Available True, Progressing
+// False, for its current generation), and until a controller replica holds the lease. Before
+// that, replicas are still starting and syncing their caches, and a pass would measure their
+// start-up: the first pods wait for a leader, and the scheduler for the CPU.
+func (e *operatorEnv) waitRolledOut(ctx context.Context) error {
+	leases := e.r.client.CoordinationV1().Leases(e.r.s.Operator.Namespace)
+	deadline := time.Now().Add(rolloutWait)
+	for {
+		var cppc v1beta1.ClusterPodPlacementConfig
+		why := ""
+		if err := e.crc.Get(ctx, crclient.ObjectKey{Name: v1beta1.SingletonName}, &cppc); err != nil {
+			why = err.Error()
+		} else {
+			why = notRolledOut(&cppc)
+		}
+		if why == "" {
+			lease, err := leases.Get(ctx, components.DefaultLeaderElectionID, metav1.GetOptions{})
+			switch {
+			case err != nil:
+				why = "reading the controller's lease: " + err.Error()
+			case ptr.Deref(lease.Spec.HolderIdentity, "") == "":
+				why = "no controller replica holds the lease " + components.DefaultLeaderElectionID
+			}
+		}
+		if why == "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the operator did not roll its components out within %s: %s%s", rolloutWait, why, e.kubeletErr())
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// notRolledOut says why the ClusterPodPlacementConfig does not report a finished rollout, or
+// "" when it does; a pure rule.
+func notRolledOut(c *v1beta1.ClusterPodPlacementConfig) string {
+	if c.Status.ObservedGeneration < c.Generation {
+		return fmt.Sprintf("ClusterPodPlacementConfig %s: status.observedGeneration %d, generation %d", c.Name, c.Status.ObservedGeneration, c.Generation)
+	}
+	for _, want := range []struct {
+		condition string
+		status    metav1.ConditionStatus
+	}{{v1beta1.ConditionAvailable, metav1.ConditionTrue}, {v1beta1.ConditionProgressing, metav1.ConditionFalse}} {
+		got := meta.FindStatusCondition(c.Status.Conditions, want.condition)
+		switch {
+		case got == nil:
+			return fmt.Sprintf("ClusterPodPlacementConfig %s: no %s condition yet", c.Name, want.condition)
+		case got.Status != want.status || got.ObservedGeneration < c.Generation:
+			return fmt.Sprintf("ClusterPodPlacementConfig %s: %s is %s (%s) for generation %d, want %s for %d",
+				c.Name, want.condition, got.Status, got.Message, got.ObservedGeneration, want.status, c.Generation)
+		}
+	}
+	return ""
 }

@@ -78,6 +78,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 		Memory:     *r.s.Workload.Requests.Memory,
 
 		HandwrittenAffinity: spec.handwritten,
+		Adjust:              r.confine(),
 	}
 	sliBefore := r.schedulerSLI(ctx)
 	costStart := r.markCost(ctx)
@@ -270,8 +271,13 @@ func (r *run) createNamespaces(ctx context.Context, nss []string, operator bool)
 		if _, err := r.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
-		if operator && r.op != nil {
+		switch {
+		case operator && r.op != nil:
 			if err := r.op.prepareNamespace(ctx, name, i); err != nil {
+				return err
+			}
+		case operator && r.ext != nil:
+			if err := r.prepareExistingNamespace(ctx, name, i); err != nil {
 				return err
 			}
 		}

@@ -122,7 +122,8 @@ func buildMetrics() []MetricInfo {
 		for _, c := range CostComponents {
 			out = append(out,
 				MetricInfo{Name: prefix + "cost.cpuPer1kPods." + c, Unit: UnitDuration, Needs: needs, Help: "CPU seconds of " + c + " per 1,000 pods over the pass"},
-				MetricInfo{Name: prefix + "cost.peakRSS." + c, Unit: UnitBytes, Needs: needs, Help: "peak RSS of " + c + " during the pass"},
+				MetricInfo{Name: prefix + "cost.peakRSS." + c, Unit: UnitBytes, Needs: needs, Help: "peak RSS of " + c + " during the pass, summed over its replicas"},
+				MetricInfo{Name: prefix + "cost.peakReplicaRSS." + c, Unit: UnitBytes, Needs: needs, Help: "peak RSS of the largest single process (replica) of " + c + " during the pass"},
 			)
 		}
 		if !operatorOff {

@@ -52,6 +52,9 @@ type ObjectOptions struct {
 	// HandwrittenAffinity gives every pod that does not pin its architecture
 	// itself the required affinity its images need, as a user would write it.
 	HandwrittenAffinity bool
+	// Adjust, when set, changes each pod last (a run against an existing
+	// cluster confines its pods to its own nodes).
+	Adjust func(*corev1.Pod)
 }
 
 // Object builds the pod as the simulator creates it.
@@ -92,6 +95,9 @@ func (p Pod) Object(o ObjectOptions) *corev1.Pod {
 	}
 	if p.PullSecret {
 		pod.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: PullSecretName}}
+	}
+	if o.Adjust != nil {
+		o.Adjust(pod)
 	}
 	return pod
 }
