@@ -85,8 +85,9 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	stopProfiles := r.startProfiles(ctx, spec.name)
 	epoch := time.Now()
 	misplaced := summaryInput{pods: pods, nodeArch: r.nodeArch}.misplaced
+	pending := pendingByDesign(pods, spec.operator || spec.handwritten)
 	recOpts := recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(pods), Epoch: epoch,
-		PendingByDesign: pendingByDesign(pods, spec.operator || spec.handwritten), DecidedAtCreation: spec.handwritten}
+		PendingByDesign: pending, DecidedAtCreation: spec.handwritten}
 	monitor := spec.operator && r.s.Kubelet.ExecFormatErrors && r.s.Operator.ClusterConfig.Plugins.ExecFormatErrorMonitorEnabled()
 	if monitor {
 		// A misplaced pod is final once the monitor labelled it.
@@ -145,7 +146,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	if err != nil {
 		return out, err
 	}
-	in := summaryInput{name: spec.name, operator: spec.operator, handwritten: spec.handwritten, pods: pods, nodeArch: r.nodeArch,
+	in := summaryInput{name: spec.name, operator: spec.operator, pods: pods, pending: pending, nodeArch: r.nodeArch,
 		arrival: r.s.Workload.Arrival, creates: c.times(), watch: res, final: final}
 	if kubelet != nil {
 		written, failed := kubelet.Wait()

@@ -28,9 +28,9 @@ type createTimes struct {
 type summaryInput struct {
 	name     string
 	operator bool
-	// handwritten: the pods carried their architecture affinity from creation.
-	handwritten bool
-	pods        []workload.Pod
+	pods     []workload.Pod
+	// pending marks the pods allowed to end Pending (pendingByDesign).
+	pending []bool
 	// nodeArch is each node's architecture.
 	nodeArch map[string]string
 	arrival  scenario.ArrivalSpec
@@ -67,7 +67,7 @@ func summarize(in summaryInput) *report.Pass {
 		Latency:     map[string]stats.Summary{},
 		Recorder:    report.RecorderStats{Events: in.watch.Events, Drops: in.watch.Drops},
 	}
-	for _, pending := range pendingByDesign(in.pods, in.operator || in.handwritten) {
+	for _, pending := range in.pending {
 		if pending {
 			p.PendingByDesign++
 			p.Schedulable--

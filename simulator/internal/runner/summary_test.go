@@ -69,7 +69,7 @@ func TestSummarizeOutcomes(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := summaryInput{name: "p", operator: tc.operator, pods: tc.pods, nodeArch: nodeArch, final: tc.final,
+			in := summaryInput{name: "p", operator: tc.operator, pods: tc.pods, pending: pendingByDesign(tc.pods, tc.operator), nodeArch: nodeArch, final: tc.final,
 				creates: createTimes{sent: make([]time.Duration, len(tc.pods)), done: make([]time.Duration, len(tc.pods))},
 				watch:   recorder.Result{Pods: make([]recorder.PodTimes, len(tc.pods))}}
 			for i := range tc.pods {

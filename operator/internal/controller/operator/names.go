@@ -134,17 +134,26 @@ func ManagedLabels(component string) map[string]string {
 	}
 }
 
+// The values of LabelComponent: what a Deployment runs, whatever the operand's name.
+const (
+	componentWebhook         = "webhook"
+	componentController      = "controller"
+	componentLocalWebhook    = "local-webhook"
+	componentLocalController = "local-controller"
+	componentOperator        = "operator"
+)
+
 func componentOf(name string) string {
 	switch name {
 	case WebhookComponentName:
-		return "webhook"
+		return componentWebhook
 	case ControllerComponentName:
-		return "controller"
+		return componentController
 	case LocalWebhookComponentName:
-		return "local-webhook"
+		return componentLocalWebhook
 	case LocalControllerComponentName:
-		return "local-controller"
+		return componentLocalController
 	default:
-		return "operator"
+		return componentOperator
 	}
 }

@@ -47,15 +47,14 @@ type sizing struct {
 // left for what the Go runtime does not count (the binary's mapped pages, about 36 MiB).
 const softLimitPercent = 90
 
-// componentSizing is the sizing of the component ("webhook", "controller", "local-webhook",
-// "local-controller").
+// componentSizing is the sizing of the component (a value of componentOf).
 func componentSizing(component string) sizing {
 	switch component {
-	case "local-controller":
+	case componentLocalController:
 		// A namespace's own controller caches that namespace's gated pods only
 		// (docs/local-placement.md: 48 MiB per process).
 		return sizing{cpuRequest: "50m", memoryRequest: "64Mi", memoryLimit: "512Mi", gcPercent: 25}
-	case "controller":
+	case componentController:
 		// gated-10k: 131 MiB RSS per replica at 10,000 gated pods with GOGC 100 (95 MiB of it
 		// the Go heap and runtime, 41 MB live), 36 MiB the binary's pages.
 		return sizing{cpuRequest: "50m", memoryRequest: "128Mi", memoryLimit: "512Mi", gcPercent: 25}
