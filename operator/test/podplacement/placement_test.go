@@ -65,6 +65,10 @@ func TestPlacesPodsByImageArchitectures(t *testing.T) {
 	pw := watchPods(t, ns)
 	patchesBefore := metric(t, s.controllerMetrics, "archgate_placement_pod_patches_total", nil)
 	eventsBefore := metric(t, s.controllerMetrics, "archgate_placement_events_total", nil)
+	phase := func(name string) float64 {
+		return metric(t, s.controllerMetrics, "archgate_placement_reconcile_phase_duration_seconds", map[string]string{"phase": name})
+	}
+	patchPhasesBefore, inspectionPhasesBefore := phase("patch"), phase("inspection")
 	var names []string
 	created := map[string]*corev1.Pod{}
 	i := 0
@@ -104,6 +108,13 @@ func TestPlacesPodsByImageArchitectures(t *testing.T) {
 	}
 	if got := metric(t, s.controllerMetrics, "archgate_placement_events_total", nil) - eventsBefore; got != 0 {
 		t.Errorf("events recorded = %v, want 0 in the success path", got)
+	}
+	// One observation per phase and reconcile: one patch per pod, and at least one inspection.
+	if got := phase("patch") - patchPhasesBefore; got != float64(len(tests)) {
+		t.Errorf("patch phases observed = %v, want %d", got, len(tests))
+	}
+	if got := phase("inspection") - inspectionPhasesBefore; got < float64(len(tests)) {
+		t.Errorf("inspection phases observed = %v, want at least %d", got, len(tests))
 	}
 }
 

@@ -47,6 +47,7 @@ const gaugeListTimeout = 2 * time.Second
 // they cannot drift from what the controller sees.
 type Metrics struct {
 	inspectionDuration *prometheus.HistogramVec
+	phaseDuration      *prometheus.HistogramVec
 	podsProcessed      *prometheus.CounterVec
 	inspectionErrors   *prometheus.CounterVec
 	retries            prometheus.Counter
@@ -65,6 +66,13 @@ func NewMetrics() *Metrics {
 			// 0.5 ms … ~33 s: cache hits take microseconds to a millisecond, registries up to the timeout.
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 17),
 		}, []string{"result"}),
+		phaseDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "archgate_placement_reconcile_phase_duration_seconds",
+			Help: "Time a pod's reconcile spent in each phase (config, credentials, inspection, placement, patch: the pod write), " +
+				"so that a slow gate removal shows where it waits.",
+			// 0.05 ms … ~3.3 s: cache reads take microseconds, the write and the registries milliseconds.
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 17),
+		}, []string{"phase"}),
 		podsProcessed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "archgate_placement_pods_processed_total",
 			Help: "Pods whose scheduling gate the controller removed, by outcome (the multiarch.openshift.io/placement label value).",
@@ -109,6 +117,9 @@ func NewMetrics() *Metrics {
 	for _, r := range []string{resultSuccess, resultConflict, resultError} {
 		m.patches.WithLabelValues(r)
 	}
+	for _, p := range []string{phaseConfig, phaseCredentials, phaseInspection, phasePlacement, phasePatch} {
+		m.phaseDuration.WithLabelValues(p)
+	}
 	for _, r := range []string{reasonInspectionFailed, reasonNoCommonArchitecture, reasonPreferenceSkipped} {
 		m.events.WithLabelValues(r)
 	}
@@ -120,7 +131,7 @@ func NewMetrics() *Metrics {
 
 // Collectors returns every collector, for callers that register them with their own policy.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.inspectionDuration, m.podsProcessed, m.inspectionErrors, m.retries,
+	return []prometheus.Collector{m.inspectionDuration, m.phaseDuration, m.podsProcessed, m.inspectionErrors, m.retries,
 		m.patches, m.events, m.sourcesSkipped, m.gated}
 }
 

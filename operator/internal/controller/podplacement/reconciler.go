@@ -346,8 +346,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		log:         logf.FromContext(ctx).WithValues("pod", klog.KObj(pod)),
 		annotations: map[string]string{},
 	}
-	for _, p := range []phase{r.loadConfig, r.collectImages, r.loadCredentials, r.inspectImages, r.judgeInspection, r.place} {
-		if err := p(ctx, s); err != nil {
+	// Each phase a reconcile reached is observed once, with the time of its steps summed.
+	spent := map[string]time.Duration{}
+	defer func() {
+		for name, d := range spent {
+			r.metrics.phaseDuration.WithLabelValues(name).Observe(d.Seconds())
+		}
+	}()
+	for _, p := range []struct {
+		name string
+		run  phase
+	}{
+		{phaseConfig, r.loadConfig}, {phaseConfig, r.collectImages}, {phaseCredentials, r.loadCredentials},
+		{phaseInspection, r.inspectImages}, {phaseInspection, r.judgeInspection}, {phasePlacement, r.place},
+	} {
+		start := time.Now()
+		err := p.run(ctx, s)
+		spent[p.name] += time.Since(start)
+		if err != nil {
 			return reconcile.Result{}, err
 		}
 		if s.done {
@@ -357,8 +373,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if s.outcome == "" {
 		return s.result, nil
 	}
+	start := time.Now()
+	defer func() { spent[phasePatch] = time.Since(start) }()
 	return r.commit(ctx, s)
 }
+
+// The phases of a reconcile, the label of archgate_placement_reconcile_phase_duration_seconds.
+const (
+	phaseConfig      = "config"
+	phaseCredentials = "credentials"
+	phaseInspection  = "inspection"
+	phasePlacement   = "placement"
+	phasePatch       = "patch"
+)
 
 // loadConfig reads the ClusterPodPlacementConfig from the cache.
 func (r *Reconciler) loadConfig(ctx context.Context, s *scope) error {
