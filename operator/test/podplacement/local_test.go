@@ -21,6 +21,7 @@ package podplacement
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"testing"
@@ -55,7 +56,8 @@ func webConfig(ns string) *v1beta1.PodPlacementConfig {
 	}
 }
 
-// startLocalWebhook serves ns's local webhook and registers its entry, until the test ends.
+// startLocalWebhook serves ns's local webhook and registers its entry, until the test ends; ns must
+// already hold webConfig, which selects the dry-run probe that shows the entry is in use.
 func startLocalWebhook(t *testing.T, ns string) {
 	t.Helper()
 	port, err := freePort()
@@ -97,6 +99,16 @@ func startLocalWebhook(t *testing.T, ns string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.client.Delete(context.Background(), mwc) })
+	// The apiserver calls a new webhook only once its configuration informer has seen it; a pod
+	// created before then would miss the local gate. Dry runs show when it does, leaving nothing.
+	eventually(t, "the apiserver calling the local webhook of "+ns, func(ctx context.Context) (bool, error) {
+		probe := pod(ns, "probe", "example.com/probe:1")
+		probe.Labels = maps.Clone(webConfig(ns).Spec.LabelSelector.MatchLabels)
+		if err := s.client.Create(ctx, probe, client.DryRunAll); err != nil {
+			return false, err
+		}
+		return v1beta1.HasLocalSchedulingGate(&probe.Spec), nil
+	})
 }
 
 // startLocalController runs ns's local controller until the test ends.
