@@ -27,7 +27,7 @@ import (
 // TLS to the code under test (counted, optionally gated and authenticated) and over plain
 // HTTP to the test itself for pushing.
 type testRegistry struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *httptest.Server // what the inspector talks to
 	push *httptest.Server // what the test pushes through
 	host string           // host:port of srv
@@ -62,7 +62,7 @@ func withGate() registryOption {
 // withPlainHTTP serves the inspector without TLS.
 func withPlainHTTP() registryOption { return func(r *testRegistry) { r.plainHTTP = true } }
 
-func newTestRegistry(t *testing.T, opts ...registryOption) *testRegistry {
+func newTestRegistry(t testing.TB, opts ...registryOption) *testRegistry {
 	t.Helper()
 	store := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	r := &testRegistry{t: t}
@@ -216,7 +216,7 @@ func (b *imageBuilder) withLabels(l map[string]string) *imageBuilder { b.labels 
 
 func (b *imageBuilder) inFormat(f imageFormat) *imageBuilder { b.format = f; return b }
 
-func (b *imageBuilder) build(t *testing.T) v1.Image {
+func (b *imageBuilder) build(t testing.TB) v1.Image {
 	t.Helper()
 	cfg, err := empty.Image.ConfigFile()
 	if err != nil {
@@ -243,7 +243,7 @@ type indexEntry struct {
 
 // testIndex returns an OCI index or a Docker manifest list (format) of images with the
 // platforms of entries.
-func testIndex(t *testing.T, format imageFormat, entries ...indexEntry) v1.ImageIndex {
+func testIndex(t testing.TB, format imageFormat, entries ...indexEntry) v1.ImageIndex {
 	t.Helper()
 	var idx v1.ImageIndex = empty.Index
 	if format == formatDocker {
@@ -273,7 +273,7 @@ type podmanConfig struct {
 	dir string
 }
 
-func newPodmanConfig(t *testing.T, registriesConf string) podmanConfig {
+func newPodmanConfig(t testing.TB, registriesConf string) podmanConfig {
 	t.Helper()
 	c := podmanConfig{dir: t.TempDir()}
 	for _, d := range []string{"registries.conf.d", "registries.d", "certs.d"} {
@@ -288,7 +288,7 @@ func newPodmanConfig(t *testing.T, registriesConf string) podmanConfig {
 }
 
 // trust writes the registry's CA into certs.d/<host:port>/ca.crt.
-func (c podmanConfig) trust(t *testing.T, r *testRegistry) {
+func (c podmanConfig) trust(t testing.TB, r *testRegistry) {
 	t.Helper()
 	d := filepath.Join(c.certsDir(), r.host)
 	if err := os.MkdirAll(d, 0o755); err != nil {
@@ -338,7 +338,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func mustInspector(t *testing.T, opts Options) *RegistryInspector {
+func mustInspector(t testing.TB, opts Options) *RegistryInspector {
 	t.Helper()
 	r, err := NewRegistryInspector(opts)
 	if err != nil {

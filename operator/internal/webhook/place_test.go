@@ -22,7 +22,7 @@ import (
 var placeNow = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
 // publishedIndex is what the controller would publish: the real encoding and parsing.
-func publishedIndex(t *testing.T) *knownimages.Index {
+func publishedIndex(t testing.TB) *knownimages.Index {
 	t.Helper()
 	live := ptr.To(placeNow.Add(time.Minute))
 	data, _, err := knownimages.Encode([]inspect.KnownImage{
@@ -42,7 +42,7 @@ func publishedIndex(t *testing.T) *knownimages.Index {
 	return ix
 }
 
-func placementScheme(t *testing.T) *runtime.Scheme {
+func placementScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1beta1.AddToScheme} {
