@@ -7,9 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -49,6 +52,11 @@ type Options struct {
 	// HTTPS, authenticated with MetricsAuth as a cluster's Prometheus).
 	Counters    *operand.Counters
 	MetricsAuth *operand.MetricsAuth
+	// Pprof makes every replica serve net/http/pprof on a free loopback
+	// port (the components' --pprof-bind-address, appended to the rendered
+	// arguments), so that the simulator's --profile covers them. It changes
+	// nothing the components do; off, the rendered arguments run as they are.
+	Pprof bool
 	// OnStart is called with the container's name and the PID of each
 	// started process.
 	OnStart func(component string, pid int)
@@ -186,8 +194,25 @@ func (k *Kubelet) Release(name string) {
 func (k *Kubelet) Processes(name string) []*operand.Process {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	return running(k.pods[name])
+}
+
+// AllProcesses returns the running replicas of every Deployment, sorted by
+// Deployment.
+func (k *Kubelet) AllProcesses() []*operand.Process {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	var out []*operand.Process
-	for _, p := range k.pods[name] {
+	for _, name := range slices.Sorted(maps.Keys(k.pods)) {
+		out = append(out, running(k.pods[name])...)
+	}
+	return out
+}
+
+// running returns the processes of the replicas that are not terminating.
+func running(pods []*pod) []*operand.Process {
+	var out []*operand.Process
+	for _, p := range pods {
 		if !p.terminating {
 			out = append(out, p.proc)
 		}
@@ -363,6 +388,15 @@ func (k *Kubelet) startPod(ctx context.Context, d *appsv1.Deployment, hash strin
 	}
 	if addr, ok := spec2.PortAddrs["metrics"]; ok {
 		proc.MetricsURL, proc.MetricsAuth = "https://"+addr+"/metrics", k.opts.MetricsAuth
+	}
+	if k.opts.Pprof {
+		free, err := operand.FreePorts("127.0.0.1", 1)
+		if err != nil {
+			return fmt.Errorf("pod %s of Deployment %s: a pprof port: %w", name, d.Name, err)
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(free[0]))
+		proc.Command = append(proc.Command, "--pprof-bind-address="+addr)
+		proc.PprofURL = "http://" + addr + "/debug/pprof"
 	}
 	if err := proc.Start(ctx); err != nil {
 		return fmt.Errorf("pod %s of Deployment %s: %w", name, d.Name, err)

@@ -160,24 +160,50 @@ func (r *run) startProfiles(ctx context.Context, pass string) (stop func()) {
 			return err
 		})
 	})
-	for _, p := range r.profiledProcesses() {
+	procs := r.profiledProcesses()
+	names := profileNames(procs)
+	for i, p := range procs {
 		wg.Go(func() {
-			write(p.Name+".cpu.pprof", func(f *os.File) error { return p.Profile(ctx, "profile", d, f) })
+			write(names[i]+".cpu.pprof", func(f *os.File) error { return p.Profile(ctx, "profile", d, f) })
 		})
 	}
 	return func() {
 		wg.Wait()
-		for _, p := range r.profiledProcesses() {
-			write(p.Name+".heap.pprof", func(f *os.File) error { return p.Profile(ctx, "heap", 0, f) })
+		for i, p := range procs {
+			write(names[i]+".heap.pprof", func(f *os.File) error { return p.Profile(ctx, "heap", 0, f) })
 		}
 	}
 }
 
-// profiledProcesses are the component processes that serve pprof.
+// profiledProcesses are the component processes that serve pprof: the
+// scheduler, and the operator's components in either mode (in operator mode
+// every replica the kubelet runs).
 func (r *run) profiledProcesses() []*operand.Process {
 	out := append([]*operand.Process(nil), r.profiled...)
 	if r.op != nil && r.op.op != nil {
 		out = append(out, r.op.op.Processes()...)
+	}
+	if r.op != nil && r.op.kubelet != nil {
+		out = append(out, r.op.kubelet.AllProcesses()...)
+	}
+	return out
+}
+
+// profileNames names each process's profiles after its component, numbered
+// when several replicas of one component run (webhook-1, webhook-2, ...).
+func profileNames(procs []*operand.Process) []string {
+	count := map[string]int{}
+	for _, p := range procs {
+		count[p.Name]++
+	}
+	seen := map[string]int{}
+	out := make([]string, len(procs))
+	for i, p := range procs {
+		out[i] = p.Name
+		if count[p.Name] > 1 {
+			seen[p.Name]++
+			out[i] = fmt.Sprintf("%s-%d", p.Name, seen[p.Name])
+		}
 	}
 	return out
 }

@@ -76,6 +76,7 @@ func (e *operatorEnv) startOperatorMode(ctx context.Context) error {
 		Client: r.client, Namespace: r.s.Operator.Namespace, Binary: r.opts.Archgate, HostIP: hostIP,
 		Kubeconfig: kc, Dir: filepath.Join(r.tmp, "pods"), LogDir: logs, Counters: e.counters,
 		MetricsAuth: &operand.MetricsAuth{Token: token, SkipVerify: true},
+		Pprof:       r.opts.ProfileDir != "",
 		OnStart:     func(component string, pid int) { r.sampler.Watch(pid, component) },
 		Logf:        r.logf,
 	})
