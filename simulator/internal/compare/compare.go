@@ -211,12 +211,13 @@ func (res *Result) add(row Row, judge bool) {
 }
 
 // shownRows are the values compare shows without judging: counters whose
-// "worse" depends on the scenario, and the machine's cost.
+// "worse" depends on the scenario, the machine's cost, and its speed before
+// each pass (calibration: two runs at different speeds do not compare).
 func shownRows(base, head *report.Report) []Row {
 	bv, hv := base.Values(), head.Values()
 	var out []Row
 	for _, name := range []string{"cacheHitRate", "registryRequests", "registryRequestsPerMinimum", "inspectionErrors",
-		"schedulerSLI.p50", "schedulerSLI.p99", "ratio.throughput", "cpuTime", "peakRSS", "peakRSSAll", "wallTime"} {
+		"schedulerSLI.p50", "schedulerSLI.p99", "ratio.throughput", "calibration", "baseline.calibration", "cpuTime", "peakRSS", "peakRSSAll", "wallTime"} {
 		b, okb := bv[name]
 		h, okh := hv[name]
 		if !okb && !okh {

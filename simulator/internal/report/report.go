@@ -195,6 +195,10 @@ type Pass struct {
 	CreateSeconds float64 `json:"createSeconds"`
 	// ArrivalLagMaxSeconds is the worst delay of a create behind its schedule.
 	ArrivalLagMaxSeconds float64 `json:"arrivalLagMaxSeconds"`
+	// CalibrationSeconds is how long a fixed workload took on the harness
+	// just before the pass (calibrate.NsPerOp, in seconds): the machine's
+	// speed at that moment. Passes compare only at similar values.
+	CalibrationSeconds float64 `json:"calibrationSeconds,omitempty"`
 	// PerSecond counts transitions in each second of the pass.
 	PerSecond PerSecond `json:"perSecond"`
 	// Samples are the per-pod latencies in microseconds, for compare.

@@ -46,6 +46,7 @@ func sample(scale float64) *Report {
 		p.SchedulerSLI = &HistogramStats{Count: 1000, P50: 0.01, P99: 0.05}
 		p.Steps = []StepStats{{Rate: 50, Pods: 500, TotalP50: 0.02, TotalP99: 0.1, Sustained: true}, {Rate: 100, StartSeconds: 10, Pods: 500, TotalP50: 2, TotalP99: 3}}
 		p.SustainedRate = 50 / scale
+		p.CalibrationSeconds = 12e-6 * scale
 		p.Cost = &Cost{Pods: 1000, CPUSecondsPer1kPods: 10 * scale, APIRequestsPerPod: 4, APIWritesPerPod: 3 + scale/4,
 			APIRequests: []APIRequestCount{{Verb: "POST", Resource: "pods", Count: 1000, PerPod: 1}}}
 		for _, c := range scenario.CostComponents {
@@ -62,7 +63,7 @@ func sample(scale float64) *Report {
 		Main:          pass("main", true),
 		Baseline:      pass("baseline", false),
 		Ratios: map[string]float64{"throughput": 0.9, "schedule.p50": 1.1, "schedule.p99": 1.2, "total.p50": 1.3, "total.p99": 1.4,
-			"create.p99": 2, "cost.cpuPer1kPods": 2, "cost.apiWritesPerPod": 1.33},
+			"create.p99": 2, "cost.cpuPer1kPods": 2, "cost.apiWritesPerPod": 1.33, "calibration": 1},
 		Operator:  &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0}},
 		Registry:  &RegistryStats{Requests: map[string]uint64{"ping": 1, "manifest_get": 2}, Total: 3, UniqueImages: 1, MinimumRequests: 2, ContentRequests: 2, PerMinimum: 1, ProtocolOverhead: ProtocolOverhead{Pings: 1, Total: 1, PerImage: 1}},
 		Resources: Resources{Processes: []ProcessStats{{Name: "simulator", CPUSeconds: 1, PeakRSSBytes: 1 << 20}, {Name: "etcd", CPUSeconds: 1, PeakRSSBytes: 1 << 20}}},

@@ -35,6 +35,9 @@ func (r *Report) Values() map[string]float64 {
 		put(prefix+"unboundAtEnd", float64(p.UnboundAtEnd))
 		put(prefix+"recorderDrops", float64(p.Recorder.Drops))
 		put(prefix+"arrivalLag.max", p.ArrivalLagMaxSeconds)
+		if p.CalibrationSeconds > 0 {
+			put(prefix+"calibration", p.CalibrationSeconds)
+		}
 		if x := p.ExecFormat; x != nil {
 			put(prefix+"execFormatReportedPods", float64(x.ReportedPods))
 			if p.Operator {

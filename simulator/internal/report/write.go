@@ -210,6 +210,12 @@ func passRows(passes []*Pass) []summaryRow {
 			return fmt.Sprintf("%d / %d / %d / %d", x.ReportedPods, x.DetectedPods, x.MissedPods, x.FalseDetections)
 		}),
 		row("arrival lag max", func(p *Pass) string { return d(p.ArrivalLagMaxSeconds) }),
+		row("machine speed before the pass (calibration, lower is faster)", func(p *Pass) string {
+			if p.CalibrationSeconds == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%.2fµs", p.CalibrationSeconds*1e6) // three digits: passes differ by a few percent
+		}),
 		row("recorder events / drops", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.Recorder.Events, p.Recorder.Drops) }),
 	)
 	// A row no pass measured (exec format errors without the fake kubelets' errors) says nothing.

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/archgate/archgate/simulator/internal/calibrate"
 	"github.com/archgate/archgate/simulator/internal/cluster"
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
@@ -61,6 +62,10 @@ type passResult struct {
 	errors   []string
 }
 
+// calibrationRounds is how many one-second rounds calibrate.NsPerOp takes
+// the best of before each pass.
+const calibrationRounds = 3
+
 // runPass creates the workload at its arrival pattern, applies the timeline
 // and waits until every pod reached a final state (bound, or Pending by
 // design once the operator decided on it) or the deadline passes.
@@ -80,6 +85,8 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 		HandwrittenAffinity: spec.handwritten,
 		Adjust:              r.confine(),
 	}
+	// The machine's speed now, while the cluster is idle (calibrate's doc).
+	calibration := calibrate.NsPerOp(calibrationRounds) / 1e9
 	sliBefore := r.schedulerSLI(ctx)
 	costStart := r.markCost(ctx)
 	stopProfiles := r.startProfiles(ctx, spec.name)
@@ -153,6 +160,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 		in.execFormat = &report.ExecFormat{ReportedPods: written, StatusWriteErrors: failed, Monitor: monitor}
 	}
 	out.pass = summarize(in)
+	out.pass.CalibrationSeconds = calibration
 	out.pass.DeadlineHit = deadlineHit
 	out.pass.SchedulerSLI = sliDelta(sliBefore, r.schedulerSLI(context.WithoutCancel(ctx)))
 	out.pass.Cost = r.cost(costStart, costEnd, r.sampler.Samples(), out.pass.Pods)

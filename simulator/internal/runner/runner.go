@@ -362,6 +362,9 @@ func ratios(m, b *report.Pass) map[string]float64 {
 		}
 	}
 	div("throughput", m.Throughput, b.Throughput)
+	if m.CalibrationSeconds > 0 {
+		div("calibration", m.CalibrationSeconds, b.CalibrationSeconds)
+	}
 	for _, fam := range []string{"schedule", "total", "create"} {
 		ms, bs := m.Latency[fam], b.Latency[fam]
 		if ms.N > 0 && bs.N > 0 {

@@ -111,6 +111,7 @@ func buildMetrics() []MetricInfo {
 			MetricInfo{Name: prefix + "unboundAtEnd", Unit: UnitCount, Needs: needs, Help: "pods not bound at the end (gated or not)"},
 			MetricInfo{Name: prefix + "recorderDrops", Unit: UnitCount, Needs: needs, Help: "watch events the recorder dropped because its buffer was full"},
 			MetricInfo{Name: prefix + "arrivalLag.max", Unit: UnitDuration, Needs: needs, Help: "worst delay of a create behind its scheduled arrival time"},
+			MetricInfo{Name: prefix + "calibration", Unit: UnitDuration, Needs: needs, Help: "time of one SHA-256 of 64 KiB on the harness just before the pass: the machine's speed then (lower is faster)"},
 			MetricInfo{Name: prefix + "execFormatReportedPods", Unit: UnitCount, Needs: needs, Help: "misplaced pods the fake kubelets gave an exec-format-error status (kubelet.execFormatErrors)"},
 		)
 		out = append(out,
@@ -141,7 +142,7 @@ func buildMetrics() []MetricInfo {
 	pass("", NeedsNothing, false)
 	pass("baseline.", NeedsBaseline, true)
 	pass("handwritten.", NeedsHandwritten, true)
-	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99", "cost.cpuPer1kPods", "cost.apiWritesPerPod"}
+	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99", "cost.cpuPer1kPods", "cost.apiWritesPerPod", "calibration"}
 	for _, c := range CostComponents {
 		ratios = append(ratios, "cost.cpuPer1kPods."+c)
 	}
