@@ -394,9 +394,8 @@ func (k *Kubelet) startPod(ctx context.Context, d *appsv1.Deployment, hash strin
 		if err != nil {
 			return fmt.Errorf("pod %s of Deployment %s: a pprof port: %w", name, d.Name, err)
 		}
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(free[0]))
-		proc.Command = append(proc.Command, "--pprof-bind-address="+addr)
-		proc.PprofURL = "http://" + addr + "/debug/pprof"
+		arg, url := operand.PprofEndpoint(net.JoinHostPort("127.0.0.1", strconv.Itoa(free[0])))
+		proc.Command, proc.PprofURL = append(proc.Command, arg), url
 	}
 	if err := proc.Start(ctx); err != nil {
 		return fmt.Errorf("pod %s of Deployment %s: %w", name, d.Name, err)

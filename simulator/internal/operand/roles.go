@@ -142,6 +142,7 @@ func newArchgateProcess(cfg Config, p archgateProcess) (*Process, error) {
 		return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	}
 	metrics, health, pprof := ports[0], ports[1], ports[2]
+	pprofArg, pprofURL := PprofEndpoint(net.JoinHostPort("127.0.0.1", strconv.Itoa(pprof)))
 	cmd := append([]string{cfg.Binary, p.subcommand, "--kubeconfig", cfg.Kubeconfig,
 		"--kube-api-qps", strconv.FormatFloat(float64(qpsOrDefault(cfg.QPS)), 'f', -1, 32),
 		"--kube-api-burst", strconv.Itoa(burstOrDefault(cfg.Burst)),
@@ -150,7 +151,7 @@ func newArchgateProcess(cfg Config, p archgateProcess) (*Process, error) {
 		// so the scraper verifies it.
 		"--metrics-cert-dir", cfg.WebhookCertDir,
 		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
-		"--pprof-bind-address", "127.0.0.1:" + strconv.Itoa(pprof),
+		pprofArg,
 		"--log-verbosity", "Normal",
 	}, p.args...)
 	return &Process{
@@ -159,7 +160,7 @@ func newArchgateProcess(cfg Config, p archgateProcess) (*Process, error) {
 		ReadyURL:    base("http", health) + "/readyz",
 		MetricsURL:  base("https", metrics) + "/metrics",
 		MetricsAuth: cfg.MetricsAuth,
-		PprofURL:    base("http", pprof) + "/debug/pprof",
+		PprofURL:    pprofURL,
 		Counters:    p.counters,
 		LogPath:     filepath.Join(cfg.LogDir, p.log+".log"),
 		OnStart: func(pid int) {
@@ -182,6 +183,13 @@ func burstOrDefault(b int) int {
 		return b
 	}
 	return components.DefaultBurst
+}
+
+// PprofEndpoint returns the argument that makes an archgate component serve
+// net/http/pprof on addr (host:port), and the base URL of those handlers
+// (Process.PprofURL). Direct mode and the operator-mode kubelet both use it.
+func PprofEndpoint(addr string) (arg, url string) {
+	return "--pprof-bind-address=" + addr, "http://" + addr + "/debug/pprof"
 }
 
 // FreePorts asks the kernel for n free TCP ports on host, held open
