@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
@@ -99,7 +100,7 @@ func NewMetrics() *Metrics {
 		}, []string{"reason"}),
 		gated: &gatedCollector{
 			count: prometheus.NewDesc("archgate_placement_gated_pods",
-				"Pods in the controller's cache that carry the scheduling gate now.", nil, nil),
+				"Pods labelled gated by the webhook and not yet released (the controller's cache of gated pods' metadata).", nil, nil),
 			oldest: prometheus.NewDesc("archgate_placement_oldest_gated_pod_age_seconds",
 				"Age of the oldest pod that carries the scheduling gate (0 when none); a growing value means pods are stuck.", nil, nil),
 		},
@@ -172,19 +173,18 @@ func (c *gatedCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), gaugeListTimeout)
 	defer cancel()
-	pods := &corev1.PodList{}
-	// The cache only holds gated-labelled pods; no deep copy, nothing is modified.
+	pods := &metav1.PartialObjectMetadataList{}
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	// The cache holds the gated-labelled pods' metadata; no deep copy, nothing is modified. The
+	// controller keeps the label true (releaseStrayLabel); a pod still held by a namespace's local
+	// gate is counted, as it is gated.
 	if err := reader.List(ctx, pods, client.MatchingLabels{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return // not synced yet or shutting down: no sample rather than a wrong one
 	}
-	n, oldest := 0, 0.0
+	n, oldest := len(pods.Items), 0.0
 	t := now()
 	for i := range pods.Items {
-		if !v1beta1.HasSchedulingGate(&pods.Items[i].Spec) {
-			continue
-		}
-		n++
 		oldest = max(oldest, t.Sub(pods.Items[i].CreationTimestamp.Time).Seconds())
 	}
 	ch <- prometheus.MustNewConstMetric(c.count, prometheus.GaugeValue, float64(n))

@@ -31,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,6 +40,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -142,9 +144,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// CacheOptions returns the manager cache configuration the controller needs: pods only with the
-// gated label and only the fields placement uses (placementView), the global pull secret only
-// (by namespace and name), managed fields stripped.
+// CacheOptions returns the manager cache configuration the controller needs: the metadata of the
+// pods with the gated label (the controller watches pods as metadata only, see Reconcile), the
+// global pull secret only (by namespace and name), managed fields stripped.
 // Placement configurations are cached whole (there are few).
 func CacheOptions(globalPullSecret *types.NamespacedName) cache.Options {
 	byObject := map[client.Object]cache.ByObject{
@@ -170,8 +172,10 @@ func ClientOptions() client.Options {
 
 // Reconciler is the pod placement controller.
 type Reconciler struct {
-	opts     Options
-	client   client.Client
+	opts   Options
+	client client.Client
+	// pods reads the pod of each reconcile from the apiserver: the cache holds metadata only.
+	pods     client.Reader
 	recorder events.EventRecorder
 	metrics  *Metrics
 	retries  *retryTracker
@@ -236,7 +240,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named(PodControllerName).
-		Watches(&corev1.Pod{}, podEventHandler{forget: r.retries.Forget}).
+		Watches(podMetadata(), podEventHandler{forget: r.retries.Forget}, builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Workers}).
 		Complete(r); err != nil {
 		return fmt.Errorf("setting up the %s controller: %w", PodControllerName, err)
@@ -244,10 +248,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
-// bind sets what the reconciler talks to: c for pods and configurations (cached), apiReader for
-// imagePullSecrets (uncached), cached for the global pull secret and the gated-pods gauges.
+// bind sets what the reconciler talks to: c for configurations (cached) and writes, apiReader for
+// the pod of each reconcile and imagePullSecrets (uncached), cached for the global pull secret and
+// the gated-pods gauges.
 func (r *Reconciler) bind(c client.Client, apiReader, cached client.Reader, recorder events.EventRecorder) {
-	r.client, r.recorder = c, recorder
+	r.client, r.pods, r.recorder = c, apiReader, recorder
 	r.secrets = newPodSecrets(apiReader, r.opts.PullSecretCacheSize, r.opts.PullSecretCacheTTL)
 	r.metrics.gated.attach(cached, r.opts.Clock.Now)
 	if r.opts.GlobalPullSecret != nil {
@@ -258,6 +263,7 @@ func (r *Reconciler) bind(c client.Client, apiReader, cached client.Reader, reco
 // podEventHandler enqueues gated pods (with controller-runtime's handler, which keeps the
 // priority queue's low priority for the initial list) and forgets the backoff state of pods
 // that leave the cache: deleted, or ungated (their label no longer matches the cache selector).
+// It sees metadata only: the labels say which stage a pod is in, Reconcile reads its spec.
 type podEventHandler struct {
 	forget func(types.UID)
 }
@@ -267,16 +273,30 @@ var _ handler.EventHandler = podEventHandler{}
 var enqueue = &handler.EnqueueRequestForObject{}
 
 func (h podEventHandler) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if pod, ok := e.Object.(*corev1.Pod); ok && readyForClusterStage(pod) {
+	if e.Object != nil && labelledForClusterStage(e.Object.GetLabels()) {
 		enqueue.Create(ctx, e, q)
 	}
 }
 
 // Update enqueues a gated pod, in particular when the local controller removed the local gate.
 func (h podEventHandler) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if pod, ok := e.ObjectNew.(*corev1.Pod); ok && readyForClusterStage(pod) {
+	if e.ObjectNew != nil && labelledForClusterStage(e.ObjectNew.GetLabels()) {
 		enqueue.Update(ctx, e, q)
 	}
+}
+
+// labelledForClusterStage reports whether a pod's labels say that the cluster-wide controller may
+// process it: gated by the webhook, and not (or no longer) held by a namespace's local gate. The
+// webhooks set each label with its gate and every release changes it with the gate.
+func labelledForClusterStage(l map[string]string) bool {
+	return l[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueGated && l[v1beta1.LabelLocalSchedulingGate] != v1beta1.LabelValueGated
+}
+
+// podMetadata is the object the controller watches pods as.
+func podMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	return m
 }
 
 // readyForClusterStage reports whether the cluster-wide controller may process pod: it carries
@@ -328,12 +348,18 @@ type phase func(ctx context.Context, s *scope) error
 
 // Reconcile removes the scheduling gate of one pod: fetch → scope → phases → one write.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	pod := &corev1.Pod{}
-	if err := r.client.Get(ctx, req.NamespacedName, pod); err != nil {
+	// One read per reconcile instead of a cache of gated pods: at 10,000 gated pods, ~2 KB each
+	// even as placement views, the cache was the controller's memory (docs/performance.md).
+	full := &corev1.Pod{}
+	if err := r.pods.Get(ctx, req.NamespacedName, full); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !readyForClusterStage(pod) || pod.DeletionTimestamp != nil {
+	pod := placementView(full)
+	if pod.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
+	}
+	if !readyForClusterStage(pod) {
+		return r.releaseStrayLabel(ctx, pod)
 	}
 	// A pod event before the next attempt is due must not inspect early: that is not backoff.
 	if wait := r.retries.Remaining(pod.UID); wait > 0 {
@@ -376,6 +402,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	start := time.Now()
 	defer func() { spent[phasePatch] = time.Since(start) }()
 	return r.commit(ctx, s)
+}
+
+// releaseStrayLabel sets the gated label of a pod whose gate someone else removed (by hand, or
+// another tool) to removed, so that the pod leaves the cache and the gated-pods gauges, which
+// count labels, stay true. A pod still held by its local gate is left alone.
+func (r *Reconciler) releaseStrayLabel(ctx context.Context, pod *corev1.Pod) (reconcile.Result, error) {
+	if v1beta1.HasSchedulingGate(&pod.Spec) || !labelledForClusterStage(pod.Labels) {
+		return reconcile.Result{}, nil
+	}
+	patch, ok := ReleasePatch(pod)
+	if !ok {
+		return reconcile.Result{}, nil
+	}
+	// A failed "test" (the pod changed meanwhile) is an error too: the retry reads the pod again.
+	if err := r.client.Patch(ctx, pod, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	logf.FromContext(ctx).Info("Pod carried the gated label without the scheduling gate; label set to removed", "pod", klog.KObj(pod))
+	return reconcile.Result{}, nil
 }
 
 // The phases of a reconcile, the label of archgate_placement_reconcile_phase_duration_seconds.

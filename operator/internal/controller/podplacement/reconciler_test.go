@@ -345,6 +345,7 @@ func TestReconcile(t *testing.T) {
 		scripts     map[string][]answer // overrides
 		maxRetries  int
 		wantOutcome placement.Outcome // "": not ungated
+		wantLabels  map[string]string // nil: as wantOutcome implies
 		wantAff     *corev1.Affinity
 		wantAnn     map[string]string
 		wantGates   []corev1.PodSchedulingGate
@@ -520,9 +521,27 @@ func TestReconcile(t *testing.T) {
 			wantEvents: []recordedEvent{{corev1.EventTypeNormal, reasonPreferenceSkipped}},
 			wantCalls:  1, wantWrites: 1,
 		},
-		"a pod without our gate is left alone": {
-			pod:        newPod("p", multi).withGates("example.com/other").build(),
+		"a pod whose gate someone else removed only has its gated label released": {
+			pod:       newPod("p", multi).withGates("example.com/other").build(),
+			wantGates: []corev1.PodSchedulingGate{{Name: "example.com/other"}},
+			wantLabels: map[string]string{"app": "web",
+				v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved, v1beta1.LabelPlacement: v1beta1.PlacementReleased},
+			wantCalls:  0,
+			wantWrites: 1,
+		},
+		"a pod without our gate and label is left alone": {
+			pod:        newPod("p", multi).withGates("example.com/other").withLabels("app", "web").build(),
 			wantGates:  []corev1.PodSchedulingGate{{Name: "example.com/other"}},
+			wantLabels: map[string]string{"app": "web"},
+			wantCalls:  0,
+			wantWrites: 0,
+		},
+		"a pod still held by its local gate is left alone": {
+			pod: newPod("p", multi).withGates(v1beta1.LocalSchedulingGateName, v1beta1.SchedulingGateName).
+				withLabels("app", "web", v1beta1.LabelSchedulingGate, v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate, v1beta1.LabelValueGated).build(),
+			wantGates: []corev1.PodSchedulingGate{{Name: v1beta1.LocalSchedulingGateName}, {Name: v1beta1.SchedulingGateName}},
+			wantLabels: map[string]string{"app": "web",
+				v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate: v1beta1.LabelValueGated},
 			wantCalls:  0,
 			wantWrites: 0,
 		},
@@ -542,6 +561,9 @@ func TestReconcile(t *testing.T) {
 			if tc.wantOutcome != "" {
 				wantLabels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueRemoved
 				wantLabels[v1beta1.LabelPlacement] = tc.wantOutcome.LabelValue()
+			}
+			if tc.wantLabels != nil {
+				wantLabels = tc.wantLabels
 			}
 			if diff := cmp.Diff(wantLabels, got.Labels); diff != "" {
 				t.Errorf("labels (-want +got):\n%s", diff)

@@ -21,9 +21,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// placementView keeps of a pod only what the controller reads or writes, so that the informer
-// cache of gated pods grows by a few hundred bytes per pod instead of the whole object (status,
-// volumes, env, probes, managed fields …): at 10,000 gated pods that is the controller's memory.
+// placementView keeps of a pod only what the controller reads or writes: the pod a reconcile
+// works on, read from the apiserver, so that copying, diffing and encoding it for the patch does
+// not touch status, volumes, env, probes or managed fields.
 //
 // It is safe for the one write the controller makes: the merge patch is the difference between
 // this view and the same view with the gate removed, the affinity merged and the outcome
@@ -69,11 +69,11 @@ func imagesOnly(cs []corev1.Container) []corev1.Container {
 	return out
 }
 
-// transformPod is the cache transform of pods: the placement view of a pod, anything else as it
-// came (tombstones of deleted objects pass through).
+// transformPod is the cache transform of pods, which the controller watches as metadata only:
+// managed fields dropped, anything else as it came (tombstones of deleted objects pass through).
 func transformPod(obj any) (any, error) {
-	if pod, ok := obj.(*corev1.Pod); ok {
-		return placementView(pod), nil
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		m.ManagedFields = nil
 	}
 	return obj, nil
 }

@@ -106,3 +106,38 @@ func TestPlacementViewPatch(t *testing.T) {
 		t.Errorf("patch keys (-want +got):\n%s\npatch: %s", diff, data)
 	}
 }
+
+func TestTransformPodStripsManagedFieldsOfMetadata(t *testing.T) {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: *fullPod().ObjectMeta.DeepCopy()}
+	got, err := transformPod(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fullPod().ObjectMeta
+	want.ManagedFields = nil
+	if diff := cmp.Diff(want, got.(*metav1.PartialObjectMetadata).ObjectMeta); diff != "" {
+		t.Errorf("metadata (-want +got):\n%s", diff)
+	}
+}
+
+func TestLabelledForClusterStage(t *testing.T) {
+	tests := map[string]struct {
+		labels map[string]string
+		want   bool
+	}{
+		"gated":                           {map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}, true},
+		"no labels":                       {nil, false},
+		"placed at admission":             {map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueAdmission}, false},
+		"gate removed":                    {map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved}, false},
+		"local gate still held":           {map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate: v1beta1.LabelValueGated}, false},
+		"local gate released":             {map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate: v1beta1.LabelValueReleased}, true},
+		"local gate only, no cluster one": {map[string]string{v1beta1.LabelLocalSchedulingGate: v1beta1.LabelValueGated}, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := labelledForClusterStage(tc.labels); got != tc.want {
+				t.Errorf("labelledForClusterStage(%v) = %v, want %v", tc.labels, got, tc.want)
+			}
+		})
+	}
+}
