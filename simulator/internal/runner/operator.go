@@ -275,37 +275,18 @@ func (e *operatorEnv) startComponents(ctx context.Context, cfg operand.Config, c
 // waitWebhookEffective dry-runs pod creations until the apiserver calls the
 // webhook and the pod comes back gated (or placed at admission).
 func (e *operatorEnv) waitWebhookEffective(ctx context.Context) error {
-	name := fmt.Sprintf("sim-%s-probe", e.r.id)
-	probeNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{workload.LabelRun: e.r.id}}}
-	if err := e.crc.Create(ctx, probeNS); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	probe := e.r.plan.Pods[0]
-	probe.ArchAffinity, probe.NodeSelectorArch, probe.PullSecret = "", "", false
 	// In operator mode the operator rolls the components out first.
 	wait := 30 * time.Second
 	if e.op == nil {
 		wait = 90 * time.Second
 	}
-	deadline := time.Now().Add(wait)
-	for {
-		pod := probe.Object(workload.ObjectOptions{Host: e.r.registryHost(), Namespaces: []string{name},
-			CPU: *e.r.s.Workload.Requests.CPU, Memory: *e.r.s.Workload.Requests.Memory})
-		pod.Namespace = name
-		pod.Spec.InitContainers = nil
-		err := e.crc.Create(ctx, pod, crclient.DryRunAll)
-		if err == nil && (v1beta1.HasSchedulingGate(&pod.Spec) || pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the webhook did not gate a dry-run pod within %s (last error: %v%s)", wait, err, e.kubeletErr())
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+	gated := func(pod *corev1.Pod) bool {
+		return v1beta1.HasSchedulingGate(&pod.Spec) || pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission
 	}
+	if err := e.r.dryRunUntil(ctx, e.crc, wait, "the webhook gated a dry-run pod", gated); err != nil {
+		return fmt.Errorf("%w%s", err, e.kubeletErr())
+	}
+	return nil
 }
 
 // clusterConfig is the ClusterPodPlacementConfig the scenario asks for.

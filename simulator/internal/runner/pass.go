@@ -27,7 +27,10 @@ type passSpec struct {
 	// handwritten gives every pod the architecture affinity a user would
 	// write (the handwritten-affinity pass; the operator is off).
 	handwritten bool
-	timeline    []scenario.Event
+	// viaWebhook: the handwritten affinity is added at admission by the
+	// floor webhook (handwrittenViaWebhook), not at creation.
+	viaWebhook bool
+	timeline   []scenario.Event
 }
 
 // creates holds the creators' times of each pod while they run (offsets from the epoch),
@@ -82,7 +85,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 		CPU:        *r.s.Workload.Requests.CPU,
 		Memory:     *r.s.Workload.Requests.Memory,
 
-		HandwrittenAffinity: spec.handwritten,
+		HandwrittenAffinity: spec.handwritten && !spec.viaWebhook,
 		Adjust:              r.confine(),
 	}
 	// The machine's speed now, while the cluster is idle (calibrate's doc).

@@ -247,6 +247,18 @@ func (r *run) runOperatorOffPass(ctx context.Context, spec passSpec) (passResult
 	if err := r.settle(ctx); err != nil {
 		return passResult{}, err
 	}
+	if spec.handwritten && r.s.HandwrittenViaWebhook {
+		stop, err := r.startFloorWebhook(ctx)
+		if err != nil {
+			return passResult{}, fmt.Errorf("%s pass: %w", spec.name, err)
+		}
+		spec.viaWebhook = true
+		defer func() {
+			if err := stop(context.WithoutCancel(ctx)); err != nil {
+				r.logf("stopping the floor webhook: %v", err)
+			}
+		}()
+	}
 	p, err := r.runPass(ctx, spec)
 	if err != nil {
 		return p, fmt.Errorf("%s pass: %w", spec.name, err)

@@ -164,6 +164,11 @@ func TestParseErrors(t *testing.T) {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: ratio.throughput >= 0.9",
 			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"ratio.throughput >= 0.9"`, Reason: "metric ratio.throughput needs baseline: true"}},
 		},
+		"handwritten pass via webhook without the pass": {
+			old: "seed: 1\n", new: "seed: 1\nhandwrittenViaWebhook: true\n",
+			want: []strictyaml.FieldError{{Line: 3, Path: "handwrittenViaWebhook",
+				Reason: "needs handwrittenBaseline: true (it changes how that pass adds the affinity)"}},
+		},
 		"expectation needing a handwritten pass": {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: handwrittenRatio.throughput >= 0.9",
 			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"handwrittenRatio.throughput >= 0.9"`,

@@ -30,6 +30,13 @@ type Scenario struct {
 	// archgate's, so the main pass divided by this one is what archgate
 	// itself costs, apart from the cost of the constraint.
 	HandwrittenBaseline bool `json:"handwrittenBaseline,omitempty"`
+	// HandwrittenViaWebhook makes the handwritten pass add each pod's
+	// affinity at admission, through a minimal mutating webhook in the
+	// harness registered as archgate's is (simulator/internal/floorwebhook),
+	// instead of at creation. That webhook already knows every answer, so
+	// the main pass divided by this one is what archgate costs beyond what
+	// any admission-webhook design pays. Needs handwrittenBaseline.
+	HandwrittenViaWebhook bool `json:"handwrittenViaWebhook,omitempty"`
 	// Deadline bounds each pass, from its first pod creation to the last pod
 	// bound; pods not bound by then are reported as unbound. Default 10m.
 	Deadline Duration `json:"deadline,omitempty"`

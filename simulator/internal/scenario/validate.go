@@ -48,6 +48,9 @@ func validate(s *Scenario) []*strictyaml.FieldError {
 	if b := s.Background; b != nil && (b.CPUShare <= 0 || b.CPUShare > 1) {
 		e.add("background.cpuShare", b.CPUShare, "must be within (0, 1]: a share of one core")
 	}
+	if s.HandwrittenViaWebhook && !s.HandwrittenBaseline {
+		e.add("handwrittenViaWebhook", true, "needs handwrittenBaseline: true (it changes how that pass adds the affinity)")
+	}
 	validateNodes(&e, s)
 	validateRegistry(&e, s)
 	validateOperator(&e, s)

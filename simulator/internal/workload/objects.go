@@ -87,8 +87,8 @@ func (p Pod) Object(o ObjectOptions) *corev1.Pod {
 	switch {
 	case p.ArchAffinity != "":
 		pod.Spec.Affinity = requiredArch(corev1.NodeSelectorOpIn, p.ArchAffinity)
-	case o.HandwrittenAffinity && p.NodeSelectorArch == "" && !p.AnyArch:
-		pod.Spec.Affinity = handwrittenAffinity(p.Allowed)
+	case o.HandwrittenAffinity:
+		pod.Spec.Affinity = p.HandwrittenAffinity()
 	}
 	if p.NodeSelectorArch != "" {
 		pod.Spec.NodeSelector = map[string]string{corev1.LabelArchStable: p.NodeSelectorArch}
@@ -100,6 +100,16 @@ func (p Pod) Object(o ObjectOptions) *corev1.Pod {
 		o.Adjust(pod)
 	}
 	return pod
+}
+
+// HandwrittenAffinity is the affinity a careful user adds to the pod by hand:
+// none when the pod pins its architecture itself or its images run
+// anywhere, else handwrittenAffinity of its allowed architectures.
+func (p Pod) HandwrittenAffinity() *corev1.Affinity {
+	if p.ArchAffinity != "" || p.NodeSelectorArch != "" || p.AnyArch {
+		return nil
+	}
+	return handwrittenAffinity(p.Allowed)
 }
 
 // handwrittenAffinity is the required affinity a user writes for images that
