@@ -83,7 +83,7 @@ func TestRollout(t *testing.T) {
 		want []corev1.EnvVar
 	}{
 		{operator.WebhookComponentName, wh.Spec.Template.Spec.Containers[0].Env, []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: "230MiB"}, {Name: "GOGC", Value: "50"}}},
-		{operator.ControllerComponentName, ctl.Spec.Template.Spec.Containers[0].Env, []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: "460MiB"}, {Name: "GOGC", Value: "25"}}},
+		{operator.ControllerComponentName, ctl.Spec.Template.Spec.Containers[0].Env, []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: "460MiB"}}},
 	} {
 		for _, w := range d.want {
 			if !slices.Contains(d.env, w) {

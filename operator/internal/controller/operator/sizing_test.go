@@ -50,7 +50,7 @@ func TestComponentsRuntimeSizing(t *testing.T) {
 		wantMemLimit, wantGOGC string
 	}{
 		{WebhookComponentName, typed[appsv1.Deployment](t, webhookDeployment(p)).Spec.Template.Spec, "64Mi", "256Mi", "230MiB", "50"},
-		{ControllerComponentName, typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec, "128Mi", "512Mi", "460MiB", "25"},
+		{ControllerComponentName, typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec, "128Mi", "512Mi", "460MiB", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.spec.Containers[0]
