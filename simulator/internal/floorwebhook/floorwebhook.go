@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-openapi/jsonpointer"
 	"gomodules.xyz/jsonpatch/v2"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -71,7 +72,7 @@ func Patch(pod *corev1.Pod, affinity *corev1.Affinity) []jsonpatch.JsonPatchOper
 	if pod.Labels == nil {
 		ops = append(ops, jsonpatch.NewOperation("add", "/metadata/labels", map[string]string{Label: LabelValue}))
 	} else {
-		ops = append(ops, jsonpatch.NewOperation("add", "/metadata/labels/sim.archgate.io~1floor-webhook", LabelValue))
+		ops = append(ops, jsonpatch.NewOperation("add", "/metadata/labels/"+jsonpointer.Escape(Label), LabelValue))
 	}
 	if affinity != nil && pod.Spec.Affinity == nil {
 		ops = append(ops, jsonpatch.NewOperation("add", "/spec/affinity", affinity))
@@ -122,9 +123,7 @@ func Start(ctx context.Context, crc crclient.Client, h *Handler, certDir string)
 		CABundle:     caPEM,
 	})
 	if err := crc.Create(ctx, s.mwc); err != nil {
-		cancel()
-		<-s.done
-		return nil, fmt.Errorf("registering the floor webhook: %w", err)
+		return nil, errors.Join(fmt.Errorf("registering the floor webhook: %w", err), s.Stop())
 	}
 	return s, nil
 }
@@ -135,12 +134,12 @@ func (s *Server) Unregister(ctx context.Context) error {
 	return crclient.IgnoreNotFound(s.crc.Delete(ctx, s.mwc))
 }
 
-// Stop unregisters the webhook (if not done yet) and stops the server.
-func (s *Server) Stop(ctx context.Context) error {
-	err := s.Unregister(ctx)
+// Stop stops the server; Unregister first, or the apiserver keeps calling it
+// (and, failing open, admits pods without the affinity).
+func (s *Server) Stop() error {
 	s.cancel()
-	if serr := <-s.done; serr != nil && !errors.Is(serr, context.Canceled) {
-		err = errors.Join(err, serr)
+	if err := <-s.done; err != nil && !errors.Is(err, context.Canceled) {
+		return err
 	}
-	return err
+	return nil
 }

@@ -52,14 +52,14 @@ func (r *run) startFloorWebhook(ctx context.Context) (stop func(context.Context)
 	}
 	admitted := func(pod *corev1.Pod) bool { return pod.Labels[floorwebhook.Label] == floorwebhook.LabelValue }
 	if err := r.dryRunUntil(ctx, crc, 30*time.Second, "the floor webhook admitted a dry-run pod", admitted); err != nil {
-		return nil, errors.Join(err, srv.Stop(context.WithoutCancel(ctx)))
+		return nil, errors.Join(err, srv.Unregister(context.WithoutCancel(ctx)), srv.Stop())
 	}
 	return func(ctx context.Context) error {
 		if err := srv.Unregister(ctx); err != nil {
-			return errors.Join(err, srv.Stop(ctx))
+			return errors.Join(err, srv.Stop())
 		}
 		gone := func(pod *corev1.Pod) bool { return !admitted(pod) }
-		return errors.Join(r.dryRunUntil(ctx, crc, 30*time.Second, "the apiserver stopped calling the floor webhook", gone), srv.Stop(ctx))
+		return errors.Join(r.dryRunUntil(ctx, crc, 30*time.Second, "the apiserver stopped calling the floor webhook", gone), srv.Stop())
 	}, nil
 }
 

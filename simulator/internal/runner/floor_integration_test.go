@@ -4,14 +4,10 @@ package runner_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
 	"github.com/archgate/archgate/simulator/internal/runner"
-	"github.com/archgate/archgate/simulator/internal/scenario"
 )
 
 // TestHandwrittenPassViaFloorWebhook runs no-operator's workload with a
@@ -19,10 +15,7 @@ import (
 // pods are created without it, so only the webhook keeps that pass from
 // misplacing what the scheduler-alone main pass misplaces.
 func TestHandwrittenPassViaFloorWebhook(t *testing.T) {
-	loaded, err := scenario.Load(filepath.Join("..", "..", "..", "scenarios", "no-operator.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	loaded := loadShipped(t, "no-operator")
 	loaded.Scenario.HandwrittenBaseline = true
 	loaded.Scenario.HandwrittenViaWebhook = true
 	loaded.Scenario.Workload.Pods = 600
@@ -47,8 +40,6 @@ func TestHandwrittenPassViaFloorWebhook(t *testing.T) {
 	if m.MisplacedPods == 0 {
 		t.Errorf("the scheduler-alone main pass misplaced no pod: the workload cannot show the webhook's effect")
 	}
-	for _, p := range procfs.Children(os.Getpid()) {
-		t.Errorf("%s (pid %d) still running after the run", p.Name, p.PID)
-	}
+	noChildrenLeft(t)
 	t.Logf("misplaced: %d via the floor webhook, %d without (of %d)", h.MisplacedPods, m.MisplacedPods, m.Pods)
 }

@@ -27,10 +27,7 @@ type passSpec struct {
 	// handwritten gives every pod the architecture affinity a user would
 	// write (the handwritten-affinity pass; the operator is off).
 	handwritten bool
-	// viaWebhook: the handwritten affinity is added at admission by the
-	// floor webhook (handwrittenViaWebhook), not at creation.
-	viaWebhook bool
-	timeline   []scenario.Event
+	timeline    []scenario.Event
 }
 
 // creates holds the creators' times of each pod while they run (offsets from the epoch),
@@ -85,7 +82,8 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 		CPU:        *r.s.Workload.Requests.CPU,
 		Memory:     *r.s.Workload.Requests.Memory,
 
-		HandwrittenAffinity: spec.handwritten && !spec.viaWebhook,
+		// With handwrittenViaWebhook the floor webhook adds it at admission instead.
+		HandwrittenAffinity: spec.handwritten && !r.s.HandwrittenViaWebhook,
 		Adjust:              r.confine(),
 	}
 	// The machine's speed now, while the cluster is idle (calibrate's doc).

@@ -252,7 +252,6 @@ func (r *run) runOperatorOffPass(ctx context.Context, spec passSpec) (passResult
 		if err != nil {
 			return passResult{}, fmt.Errorf("%s pass: %w", spec.name, err)
 		}
-		spec.viaWebhook = true
 		defer func() {
 			if err := stop(context.WithoutCancel(ctx)); err != nil {
 				r.logf("stopping the floor webhook: %v", err)

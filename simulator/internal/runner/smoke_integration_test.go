@@ -22,10 +22,7 @@ import (
 // expectations in a subtest, like a strict checker over the run's summary.
 // Budget: 60 s with the control-plane start.
 func TestSmokeScenario(t *testing.T) {
-	loaded, err := scenario.Load(filepath.Join("..", "..", "..", "scenarios", "smoke.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	loaded := loadShipped(t, "smoke")
 	bin := buildBinaries(t, "archgate")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -75,10 +72,7 @@ func TestSmokeScenario(t *testing.T) {
 // that only this mode can give: every component's CPU and memory, and the
 // apiserver's requests per pod.
 func TestSmokeScenarioAsProcesses(t *testing.T) {
-	loaded, err := scenario.Load(filepath.Join("..", "..", "..", "scenarios", "smoke.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	loaded := loadShipped(t, "smoke")
 	bin := buildBinaries(t, "archgate", "simulator")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
@@ -111,10 +105,26 @@ func TestSmokeScenarioAsProcesses(t *testing.T) {
 	if want := 3 + gated; math.Abs(c.APIWritesPerPod-want) > 0.25 {
 		t.Errorf("apiserver writes per pod = %.2f, want about %.2f (3 + %.2f gated)", c.APIWritesPerPod, want, gated)
 	}
+	noChildrenLeft(t)
+	t.Logf("smoke as processes: %.1f CPU-s per 1k pods, %.2f writes per pod", c.CPUSecondsPer1kPods, c.APIWritesPerPod)
+}
+
+// loadShipped loads scenarios/<name>.yaml.
+func loadShipped(t *testing.T, name string) *scenario.Loaded {
+	t.Helper()
+	loaded, err := scenario.Load(filepath.Join("..", "..", "..", "scenarios", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loaded
+}
+
+// noChildrenLeft fails the test for every process the run left running.
+func noChildrenLeft(t *testing.T) {
+	t.Helper()
 	for _, p := range procfs.Children(os.Getpid()) {
 		t.Errorf("%s (pid %d) still running after the run", p.Name, p.PID)
 	}
-	t.Logf("smoke as processes: %.1f CPU-s per 1k pods, %.2f writes per pod", c.CPUSecondsPer1kPods, c.APIWritesPerPod)
 }
 
 // buildBinaries builds the named commands (archgate, simulator) into a

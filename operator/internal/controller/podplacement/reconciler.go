@@ -445,10 +445,8 @@ func (r *Reconciler) releaseStrayLabel(ctx context.Context, pod *corev1.Pod) (re
 	if v1beta1.HasSchedulingGate(&pod.Spec) || !labelledForClusterStage(pod.Labels) {
 		return reconcile.Result{}, nil
 	}
-	patch, ok := ReleasePatch(pod)
-	if !ok {
-		return reconcile.Result{}, nil
-	}
+	// The gated label makes ReleasePatch's ok true: it removes no gate, only releases the label.
+	patch, _ := ReleasePatch(pod)
 	// A failed "test" (the pod changed meanwhile) is an error too: the retry reads the pod again.
 	if err := r.client.Patch(ctx, pod, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
