@@ -178,10 +178,19 @@ archgate: ## Build the archgate binary into bin/archgate (the scenarios run its 
 	$(GO) build -o bin/archgate ./operator/cmd/archgate
 
 SIMFLAGS ?=
+# CPU_LIMIT=0.85 runs a scenario on 85% of the machine's CPU (a cgroup quota, hack/cpu-limit.sh):
+# the machine a slower user has.
+CPU_LIMIT ?=
+RUN_WRAP = $(if $(CPU_LIMIT),hack/cpu-limit.sh $(CPU_LIMIT))
 .PHONY: scenario
-scenario: control-plane archgate ## Run scenarios/$(NAME).yaml (default smoke), print and write a report under reports/$(NAME)/ (SIMFLAGS=--profile adds profiles).
+scenario: control-plane archgate ## Run scenarios/$(NAME).yaml (default smoke), print and write a report under reports/$(NAME)/ (SIMFLAGS=--profile adds profiles; CPU_LIMIT=0.85 gives it 85% of the CPU).
 	$(GO) build -o bin/simulator ./simulator/cmd/simulator
-	bin/simulator run --scenario scenarios/$(NAME).yaml --out reports $(SIMFLAGS)
+	$(RUN_WRAP) bin/simulator run --scenario scenarios/$(NAME).yaml --out reports $(SIMFLAGS)
+
+.PHONY: repeat
+repeat: control-plane archgate ## Run scenarios/$(NAME).yaml COUNT times (default 5), each with a fresh control plane, and print each figure's median and spread (CPU_LIMIT=0.85 as for scenario).
+	$(GO) build -o bin/simulator ./simulator/cmd/simulator
+	$(RUN_WRAP) bin/simulator repeat --scenario scenarios/$(NAME).yaml --count $(or $(COUNT),5) --out reports
 
 SCALE_POINTS := scale-1k scale-3k scale-10k scale-30k
 .PHONY: scale
@@ -191,9 +200,9 @@ scale: control-plane archgate ## Run the scale family (1k, 3k, 10k, 30k pods) an
 	bin/simulator family --prefix scale --reports reports
 
 .PHONY: compare
-compare: control-plane ## Compare scenario NAME at git refs BASE and HEAD (default: the work tree); runs missing reports.
-	@test -n "$(BASE)" || { echo "usage: make compare NAME=<scenario> BASE=<git ref> [HEAD=<git ref>]"; exit 2; }
-	$(GO) run ./simulator/cmd/simulator compare --scenario $(NAME) --base $(BASE) $(if $(HEAD),--head $(HEAD)) --reports reports
+compare: control-plane ## Compare scenario NAME at git refs BASE and HEAD (default: the work tree); runs missing reports. COUNT=N runs each side N times, interleaved, and tests across runs.
+	@test -n "$(BASE)" || { echo "usage: make compare NAME=<scenario> BASE=<git ref> [HEAD=<git ref>] [COUNT=<runs per side>]"; exit 2; }
+	$(GO) run ./simulator/cmd/simulator compare --scenario $(NAME) --base $(BASE) $(if $(HEAD),--head $(HEAD)) $(if $(COUNT),--count $(COUNT)) --reports reports
 
 .PHONY: smoke
 smoke: control-plane ## The smoke scenario as its integration test (part of make test; under 60 s).

@@ -24,6 +24,9 @@ type compareFlags struct {
 	threshold float64
 	minDelta  time.Duration
 	maxOther  float64
+	count     int
+	calTol    float64
+	runsAlpha float64
 }
 
 func newCompareCommand() *cobra.Command {
@@ -44,7 +47,17 @@ With --scenario, reports are looked up under --reports by the code they ran
 (git tree). --base and --head are git refs; --head defaults to the work tree as
 it is. Missing reports are produced by running the scenario — for a ref, in a
 git worktree under .cache/compare/. When both sides are the same code (an A/A
-comparison), two distinct runs are used.`,
+comparison), two distinct runs are used.
+
+With --count N, each side is built once (a ref in a git worktree, with the
+control plane its own commit pins) and run N times, interleaved (base, head,
+base, head …), each run in a fresh control plane. Every figure is then tested
+across runs with the Mann–Whitney U test of golang.org/x/perf/benchmath (as
+benchstat does) at --runs-alpha; the change is the Hodges–Lehmann estimate of
+head/base with the interval that inverting the test gives, and beside it the
+smallest change the base runs' spread lets N runs detect. Runs from different
+machines or Kubernetes versions, or whose machine speed (calibration) differs
+by more than --calibration-tolerance, are refused.`,
 		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(cmd, args, f) },
 	}
@@ -59,10 +72,16 @@ comparison), two distinct runs are used.`,
 		"minimum absolute change of a median latency to count")
 	fl.Float64Var(&f.maxOther, "max-foreign-cpu", compare.DefaultMaxForeignCPU,
 		"share of the machine's CPU other work may have used during a run; above it verdicts are inconclusive")
+	fl.IntVar(&f.count, "count", 0, "run each side this many times, interleaved, and test across runs (0: compare one report a side, per pod)")
+	fl.Float64Var(&f.calTol, "calibration-tolerance", compare.DefaultCalibrationTolerance, "with --count: largest relative difference of the sides' median machine speed")
+	fl.Float64Var(&f.runsAlpha, "runs-alpha", compare.DefaultRunsAlpha, "with --count: significance level of the test across runs")
 	return cmd
 }
 
 func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
+	if f.count > 0 {
+		return runCompareRuns(cmd, f)
+	}
 	opts := compare.Options{Alpha: f.alpha, Threshold: f.threshold, MinLatencyDelta: f.minDelta.Seconds(), MaxForeignCPU: f.maxOther}
 	var base, head *report.Report
 	var baseName, headName string
@@ -100,14 +119,13 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	return nil
 }
 
-// reportsByRef finds (or produces) the base and head reports.
-func reportsByRef(cmd *cobra.Command, f compareFlags) ([2]compare.Found, error) {
-	ctx := cmd.Context()
-	var out [2]compare.Found
+// runOptions resolves the repository root, the scenario's name and file and
+// the reports directory of a comparison by refs.
+func runOptions(cmd *cobra.Command, f compareFlags) (compare.RunOptions, error) {
 	wd, _ := os.Getwd()
-	root, err := vcs.Root(ctx, wd)
+	root, err := vcs.Root(cmd.Context(), wd)
 	if err != nil {
-		return out, &exitError{code: exitUsage, err: err}
+		return compare.RunOptions{}, &exitError{code: exitUsage, err: err}
 	}
 	name, file := f.scenario, f.scenario
 	if strings.HasSuffix(name, ".yaml") {
@@ -116,12 +134,24 @@ func reportsByRef(cmd *cobra.Command, f compareFlags) ([2]compare.Found, error) 
 		file = filepath.Join(root, "scenarios", name+".yaml")
 	}
 	if _, err := os.Stat(file); err != nil {
-		return out, &exitError{code: exitUsage, err: fmt.Errorf("scenario %s: %w", name, err)}
+		return compare.RunOptions{}, &exitError{code: exitUsage, err: fmt.Errorf("scenario %s: %w", name, err)}
 	}
 	reports, err := filepath.Abs(f.reports)
 	if err != nil {
+		return compare.RunOptions{}, err
+	}
+	return compare.RunOptions{Root: root, Scenario: name, ScenarioFile: file, ReportsDir: reports, Output: cmd.ErrOrStderr()}, nil
+}
+
+// reportsByRef finds (or produces) the base and head reports.
+func reportsByRef(cmd *cobra.Command, f compareFlags) ([2]compare.Found, error) {
+	ctx := cmd.Context()
+	var out [2]compare.Found
+	ro, err := runOptions(cmd, f)
+	if err != nil {
 		return out, err
 	}
+	root, name, reports := ro.Root, ro.Scenario, ro.ReportsDir
 	sides := [2]compare.Side{}
 	for i, ref := range []string{f.base, f.head} {
 		if sides[i], err = compare.ResolveSide(ctx, root, ref); err != nil {
@@ -133,7 +163,6 @@ func reportsByRef(cmd *cobra.Command, f compareFlags) ([2]compare.Found, error) 
 	if same {
 		need = map[int]int{0: 2} // A/A: two distinct runs of the same code
 	}
-	ro := compare.RunOptions{Root: root, Scenario: name, ScenarioFile: file, ReportsDir: reports, Output: cmd.ErrOrStderr()}
 	for i, n := range need {
 		for {
 			have := compare.FindReports(reports, name, sides[i].Tree)
@@ -159,4 +188,54 @@ func reportsByRef(cmd *cobra.Command, f compareFlags) ([2]compare.Found, error) 
 		out[i] = have[len(have)-1]
 	}
 	return out, nil
+}
+
+// runCompareRuns runs each side f.count times, interleaved, and compares
+// the runs figure by figure.
+func runCompareRuns(cmd *cobra.Command, f compareFlags) error {
+	if f.scenario == "" || f.base == "" {
+		return &exitError{code: exitUsage, err: errors.New("--count needs --scenario and --base")}
+	}
+	ctx := cmd.Context()
+	log := cmd.ErrOrStderr()
+	ro, err := runOptions(cmd, f)
+	if err != nil {
+		return err
+	}
+	var sides [2]compare.Prepared
+	for i, ref := range []string{f.base, f.head} {
+		side, err := compare.ResolveSide(ctx, ro.Root, ref)
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		if sides[i], err = compare.Prepare(ctx, side, ro); err != nil {
+			return &exitError{code: exitFailed, err: err}
+		}
+	}
+	var runs [2][]*report.Report
+	start := time.Now()
+	for i := range f.count {
+		for s, p := range sides {
+			fmt.Fprintf(log, "compare: run %d of %d of %s at %s (%s elapsed)\n", i+1, f.count, ro.Scenario, p.Side.Label, time.Since(start).Round(time.Second))
+			path, err := compare.RunReport(ctx, p.Argv(ro.ReportsDir), p.Env(), log)
+			if err != nil {
+				return &exitError{code: exitFailed, err: err}
+			}
+			r, err := report.Load(path)
+			if err != nil {
+				return &exitError{code: exitFailed, err: err}
+			}
+			runs[s] = append(runs[s], r)
+		}
+	}
+	res, err := compare.CompareRuns(runs[0], runs[1], compare.RunsOptions{Alpha: f.runsAlpha, CalibrationTolerance: f.calTol})
+	if err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "base %s (%.12s), head %s (%.12s)\n", sides[0].Side.Label, sides[0].Side.Commit, sides[1].Side.Label, sides[1].Side.Commit)
+	compare.PrintRuns(cmd.OutOrStdout(), res)
+	if res.Regressions > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d regression(s)", res.Regressions)}
+	}
+	return nil
 }

@@ -23,6 +23,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1 // expectations missed, run error, significant regression
 	exitUsage       = 2 // bad flags or scenario file
+	exitSaturated   = 3 // only latency checks failed, not judged: a pass saturated the machine
 	exitInterrupted = 130
 )
 
@@ -46,7 +47,7 @@ func run() int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newValidateCommand(), newCompareCommand(), newSchedulerCommand(), newBurnCommand(), newFamilyCommand(),
+	root.AddCommand(newRunCommand(), newValidateCommand(), newCompareCommand(), newSchedulerCommand(), newBurnCommand(), newFamilyCommand(), newRepeatCommand(),
 		newCatalogCommand(), newCleanupCommand())
 	err := root.Execute()
 	if err == nil {

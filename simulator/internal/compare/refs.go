@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -84,47 +85,47 @@ type RunOptions struct {
 	Output io.Writer
 }
 
-// Produce runs the scenario for side: in the work tree, or in a git
-// worktree of the commit under WorktreeDir, with that commit's simulator
-// and scenario file (the current scenario file when the commit has none).
-// The run's own verdict does not matter here: a report is all it takes.
+// Produce runs the scenario once for side, prepared as Prepare does. The
+// run's own verdict does not matter here: a report is all it takes.
 func Produce(ctx context.Context, side Side, o RunOptions) error {
-	dir, scenarioFile := o.Root, o.ScenarioFile
-	if !side.WorkTree {
-		dir = filepath.Join(o.Root, WorktreeDir, side.Commit[:12])
-		if _, err := os.Stat(dir); err != nil {
-			if _, err := vcs.Git(ctx, o.Root, "worktree", "add", "--detach", dir, side.Commit); err != nil {
-				return err
-			}
-		}
-		if _, err := os.Stat(filepath.Join(dir, "simulator", "cmd", "simulator")); err != nil {
-			return fmt.Errorf("%s (%.12s) has no simulator (simulator/cmd/simulator): cannot run the scenario there", side.Label, side.Commit)
-		}
-		rel, err := filepath.Rel(o.Root, o.ScenarioFile)
-		if err == nil && !strings.HasPrefix(rel, "..") {
-			if _, err := os.Stat(filepath.Join(dir, rel)); err == nil {
-				scenarioFile = filepath.Join(dir, rel)
-			}
-		}
-	}
-	abs, err := filepath.Abs(scenarioFile)
+	p, err := Prepare(ctx, side, o)
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "go", "run", "./simulator/cmd/simulator", "run", "--scenario", abs, "--out", o.ReportsDir, "--quiet")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = o.Output, o.Output
-	cmd.Env = os.Environ()
-	if os.Getenv("ARCHGATE_ASSETS") == "" {
-		// Worktrees have no bin/: use the main checkout's control plane.
-		cmd.Env = append(cmd.Env, "ARCHGATE_ASSETS="+filepath.Join(o.Root, "bin", "k8s"))
-	}
-	fmt.Fprintf(o.Output, "compare: running %s at %s (%s) in %s\n", o.Scenario, side.Label, shortTree(side), dir)
-	err = cmd.Run()
-	if _, ok := err.(*exec.ExitError); ok {
-		return nil // the run failed its expectations or part-way; the caller looks for the report
-	}
+	fmt.Fprintf(o.Output, "compare: running %s at %s (%s) in %s\n", o.Scenario, side.Label, shortTree(side), p.Dir)
+	_, err = RunReport(ctx, p.Argv(o.ReportsDir), p.Env(), o.Output)
 	return err
+}
+
+// RunReport runs one `simulator run` command line with env (the current
+// environment when nil), streams its output to w and returns the path of
+// the report it wrote. A run that failed its expectations still wrote a
+// report: that is not an error here, a run without a report is.
+func RunReport(ctx context.Context, argv, env []string, w io.Writer) (string, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Stderr = w
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	var path string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(w, line)
+		if p, ok := strings.CutPrefix(line, "report: "); ok {
+			path = p
+		}
+	}
+	waitErr := cmd.Wait()
+	if path == "" {
+		return "", fmt.Errorf("%s wrote no report: %v", strings.Join(argv, " "), waitErr)
+	}
+	return path, nil
 }
 
 func shortTree(s Side) string {
@@ -132,4 +133,100 @@ func shortTree(s Side) string {
 		return "work tree"
 	}
 	return s.Commit[:12]
+}
+
+// Prepared is a side ready to run: its checkout, its simulator and archgate
+// binaries and the control plane its own commit pins.
+type Prepared struct {
+	Side Side
+	// Dir is the checkout (the repository root for the work tree).
+	Dir string
+	// Simulator and Archgate are the binaries built from Dir; Assets the
+	// control plane's directory (ARCHGATE_ASSETS).
+	Simulator, Archgate, Assets string
+	// ScenarioFile is the side's scenario file: the checkout's own, else
+	// the work tree's.
+	ScenarioFile string
+}
+
+// Prepare checks the side out (a git worktree under WorktreeDir for a ref),
+// builds its simulator and archgate binaries into its bin/, and makes its
+// control plane current with its own hack/control-plane.sh: the main
+// checkout's bin/k8s is linked in first, so the script rebuilds only when
+// the side pins another Kubernetes or etcd version.
+func Prepare(ctx context.Context, side Side, o RunOptions) (Prepared, error) {
+	p := Prepared{Side: side, Dir: o.Root, ScenarioFile: o.ScenarioFile}
+	if !side.WorkTree {
+		p.Dir = filepath.Join(o.Root, WorktreeDir, side.Commit[:12])
+		if _, err := os.Stat(p.Dir); err != nil {
+			if _, err := vcs.Git(ctx, o.Root, "worktree", "add", "--detach", p.Dir, side.Commit); err != nil {
+				return p, err
+			}
+		}
+		if rel, err := filepath.Rel(o.Root, o.ScenarioFile); err == nil && !strings.HasPrefix(rel, "..") {
+			if _, err := os.Stat(filepath.Join(p.Dir, rel)); err == nil {
+				p.ScenarioFile = filepath.Join(p.Dir, rel)
+			}
+		}
+		if err := linkAssets(filepath.Join(o.Root, "bin", "k8s"), filepath.Join(p.Dir, "bin", "k8s")); err != nil {
+			return p, err
+		}
+	}
+	p.Simulator = filepath.Join(p.Dir, "bin", "simulator")
+	p.Archgate = filepath.Join(p.Dir, "bin", "archgate")
+	p.Assets = filepath.Join(p.Dir, "bin", "k8s")
+	steps := [][]string{
+		{"go", "build", "-o", p.Simulator, "./simulator/cmd/simulator"},
+		{"go", "build", "-o", p.Archgate, "./operator/cmd/archgate"},
+	}
+	if _, err := os.Stat(filepath.Join(p.Dir, "hack", "control-plane.sh")); err == nil {
+		steps = append(steps, []string{"hack/control-plane.sh"})
+	}
+	fmt.Fprintf(o.Output, "compare: preparing %s (%s) in %s\n", side.Label, shortTree(side), p.Dir)
+	for _, argv := range steps {
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = p.Dir
+		cmd.Stdout, cmd.Stderr = o.Output, o.Output
+		if err := cmd.Run(); err != nil {
+			return p, fmt.Errorf("%s in %s: %w", strings.Join(argv, " "), p.Dir, err)
+		}
+	}
+	return p, nil
+}
+
+// linkAssets hard-links the files of from into to when to has none, so a
+// side that pins the same control plane reuses it without a rebuild.
+func linkAssets(from, to string) error {
+	if _, err := os.Stat(filepath.Join(to, "VERSION")); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return nil // nothing built yet: the side's script builds it
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		dst := filepath.Join(to, e.Name())
+		_ = os.Remove(dst)
+		if err := os.Link(filepath.Join(from, e.Name()), dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Argv is the command line of one run of the side's scenario, writing its
+// report under reports.
+func (p Prepared) Argv(reports string) []string {
+	return []string{p.Simulator, "run", "--scenario", p.ScenarioFile, "--out", reports, "--archgate", p.Archgate, "--quiet"}
+}
+
+// Env is the environment of the side's runs: its own control plane.
+func (p Prepared) Env() []string {
+	return append(os.Environ(), "ARCHGATE_ASSETS="+p.Assets)
 }

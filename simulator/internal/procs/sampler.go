@@ -3,6 +3,7 @@ package procs
 import (
 	"context"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,21 @@ type Sample struct {
 	// name: what one replica of a component needs, which is what its
 	// container's memory limit and the footprint targets are about.
 	ReplicaRSS map[string]int64
+	// MachineBusy and MachineCapacity are the machine's cumulative busy CPU
+	// time (every process, other work included) and its capacity (wall time
+	// × cores) from /proc/stat: their deltas between two samples give the
+	// machine's utilization over that interval.
+	MachineBusy, MachineCapacity time.Duration
+}
+
+// Utilization is the share of the machine's CPU (all cores, every process)
+// that was busy between two samples; 0 when /proc/stat was unreadable.
+func Utilization(from, to Sample) float64 {
+	capacity := to.MachineCapacity - from.MachineCapacity
+	if capacity <= 0 {
+		return 0
+	}
+	return float64(to.MachineBusy-from.MachineBusy) / float64(capacity)
 }
 
 // Sampler reads the simulator's and its children's resource use at an
@@ -46,6 +62,9 @@ type Sampler struct {
 	lastPid map[int]procfs.Proc
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// cores is the machine's CPU count, limit the run's CPU quota in cores
+	// (CPULimit; 0 without one).
+	cores, limit float64
 }
 
 // SelfName is the name the simulator's own process is reported under.
@@ -55,7 +74,7 @@ const SelfName = "simulator"
 func StartSampler(ctx context.Context, interval time.Duration) *Sampler {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Sampler{start: time.Now(), last: map[string]procfs.Proc{}, watched: map[int]string{}, lastPid: map[int]procfs.Proc{},
-		cancel: cancel, done: make(chan struct{})}
+		cancel: cancel, done: make(chan struct{}), cores: float64(runtime.NumCPU()), limit: CPULimit()}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(interval)
@@ -91,6 +110,12 @@ func (s *Sampler) Sample() Sample {
 	smp := Sample{At: time.Since(s.start), CPU: map[string]time.Duration{}, RSS: map[string]int64{}, ReplicaRSS: map[string]int64{}}
 	load := loadAverage()
 	stat := readCPUStat()
+	smp.MachineBusy = time.Duration(stat.busy) * time.Second / procfs.ClockTicks
+	smp.MachineCapacity = time.Duration(stat.total) * time.Second / procfs.ClockTicks
+	if s.cores > 0 && s.limit > 0 && s.limit < s.cores {
+		// Under a CPU quota the run can use only limit of the cores.
+		smp.MachineCapacity = time.Duration(float64(smp.MachineCapacity) * s.limit / s.cores)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.readWatched(&smp)

@@ -50,6 +50,10 @@ type Cost struct {
 	Components []ComponentCost `json:"components"`
 	// CPUSecondsPer1kPods is the sum over components.
 	CPUSecondsPer1kPods float64 `json:"cpuSecondsPer1kPods"`
+	// Utilization is the share of the machine's CPU (all cores, every
+	// process, other work included) busy over the pass, from /proc/stat.
+	// Above the scenario's headroom its latencies measure queueing.
+	Utilization float64 `json:"utilization,omitempty"`
 	// APIRequests counts the apiserver's requests by verb and
 	// resource[/subresource] (apiserver_request_total deltas).
 	APIRequests []APIRequestCount `json:"apiRequests,omitempty"`
@@ -188,8 +192,8 @@ func (r *Report) writeCostText(w io.Writer) {
 			}
 			fmt.Fprintf(w, "%s %.1f", c.Name, c.CPUSecondsPer1kPods)
 		}
-		fmt.Fprintf(w, "); apiserver %.2f writes, %.2f requests, %.1f watch events per pod\n",
-			p.Cost.APIWritesPerPod, p.Cost.APIRequestsPerPod, p.Cost.WatchEventsPerPod)
+		fmt.Fprintf(w, "); apiserver %.2f writes, %.2f requests, %.1f watch events per pod; machine %.0f%% busy\n",
+			p.Cost.APIWritesPerPod, p.Cost.APIRequestsPerPod, p.Cost.WatchEventsPerPod, 100*p.Cost.Utilization)
 		if len(p.Steps) > 0 {
 			fmt.Fprintf(w, "%-8s sustained %.0f pods/s (total p99 within the scenario's sustainLatency)\n", p.Name, p.SustainedRate)
 		}

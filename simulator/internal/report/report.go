@@ -9,11 +9,16 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/archgate/archgate/simulator/internal/scenario"
 	"github.com/archgate/archgate/simulator/internal/stats"
 )
+
+// StartWindow is the start of a pass that StartLatency reports apart.
+const StartWindow = 10 * time.Second
 
 // SchemaVersion is the version of the JSON layout. Bump it on any change
 // that an older compare could misread; Load rejects other versions.
@@ -67,6 +72,11 @@ type Report struct {
 	// missed expectations, deadlines hit, timeline events that failed or had
 	// no observable effect, an oracle that saw nothing.
 	Failures []string `json:"failures,omitempty"`
+	// Saturated is true when the only failures are latency or rate checks
+	// not judged because a pass used more of the machine than the
+	// scenario's headroom: the machine was too slow or too busy for the
+	// run, which says nothing of the product.
+	Saturated bool `json:"saturated,omitempty"`
 	// Errors are problems of the run itself (watch lost, component failed).
 	Errors []string `json:"errors,omitempty"`
 }
@@ -112,6 +122,10 @@ type Environment struct {
 	KubernetesVersion string `json:"kubernetesVersion"`
 	// Cores is the number of CPUs the process may use.
 	Cores int `json:"cores"`
+	// CPULimit is the run's cgroup CPU quota in cores (hack/cpu-limit.sh
+	// stands in for a slower machine with one); 0 when it had the whole
+	// machine. Utilization is judged against it.
+	CPULimit float64 `json:"cpuLimit,omitempty"`
 	// CPUModel is the CPU's model name.
 	CPUModel string `json:"cpuModel,omitempty"`
 	// MemoryBytes is the machine's memory.
@@ -203,6 +217,11 @@ type Pass struct {
 	PerSecond PerSecond `json:"perSecond"`
 	// Samples are the per-pod latencies in microseconds, for compare.
 	Samples Samples `json:"samples"`
+	// StartLatency and RestLatency split Latency by when each pod's create
+	// was sent: within the pass's first StartWindow (caches, connections
+	// and replicas warming up) or after it (the steady state).
+	StartLatency map[string]stats.Summary `json:"startLatency,omitempty"`
+	RestLatency  map[string]stats.Summary `json:"restLatency,omitempty"`
 	// Recorder is the watch recorder's bookkeeping.
 	Recorder RecorderStats `json:"recorder"`
 	// SchedulerSLI is the scheduler's own pod_scheduling_sli_duration_seconds
@@ -462,6 +481,11 @@ type Outcome struct {
 	Measured bool    `json:"measured"`
 	// Passed is true when the check held.
 	Passed bool `json:"passed"`
+	// Saturated, set for a latency or rate check, says which pass used
+	// more of the machine than the scenario's headroom allows: the check
+	// fails for that reason whatever its value, since the value measures
+	// queueing for the CPU.
+	Saturated string `json:"saturated,omitempty"`
 }
 
 // Evaluate checks every expectation against the report's values.
@@ -475,9 +499,43 @@ func Evaluate(r *Report, checks []scenario.Check) []Outcome {
 			o.Value, o.Measured = v, true
 			o.Passed = c.Op.Holds(v, c.Value)
 		}
+		if c.Metric.Timing {
+			if o.Saturated = r.saturation(c.Metric.Passes()); o.Saturated != "" {
+				o.Passed = false
+			}
+		}
 		out = append(out, o)
 	}
 	return out
+}
+
+// capacityText names the CPU a run had: the machine's cores, or its quota.
+func (e Environment) capacityText() string {
+	if e.CPULimit > 0 {
+		return fmt.Sprintf("its CPU quota of %.2f cores", e.CPULimit)
+	}
+	return fmt.Sprintf("%d cores", e.Cores)
+}
+
+// saturation says which of the named passes used more of the machine than
+// the scenario's headroom allows; empty when none did or the scenario sets
+// no headroom.
+func (r *Report) saturation(passes []string) string {
+	if r.Scenario.Spec == nil || r.Scenario.Spec.Headroom == nil {
+		return ""
+	}
+	limit := r.Scenario.Spec.Headroom.MaxUtilization
+	var over []string
+	for _, p := range r.Passes() {
+		if p.Cost == nil || !slices.Contains(passes, p.Name) || p.Cost.Utilization <= limit {
+			continue
+		}
+		over = append(over, fmt.Sprintf("the %s pass used %.0f%% of %s", p.Name, 100*p.Cost.Utilization, r.Environment.capacityText()))
+	}
+	if len(over) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("machine saturated: %s, above the %.0f%% a latency verdict needs", strings.Join(over, " and "), 100*limit)
 }
 
 // Load reads a report and checks its schema version.

@@ -47,7 +47,7 @@ func sample(scale float64) *Report {
 		p.Steps = []StepStats{{Rate: 50, Pods: 500, TotalP50: 0.02, TotalP99: 0.1, Sustained: true}, {Rate: 100, StartSeconds: 10, Pods: 500, TotalP50: 2, TotalP99: 3}}
 		p.SustainedRate = 50 / scale
 		p.CalibrationSeconds = 12e-6 * scale
-		p.Cost = &Cost{Pods: 1000, CPUSecondsPer1kPods: 10 * scale, APIRequestsPerPod: 4, APIWritesPerPod: 3 + scale/4,
+		p.Cost = &Cost{Pods: 1000, CPUSecondsPer1kPods: 10 * scale, Utilization: 0.4 * scale, APIRequestsPerPod: 4, APIWritesPerPod: 3 + scale/4,
 			APIRequests: []APIRequestCount{{Verb: "POST", Resource: "pods", Count: 1000, PerPod: 1}}}
 		for _, c := range scenario.CostComponents {
 			p.Cost.Components = append(p.Cost.Components, ComponentCost{Name: c, CPUSeconds: scale, CPUSecondsPer1kPods: scale, PeakRSSBytes: 1 << 20, PeakReplicaRSSBytes: 1 << 19})

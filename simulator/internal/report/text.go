@@ -69,7 +69,10 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	for _, o := range r.Expectations {
 		mark := "PASS"
-		if !o.Passed {
+		switch {
+		case o.Saturated != "":
+			mark = "SATD"
+		case !o.Passed:
 			mark = "FAIL"
 		}
 		val := scenario.FormatValue(scenario.Unit(o.Unit), o.Value)
@@ -82,7 +85,11 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "PASSED %s\n", r.Scenario.Name)
 		return
 	}
-	fmt.Fprintf(w, "FAILED %s:\n", r.Scenario.Name)
+	if r.Saturated {
+		fmt.Fprintf(w, "FAILED %s, machine saturated (latency and rate checks not judged; nothing else failed):\n", r.Scenario.Name)
+	} else {
+		fmt.Fprintf(w, "FAILED %s:\n", r.Scenario.Name)
+	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "  - %s\n", f)
 	}

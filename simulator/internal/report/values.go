@@ -51,6 +51,9 @@ func (r *Report) Values() map[string]float64 {
 		}
 		if c := p.Cost; c != nil {
 			put(prefix+"cost.cpuPer1kPods", c.CPUSecondsPer1kPods)
+			if c.Utilization > 0 {
+				put(prefix+"utilization", c.Utilization)
+			}
 			for _, comp := range c.Components {
 				put(prefix+"cost.cpuPer1kPods."+comp.Name, comp.CPUSecondsPer1kPods)
 				put(prefix+"cost.peakRSS."+comp.Name, float64(comp.PeakRSSBytes))

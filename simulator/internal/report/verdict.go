@@ -41,6 +41,8 @@ func Verdict(r *Report) []string {
 	}
 	for _, o := range r.Expectations {
 		switch {
+		case o.Saturated != "":
+			out = append(out, fmt.Sprintf("expectation `%s`: not judged, %s", o.Check, o.Saturated))
 		case !o.Measured:
 			out = append(out, fmt.Sprintf("expectation `%s`: not measured by this run", o.Check))
 		case !o.Passed:
@@ -50,8 +52,15 @@ func Verdict(r *Report) []string {
 	return out
 }
 
-// Judge sets Failures and Passed from Verdict.
+// Judge sets Failures, Passed and Saturated from Verdict.
 func (r *Report) Judge() {
 	r.Failures = Verdict(r)
 	r.Passed = len(r.Failures) == 0
+	saturated := 0
+	for _, o := range r.Expectations {
+		if o.Saturated != "" {
+			saturated++
+		}
+	}
+	r.Saturated = saturated > 0 && saturated == len(r.Failures)
 }

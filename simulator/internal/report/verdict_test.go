@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/archgate/archgate/simulator/internal/scenario"
 )
 
 // TestVerdict feeds crafted reports, one per way a run can fail, and checks
@@ -108,5 +110,79 @@ func TestWriteMarkdownReturnsWriteErrors(t *testing.T) {
 	err := sample(1).WriteMarkdown(failingWriter{}, Files{})
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Errorf("WriteMarkdown on a failing writer: %v, want the write error", err)
+	}
+}
+
+// TestEvaluateSaturated checks that a latency or rate check on a pass above
+// the scenario's headroom fails as "machine saturated" whatever its value,
+// that other checks are judged as usual, and that a run whose only failures
+// are such checks is called saturated, not failed by the product.
+func TestEvaluateSaturated(t *testing.T) {
+	check := func(text string) scenario.Check {
+		c, err := scenario.ParseCheck(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for name, tc := range map[string]struct {
+		headroom                  *scenario.HeadroomSpec
+		mainUtil, handwrittenUtil float64
+		checks                    []string
+		wantSaturated             []string
+		wantReportSaturated       bool
+		wantPassed                bool
+	}{
+		"no headroom set: judged as measured": {
+			mainUtil: 0.98, checks: []string{"create.p99 < 1s", "misplacedPods == 0"}, wantPassed: true,
+		},
+		"within headroom": {
+			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6}, mainUtil: 0.55, handwrittenUtil: 0.5,
+			checks: []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2"}, wantPassed: true,
+		},
+		"main pass above: its latencies and ratios not judged, counts judged": {
+			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6}, mainUtil: 0.93, handwrittenUtil: 0.5,
+			checks:        []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "misplacedPods == 0", "throughput >= 90", "cost.cpuPer1kPods < 100s"},
+			wantSaturated: []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "throughput >= 90"}, wantReportSaturated: true,
+		},
+		"reference pass above: only the ratio to it and its own figures": {
+			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6}, mainUtil: 0.5, handwrittenUtil: 0.7,
+			checks:        []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "handwritten.create.p99 < 1s"},
+			wantSaturated: []string{"handwrittenRatio.create.p99 <= 2", "handwritten.create.p99 < 1s"}, wantReportSaturated: true,
+		},
+		"saturated and a product failure: failed, not saturated": {
+			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6}, mainUtil: 0.93,
+			checks:        []string{"create.p99 < 1s", "misplacedPods < 0"},
+			wantSaturated: []string{"create.p99 < 1s"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := sample(1)
+			r.Scenario.Spec = &scenario.Scenario{Headroom: tc.headroom}
+			r.Environment.Cores = 2
+			r.Main.Cost.Utilization = tc.mainUtil
+			r.Handwritten.Cost.Utilization = tc.handwrittenUtil
+			var checks []scenario.Check
+			for _, c := range tc.checks {
+				checks = append(checks, check(c))
+			}
+			r.Expectations = Evaluate(r, checks)
+			r.Judge()
+			var saturated []string
+			for _, o := range r.Expectations {
+				if o.Saturated != "" {
+					saturated = append(saturated, o.Check)
+					if o.Passed || !strings.Contains(o.Saturated, "machine saturated") {
+						t.Errorf("%s: passed %v, saturated %q", o.Check, o.Passed, o.Saturated)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.wantSaturated, saturated); diff != "" {
+				t.Errorf("saturated checks (-want +got):\n%s", diff)
+			}
+			if r.Saturated != tc.wantReportSaturated || r.Passed != tc.wantPassed {
+				t.Errorf("report saturated %v passed %v, want %v %v; failures %v", r.Saturated, r.Passed, tc.wantReportSaturated, tc.wantPassed, r.Failures)
+			}
+		})
 	}
 }

@@ -180,6 +180,16 @@ func passRows(passes []*Pass) []summaryRow {
 			return fmt.Sprintf("%s / %s / %s / %s", d(s.P50), d(s.P90), d(s.P99), d(s.Max))
 		}))
 	}
+	for _, fam := range []string{"gateHold", "create", "schedule", "total"} {
+		rows = append(rows, row(fmt.Sprintf("%s p50 / p99, first %s / after", fam, StartWindow), func(p *Pass) string {
+			a, aok := p.StartLatency[fam]
+			b, bok := p.RestLatency[fam]
+			if !aok || !bok || a.N == 0 || b.N == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%s / %s | %s / %s", d(a.P50), d(a.P99), d(b.P50), d(b.P99))
+		}))
+	}
 	rows = append(rows,
 		row("scheduler SLI p50 / p99 (cross-check)", func(p *Pass) string {
 			if p.SchedulerSLI == nil {
@@ -210,6 +220,12 @@ func passRows(passes []*Pass) []summaryRow {
 			return fmt.Sprintf("%d / %d / %d / %d", x.ReportedPods, x.DetectedPods, x.MissedPods, x.FalseDetections)
 		}),
 		row("arrival lag max", func(p *Pass) string { return d(p.ArrivalLagMaxSeconds) }),
+		row("machine CPU busy over the pass (all cores, other work included)", func(p *Pass) string {
+			if p.Cost == nil || p.Cost.Utilization == 0 {
+				return "—"
+			}
+			return scenario.FormatValue(scenario.UnitRatio, p.Cost.Utilization)
+		}),
 		row("machine speed before the pass (calibration, lower is faster)", func(p *Pass) string {
 			if p.CalibrationSeconds == 0 {
 				return "—"

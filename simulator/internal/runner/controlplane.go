@@ -16,6 +16,7 @@ import (
 
 	"github.com/archgate/archgate/operator/pkg/testenv"
 	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
+	"github.com/archgate/archgate/simulator/internal/procs"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/vcs"
 )
@@ -79,6 +80,7 @@ func environment(ctx context.Context, root string) report.Environment {
 	e := report.Environment{
 		GoVersion: goVersion(),
 		Cores:     runtime.NumCPU(),
+		CPULimit:  procs.CPULimit(),
 		OS:        runtime.GOOS + "/" + runtime.GOARCH,
 	}
 	e.Host, _ = os.Hostname()

@@ -89,7 +89,7 @@ func (r *run) cost(start, end costMark, samples []procs.Sample, pods int) *repor
 		return nil
 	}
 	per1k := 1000 / float64(pods)
-	c := &report.Cost{Pods: pods}
+	c := &report.Cost{Pods: pods, Utilization: procs.Utilization(start.sample, end.sample)}
 	for name, cpu := range end.sample.CPU {
 		d := (cpu - start.sample.CPU[name]).Seconds()
 		var peak, replicaPeak int64

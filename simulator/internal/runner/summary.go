@@ -78,12 +78,10 @@ func summarize(in summaryInput) *report.Pass {
 	}
 	p.ArrivalLagMaxSeconds = max(in.creates.lagMax, 0).Seconds()
 	outcomes(p, in)
-	p.Samples = samples(in)
-	for _, fam := range []string{"gateHold", "schedule", "total", "create"} {
-		if xs := p.Samples.Seconds(fam); len(xs) > 0 {
-			p.Latency[fam] = stats.Summarize(xs)
-		}
-	}
+	p.Samples = samples(in, func(time.Duration) bool { return true })
+	p.Latency = latencies(p.Samples)
+	p.StartLatency = latencies(samples(in, func(sent time.Duration) bool { return sent < report.StartWindow }))
+	p.RestLatency = latencies(samples(in, func(sent time.Duration) bool { return sent >= report.StartWindow }))
 	if a := in.arrival; a.Mode == scenario.ArrivalSteps {
 		p.Steps, p.SustainedRate = stepStats(a.Steps, workload.Arrivals(a, len(in.pods)), totals(in), a.SustainLatency.D())
 	}
@@ -174,13 +172,14 @@ func outcomes(p *report.Pass, in summaryInput) {
 	}
 }
 
-// samples are the per-pod latencies in microseconds, pods in index order.
-func samples(in summaryInput) report.Samples {
+// samples are the per-pod latencies in microseconds of the pods whose
+// create was sent at an offset sentIn accepts, pods in index order.
+func samples(in summaryInput, sentIn func(time.Duration) bool) report.Samples {
 	us := func(d time.Duration) int64 { return max(d, 0).Microseconds() }
 	var s report.Samples
 	c := in.creates
 	for i := range in.pods {
-		if c.sent[i] < 0 {
+		if c.sent[i] < 0 || !sentIn(c.sent[i]) {
 			continue
 		}
 		t := in.watch.Pods[i]
@@ -198,6 +197,17 @@ func samples(in summaryInput) report.Samples {
 		}
 	}
 	return s
+}
+
+// latencies summarises each latency family of s that has samples.
+func latencies(s report.Samples) map[string]stats.Summary {
+	out := map[string]stats.Summary{}
+	for _, fam := range []string{"gateHold", "schedule", "total", "create"} {
+		if xs := s.Seconds(fam); len(xs) > 0 {
+			out[fam] = stats.Summarize(xs)
+		}
+	}
+	return out
 }
 
 // totals are each pod's create-to-bound latency, -1 when it did not bind.

@@ -78,6 +78,7 @@ func TestSummarizeOutcomes(t *testing.T) {
 			got := summarize(in)
 			tc.want.Name, tc.want.Pods = "p", len(tc.pods)
 			got.Latency, got.Samples, got.PerSecond, got.CreateSeconds, got.DurationSeconds = nil, report.Samples{}, report.PerSecond{}, 0, 0
+			got.StartLatency, got.RestLatency = nil, nil
 			if diff := cmp.Diff(&tc.want, got); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
@@ -229,5 +230,30 @@ func TestSummarizeExecFormat(t *testing.T) {
 	}
 	if s := p.Latency["execFormatDetection"]; s.N != 1 || s.Max != 0.05 {
 		t.Errorf("execFormatDetection latency %+v, want one sample of 50ms", s)
+	}
+}
+
+// TestSummarizeStartApart checks that the pods created in the pass's first
+// report.StartWindow are summarised apart from the rest, and that the
+// whole-pass figures still hold every pod.
+func TestSummarizeStartApart(t *testing.T) {
+	amdOnly := workload.Pod{Allowed: []string{"amd64"}}
+	pods := []workload.Pod{amdOnly, amdOnly, amdOnly}
+	sent := []time.Duration{time.Second, 9 * time.Second, 30 * time.Second}
+	in := summaryInput{name: "p", pods: pods, pending: make([]bool, len(pods)), nodeArch: map[string]string{"n": "amd64"},
+		creates: createTimes{sent: sent, done: []time.Duration{sent[0] + 500*time.Millisecond, sent[1] + 400*time.Millisecond, sent[2] + 10*time.Millisecond}},
+		watch:   recorder.Result{Pods: make([]recorder.PodTimes, len(pods))}}
+	for i := range pods {
+		in.watch.Pods[i] = times(-1, -1, -1, -1)
+	}
+	p := summarize(in)
+	if got := p.Latency["create"].N; got != 3 {
+		t.Errorf("whole pass: %d creates, want 3", got)
+	}
+	if got := p.StartLatency["create"]; got.N != 2 || got.Max != 0.5 {
+		t.Errorf("first %s: %+v, want 2 creates up to 500ms", report.StartWindow, got)
+	}
+	if got := p.RestLatency["create"]; got.N != 1 || got.Max != 0.01 {
+		t.Errorf("after %s: %+v, want 1 create of 10ms", report.StartWindow, got)
 	}
 }

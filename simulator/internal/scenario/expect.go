@@ -61,8 +61,27 @@ type MetricInfo struct {
 	// Higher is true when a higher value is better (throughput, hit rate);
 	// compare uses it to call a change a regression or an improvement.
 	Higher bool
+	// Timing is true for latencies and rates: figures that queueing for
+	// the CPU changes, so they are judged only while the machine had
+	// headroom (Scenario.Headroom).
+	Timing bool
 	// Help says what the metric is.
 	Help string
+}
+
+// Passes names the passes a metric is measured on: "main", "baseline" or
+// "handwritten", and both passes of a ratio.
+func (m MetricInfo) Passes() []string {
+	prefix, _, _ := strings.Cut(m.Name, ".")
+	switch prefix {
+	case "baseline", "handwritten":
+		return []string{prefix}
+	case "ratio":
+		return []string{"main", "baseline"}
+	case "handwrittenRatio":
+		return []string{"main", "handwritten"}
+	}
+	return []string{"main"}
 }
 
 // LatencyStats are the statistics reported for each latency.
@@ -99,23 +118,24 @@ func buildMetrics() []MetricInfo {
 				n = NeedsOperator
 			}
 			for _, s := range LatencyStats {
-				out = append(out, MetricInfo{Name: prefix + l.name + "." + s, Unit: UnitDuration, Needs: n, Help: l.help})
+				out = append(out, MetricInfo{Name: prefix + l.name + "." + s, Unit: UnitDuration, Needs: n, Timing: true, Help: l.help})
 			}
 		}
 		out = append(out,
-			MetricInfo{Name: prefix + "throughput", Unit: UnitRate, Needs: needs, Higher: true, Help: "pods bound per second, first create sent → last bound"},
+			MetricInfo{Name: prefix + "throughput", Unit: UnitRate, Needs: needs, Higher: true, Timing: true, Help: "pods bound per second, first create sent → last bound"},
+			MetricInfo{Name: prefix + "utilization", Unit: UnitRatio, Needs: needs, Help: "share of the machine's CPU (all cores, every process, other work included) busy over the pass"},
 			MetricInfo{Name: prefix + "pods", Unit: UnitCount, Needs: needs, Help: "pods created"},
 			MetricInfo{Name: prefix + "boundPods", Unit: UnitCount, Needs: needs, Higher: true, Help: "pods bound before the deadline"},
 			MetricInfo{Name: prefix + "misplacedPods", Unit: UnitCount, Needs: needs, Help: "pods bound to a node whose architecture some image of the pod lacks"},
 			MetricInfo{Name: prefix + "gatedAtEnd", Unit: UnitCount, Needs: needs, Help: "pods still carrying the scheduling gate at the end"},
 			MetricInfo{Name: prefix + "unboundAtEnd", Unit: UnitCount, Needs: needs, Help: "pods not bound at the end (gated or not)"},
 			MetricInfo{Name: prefix + "recorderDrops", Unit: UnitCount, Needs: needs, Help: "watch events the recorder dropped because its buffer was full"},
-			MetricInfo{Name: prefix + "arrivalLag.max", Unit: UnitDuration, Needs: needs, Help: "worst delay of a create behind its scheduled arrival time"},
+			MetricInfo{Name: prefix + "arrivalLag.max", Unit: UnitDuration, Needs: needs, Timing: true, Help: "worst delay of a create behind its scheduled arrival time"},
 			MetricInfo{Name: prefix + "calibration", Unit: UnitDuration, Needs: needs, Help: "time of one SHA-256 of 64 KiB on the harness just before the pass: the machine's speed then (lower is faster)"},
 			MetricInfo{Name: prefix + "execFormatReportedPods", Unit: UnitCount, Needs: needs, Help: "misplaced pods the fake kubelets gave an exec-format-error status (kubelet.execFormatErrors)"},
 		)
 		out = append(out,
-			MetricInfo{Name: prefix + "sustainedRate", Unit: UnitRate, Needs: needs, Higher: true, Help: "highest arrival step rate whose total p99 held sustainLatency (arrival mode steps)"},
+			MetricInfo{Name: prefix + "sustainedRate", Unit: UnitRate, Needs: needs, Higher: true, Timing: true, Help: "highest arrival step rate whose total p99 held sustainLatency (arrival mode steps)"},
 			MetricInfo{Name: prefix + "cost.cpuPer1kPods", Unit: UnitDuration, Needs: needs, Help: "CPU seconds of every component per 1,000 pods over the pass"},
 			MetricInfo{Name: prefix + "cost.apiWritesPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver write requests (POST, PUT, PATCH, DELETE) per pod over the pass"},
 			MetricInfo{Name: prefix + "cost.apiRequestsPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver requests per pod over the pass"},
@@ -147,10 +167,11 @@ func buildMetrics() []MetricInfo {
 		ratios = append(ratios, "cost.cpuPer1kPods."+c)
 	}
 	for _, m := range ratios {
+		timing := !strings.HasPrefix(m, "cost.") && m != "calibration"
 		out = append(out,
-			MetricInfo{Name: "ratio." + m, Unit: UnitFactor, Needs: NeedsBaseline, Higher: m == "throughput",
+			MetricInfo{Name: "ratio." + m, Unit: UnitFactor, Needs: NeedsBaseline, Higher: m == "throughput", Timing: timing,
 				Help: "main pass " + m + " divided by the baseline's"},
-			MetricInfo{Name: "handwrittenRatio." + m, Unit: UnitFactor, Needs: NeedsHandwritten, Higher: m == "throughput",
+			MetricInfo{Name: "handwrittenRatio." + m, Unit: UnitFactor, Needs: NeedsHandwritten, Higher: m == "throughput", Timing: timing,
 				Help: "main pass " + m + " divided by the handwritten-affinity pass's: archgate's own cost, the constraint's cost apart"})
 	}
 	out = append(out,
@@ -169,8 +190,8 @@ func buildMetrics() []MetricInfo {
 		MetricInfo{Name: "registryRequestsPerMinimum", Unit: UnitFactor, Needs: NeedsOperator, Help: "registry requests without the protocol overhead / minimum (1: every image read once)"},
 		MetricInfo{Name: "registryProtocolOverhead", Unit: UnitCount, Needs: NeedsOperator, Help: "requests of the client's protocol beyond the minimum: /v2/ pings and tokens beyond one per repository"},
 		MetricInfo{Name: "registryOverheadPerImage", Unit: UnitFactor, Needs: NeedsOperator, Help: "registryProtocolOverhead per unique image"},
-		MetricInfo{Name: "schedulerSLI.p50", Unit: UnitDuration, Help: "scheduler_pod_scheduling_sli_duration_seconds p50 of the main pass (bucket-interpolated)"},
-		MetricInfo{Name: "schedulerSLI.p99", Unit: UnitDuration, Help: "scheduler_pod_scheduling_sli_duration_seconds p99 of the main pass (bucket-interpolated)"},
+		MetricInfo{Name: "schedulerSLI.p50", Unit: UnitDuration, Timing: true, Help: "scheduler_pod_scheduling_sli_duration_seconds p50 of the main pass (bucket-interpolated)"},
+		MetricInfo{Name: "schedulerSLI.p99", Unit: UnitDuration, Timing: true, Help: "scheduler_pod_scheduling_sli_duration_seconds p99 of the main pass (bucket-interpolated)"},
 		MetricInfo{Name: "wallTime", Unit: UnitDuration, Help: "whole run, control-plane start to report"},
 		MetricInfo{Name: "cpuTime", Unit: UnitDuration, Help: "CPU time of the simulator process and its control-plane children"},
 		MetricInfo{Name: "peakRSS", Unit: UnitBytes, Help: "peak RSS of the simulator process (harness: recorder, load generator, registry; with --in-process also the scheduler and the operator)"},

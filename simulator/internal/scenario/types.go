@@ -60,6 +60,18 @@ type Scenario struct {
 	// Expectations are what must hold; a missed one fails the run. They are
 	// kept apart from what the scenario generates (see Expectation).
 	Expectations []Expectation `json:"expectations,omitempty"`
+	// Headroom is the most of the machine's CPU a pass may use for its
+	// latency and rate expectations to be judged. Above it a pass measures
+	// queueing for the CPU, not the system under test: those expectations
+	// fail as "machine saturated" instead of as the product's failure.
+	Headroom *HeadroomSpec `json:"headroom,omitempty"`
+}
+
+// HeadroomSpec bounds the machine utilization of a pass whose latencies are judged.
+type HeadroomSpec struct {
+	// MaxUtilization is the highest share of the machine's CPU (all cores,
+	// every process, other work included) a pass may use, within (0, 1].
+	MaxUtilization float64 `json:"maxUtilization"`
 }
 
 // SchedulerSpec tunes the embedded scheduler.

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/archgate/archgate/simulator/internal/compare"
+	"github.com/archgate/archgate/simulator/internal/repeat"
+	"github.com/archgate/archgate/simulator/internal/report"
+)
+
+type repeatFlags struct {
+	scenario string
+	count    int
+	out      string
+	archgate string
+}
+
+// newRepeatCommand returns `simulator repeat`: a scenario run N times, each
+// in a fresh control plane, and each figure's median and spread.
+func newRepeatCommand() *cobra.Command {
+	var f repeatFlags
+	cmd := &cobra.Command{
+		Use:   "repeat --scenario FILE --count N | repeat REPORT.json...",
+		Short: "Run a scenario N times (or read N reports) and print each figure's median and spread",
+		Long: `Repeat runs the scenario --count times, one after the other, each as its own
+simulator run with a fresh control plane, and writes
+reports/<scenario>/repeat-<time>.md: for every headline figure and every figure the
+scenario's expectations name, the median, min, max, the spread (max/min − 1) and
+each run's value. Given report files instead, it summarises those.
+
+It exits 1 when a run failed, 3 when runs failed only because the machine was
+saturated (a pass above the scenario's headroom), 0 when every run passed.`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runRepeat(cmd, args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scenario, "scenario", "", "scenario file to run")
+	fl.IntVar(&f.count, "count", 5, "number of runs")
+	fl.StringVar(&f.out, "out", "reports", "directory for reports (a <scenario>/ subdirectory is used)")
+	fl.StringVar(&f.archgate, "archgate", defaultArchgate, "the archgate binary the runs use")
+	return cmd
+}
+
+func runRepeat(cmd *cobra.Command, args []string, f repeatFlags) error {
+	paths := args
+	if len(args) == 0 {
+		if f.scenario == "" || f.count < 1 {
+			return &exitError{code: exitUsage, err: errors.New("give --scenario and a --count of at least 1, or report files")}
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		for i := range f.count {
+			fmt.Fprintf(cmd.ErrOrStderr(), "repeat: run %d of %d of %s (%s elapsed)\n", i+1, f.count, f.scenario, time.Since(start).Round(time.Second))
+			p, err := compare.RunReport(cmd.Context(), []string{self, "run", "--scenario", f.scenario, "--out", f.out, "--archgate", f.archgate, "--quiet"}, nil, cmd.ErrOrStderr())
+			if err != nil {
+				return &exitError{code: exitFailed, err: fmt.Errorf("run %d: %w", i+1, err)}
+			}
+			paths = append(paths, p)
+		}
+	}
+	reports := make([]*report.Report, len(paths))
+	for i, p := range paths {
+		r, err := report.Load(p)
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		reports[i] = r
+	}
+	sum, err := repeat.Summarize(reports)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	dir := filepath.Join(f.out, sum.Scenario)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	md := filepath.Join(dir, "repeat-"+time.Now().UTC().Format("20060102T150405Z")+".md")
+	file, err := os.Create(md)
+	if err != nil {
+		return err
+	}
+	sum.WriteMarkdown(file, paths)
+	if err := file.Close(); err != nil {
+		return err
+	}
+	sum.WriteMarkdown(cmd.OutOrStdout(), paths)
+	fmt.Fprintf(cmd.OutOrStdout(), "\nsummary: %s\n", md)
+	switch {
+	case sum.Passed+sum.Saturated < sum.Runs:
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d of %d runs failed", sum.Runs-sum.Passed-sum.Saturated, sum.Runs)}
+	case sum.Saturated > 0:
+		return &exitError{code: exitSaturated, err: fmt.Errorf("%d of %d runs saturated the machine: latency not judged", sum.Saturated, sum.Runs)}
+	}
+	return nil
+}

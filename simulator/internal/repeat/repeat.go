@@ -1,0 +1,169 @@
+// Package repeat summarises repeated runs of one scenario: for each figure
+// its median across the runs and its spread (max/min − 1), the measure of
+// how far one run can be trusted. One run is an anecdote; a figure whose
+// spread exceeds the change a user wants to see cannot show that change.
+package repeat
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/archgate/archgate/simulator/internal/report"
+	"github.com/archgate/archgate/simulator/internal/scenario"
+)
+
+// Headline are the figures every summary shows when the runs measured
+// them, besides those the scenario's expectations name.
+var Headline = []string{
+	"throughput", "utilization", "gateHold.p50", "gateHold.p99", "create.p50", "create.p99",
+	"schedule.p50", "schedule.p99", "total.p50", "total.p99", "cost.cpuPer1kPods",
+	"handwritten.utilization", "handwritten.create.p99", "handwritten.schedule.p99", "handwritten.total.p99", "handwritten.cost.cpuPer1kPods",
+	"baseline.utilization", "baseline.create.p99", "baseline.schedule.p99", "baseline.cost.cpuPer1kPods",
+	"calibration",
+}
+
+// Figure is one metric across the runs.
+type Figure struct {
+	// Name and Unit of the metric (scenario.Metrics).
+	Name string
+	Unit scenario.Unit
+	// Values holds one value per run, in run order.
+	Values []float64
+	// Median, Min and Max of Values.
+	Median, Min, Max float64
+	// Spread is Max/Min − 1: how much the largest run exceeded the smallest.
+	// NaN when Min is not positive.
+	Spread float64
+}
+
+// Summary is the figures of repeated runs and each run's verdict.
+type Summary struct {
+	// Scenario is the scenario's name.
+	Scenario string
+	// Runs is the number of reports summarised; Passed of them passed,
+	// Saturated of them failed only because the machine was saturated.
+	Runs, Passed, Saturated int
+	// Failures lists each failed run's reasons, by run (1-based).
+	Failures map[int][]string
+	// Figures in the order of Headline, then the expectations' metrics.
+	Figures []Figure
+}
+
+// Summarize computes the figures of reports, which must be runs of one
+// scenario. A metric is summarised when every run measured it.
+func Summarize(reports []*report.Report) (Summary, error) {
+	if len(reports) == 0 {
+		return Summary{}, fmt.Errorf("no reports to summarise")
+	}
+	s := Summary{Scenario: reports[0].Scenario.Name, Runs: len(reports), Failures: map[int][]string{}}
+	values := make([]map[string]float64, len(reports))
+	for i, r := range reports {
+		if r.Scenario.Name != s.Scenario {
+			return Summary{}, fmt.Errorf("report %d is of scenario %s, not %s", i+1, r.Scenario.Name, s.Scenario)
+		}
+		values[i] = r.Values()
+		switch {
+		case r.Passed:
+			s.Passed++
+		case r.Saturated:
+			s.Saturated++
+			s.Failures[i+1] = r.Failures
+		default:
+			s.Failures[i+1] = r.Failures
+		}
+	}
+	names := slices.Clone(Headline)
+	for _, o := range reports[0].Expectations {
+		if !slices.Contains(names, o.Metric) {
+			names = append(names, o.Metric)
+		}
+	}
+	for _, name := range names {
+		info, ok := scenario.Metric(name)
+		if !ok {
+			continue
+		}
+		f := Figure{Name: name, Unit: info.Unit}
+		for _, v := range values {
+			x, ok := v[name]
+			if !ok {
+				break
+			}
+			f.Values = append(f.Values, x)
+		}
+		if len(f.Values) != len(reports) {
+			continue
+		}
+		f.Median, f.Min, f.Max = median(f.Values), slices.Min(f.Values), slices.Max(f.Values)
+		f.Spread = math.NaN()
+		if f.Min > 0 {
+			f.Spread = f.Max/f.Min - 1
+		}
+		s.Figures = append(s.Figures, f)
+	}
+	return s, nil
+}
+
+// median of xs (not modified).
+func median(xs []float64) float64 {
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// Figure returns the named figure.
+func (s Summary) Figure(name string) (Figure, bool) {
+	i := slices.IndexFunc(s.Figures, func(f Figure) bool { return f.Name == name })
+	if i < 0 {
+		return Figure{}, false
+	}
+	return s.Figures[i], true
+}
+
+// WriteMarkdown writes the summary as a Markdown table, with each run's
+// value so that an outlier shows.
+func (s Summary) WriteMarkdown(w io.Writer, paths []string) {
+	fmt.Fprintf(w, "# %s — %d runs\n\n", s.Scenario, s.Runs)
+	fmt.Fprintf(w, "%d passed, %d failed only because the machine was saturated, %d failed.\n\n",
+		s.Passed, s.Saturated, s.Runs-s.Passed-s.Saturated)
+	for i := 1; i <= s.Runs; i++ {
+		if why, ok := s.Failures[i]; ok {
+			fmt.Fprintf(w, "- run %d failed: %s\n", i, strings.Join(why, "; "))
+		}
+	}
+	fmt.Fprintln(w)
+	header := "| figure | median | min | max | spread (max/min − 1) |"
+	sep := "|---|---|---|---|---|"
+	for i := range s.Runs {
+		header += fmt.Sprintf(" run %d |", i+1)
+		sep += "---|"
+	}
+	fmt.Fprintln(w, header)
+	fmt.Fprintln(w, sep)
+	for _, f := range s.Figures {
+		v := func(x float64) string { return scenario.FormatValue(f.Unit, x) }
+		spread := "—"
+		if !math.IsNaN(f.Spread) {
+			spread = fmt.Sprintf("%.1f%%", 100*f.Spread)
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |", f.Name, v(f.Median), v(f.Min), v(f.Max), spread)
+		for _, x := range f.Values {
+			fmt.Fprintf(w, " %s |", v(x))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(paths) > 0 {
+		fmt.Fprintln(w, "\nReports:")
+		fmt.Fprintln(w)
+		for i, p := range paths {
+			fmt.Fprintf(w, "%d. %s\n", i+1, p)
+		}
+	}
+}
