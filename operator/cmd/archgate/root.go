@@ -132,6 +132,8 @@ func commonFlags(fs *pflag.FlagSet, c *components.Common) {
 		"Directory with tls.crt and tls.key of the metrics endpoint; empty or missing files: a self-signed certificate generated at start.")
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `Address of /healthz and /readyz; "0" disables them.`)
 	fs.StringVar(&c.PprofBindAddress, "pprof-bind-address", "0", `Address of /debug/pprof (CPU and heap profiles); "0" disables it.`)
+	fs.BoolVar(&c.EnableHTTP2, "enable-http2", false,
+		"Serve HTTP/2 on the webhook and metrics endpoints. Off: over HTTP/2 the apiserver sends every admission to one webhook replica.")
 }
 
 // namespacedName parses "namespace/name".

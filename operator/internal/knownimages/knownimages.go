@@ -32,6 +32,8 @@ package knownimages
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/archgate/archgate/operator/internal/inspect"
@@ -50,16 +52,21 @@ const (
 
 // document is the JSON form of the published entries.
 type document struct {
-	// Entries are the public results, least recently used first.
+	// Entries are the public results, sorted by reference.
 	Entries []inspect.KnownImage `json:"entries"`
 }
 
 // Encode returns the document for entries (least recently used first), dropping the oldest
-// entries until it fits in maxBytes, and the number of entries kept.
+// entries until it fits in maxBytes, and the number of entries kept. The document lists them
+// by reference, so equal content encodes to equal bytes.
 func Encode(entries []inspect.KnownImage, maxBytes int) ([]byte, int, error) {
 	from := 0
 	for {
-		b, err := json.Marshal(document{Entries: entries[from:]})
+		// Sorted by reference, the document's bytes change only when its content does: the
+		// cache's recency order moves with every lookup, and a rewrite in that order would be
+		// sent to every webhook replica for nothing.
+		kept := slices.SortedFunc(slices.Values(entries[from:]), func(a, b inspect.KnownImage) int { return strings.Compare(a.Ref, b.Ref) })
+		b, err := json.Marshal(document{Entries: kept})
 		if err != nil {
 			return nil, 0, fmt.Errorf("encoding %d known images: %w", len(entries)-from, err)
 		}

@@ -28,6 +28,7 @@ package components
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -80,6 +81,12 @@ type Common struct {
 	MetricsCertDir string
 	// HealthProbeBindAddress serves /healthz and /readyz; "" or "0" serves nothing.
 	HealthProbeBindAddress string
+	// EnableHTTP2 lets the webhook and metrics servers speak HTTP/2. Off by default: over
+	// HTTP/2 the apiserver multiplexes every admission request on one connection, so one
+	// webhook replica takes them all while the others idle, and HTTP/2 servers are exposed to
+	// stream floods such as rapid reset (CVE-2023-44487). Over HTTP/1.1 the apiserver opens a
+	// connection per concurrent request and spreads them over the replicas.
+	EnableHTTP2 bool
 	// PprofBindAddress serves net/http/pprof (CPU and heap profiles); "" or "0" serves nothing,
 	// the default: profiles show internals and cost CPU while taken, so an admin opts in.
 	PprofBindAddress string
@@ -182,7 +189,16 @@ func (c Common) metricsServerOptions() metricsserver.Options {
 		CertDir:        c.MetricsCertDir,
 		CertName:       TLSCertName,
 		KeyName:        TLSKeyName,
+		TLSOpts:        c.tlsOpts(),
 	}
+}
+
+// tlsOpts are the TLS settings of the component's servers: HTTP/1.1 only unless EnableHTTP2.
+func (c Common) tlsOpts() []func(*tls.Config) {
+	if c.EnableHTTP2 {
+		return nil
+	}
+	return []func(*tls.Config){func(cfg *tls.Config) { cfg.NextProtos = []string{"http/1.1"} }}
 }
 
 // probes say when a component is ready.

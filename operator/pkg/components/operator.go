@@ -197,11 +197,11 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 // validating webhooks' server, serving certSource's certificate (nil: the files in
 // WebhookCertDir).
 func newOperatorManager(restCfg *rest.Config, opts OperatorOptions, certSource *certs.SecretSource) (manager.Manager, error) {
-	serverOpts := webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort}
+	serverOpts := webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, TLSOpts: opts.tlsOpts()}
 	if certSource == nil {
 		serverOpts.CertDir, serverOpts.CertName, serverOpts.KeyName = opts.WebhookCertDir, TLSCertName, TLSKeyName
 	} else {
-		serverOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.GetCertificate = certSource.GetCertificate }}
+		serverOpts.TLSOpts = append(serverOpts.TLSOpts, func(c *tls.Config) { c.GetCertificate = certSource.GetCertificate })
 	}
 	mopts := opts.managerOptions()
 	mopts.Cache = operator.CacheOptions(opts.Namespace)

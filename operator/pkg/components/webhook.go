@@ -93,6 +93,7 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 	mopts.Cache = atAdmission.cacheOptions()
 	mopts.WebhookServer = webhook.NewServer(webhook.Options{
 		Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, CertName: TLSCertName, KeyName: TLSKeyName,
+		TLSOpts: opts.tlsOpts(),
 	})
 	mgr, err := manager.New(restCfg, mopts)
 	if err != nil {

@@ -186,3 +186,29 @@ func TestEvaluateSaturated(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkdownTablesKeepTheirColumns checks that every row of every table in
+// the summary has as many cells as its header: a cell holding a "|" would
+// shift the rest of its row.
+func TestMarkdownTablesKeepTheirColumns(t *testing.T) {
+	r := sample(1)
+	for _, p := range r.Passes() {
+		p.StartLatency, p.RestLatency = p.Latency, p.Latency
+	}
+	var md strings.Builder
+	if err := r.WriteMarkdown(&md, Files{}); err != nil {
+		t.Fatal(err)
+	}
+	cells := func(line string) int { return strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") }
+	header := -1
+	for _, line := range strings.Split(md.String(), "\n") {
+		switch {
+		case !strings.HasPrefix(line, "|"):
+			header = -1
+		case header < 0:
+			header = cells(line)
+		case cells(line) != header:
+			t.Errorf("row with %d separators under a header with %d: %s", cells(line), header, line)
+		}
+	}
+}

@@ -181,13 +181,13 @@ func passRows(passes []*Pass) []summaryRow {
 		}))
 	}
 	for _, fam := range []string{"gateHold", "create", "schedule", "total"} {
-		rows = append(rows, row(fmt.Sprintf("%s p50 / p99, first %s / after", fam, StartWindow), func(p *Pass) string {
+		rows = append(rows, row(fmt.Sprintf("%s p50 / p99: first %s, then the rest", fam, StartWindow), func(p *Pass) string {
 			a, aok := p.StartLatency[fam]
 			b, bok := p.RestLatency[fam]
 			if !aok || !bok || a.N == 0 || b.N == 0 {
 				return "—"
 			}
-			return fmt.Sprintf("%s / %s | %s / %s", d(a.P50), d(a.P99), d(b.P50), d(b.P99))
+			return fmt.Sprintf("%s / %s, then %s / %s", d(a.P50), d(a.P99), d(b.P50), d(b.P99))
 		}))
 	}
 	rows = append(rows,
