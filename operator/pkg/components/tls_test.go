@@ -14,7 +14,7 @@ func TestTLSOptsHTTP2(t *testing.T) {
 		enable    bool
 		wantProto []string
 	}{
-		"default: HTTP/1.1 only": {wantProto: []string{"http/1.1"}},
+		"default: HTTP/1.1 only":                              {wantProto: []string{"http/1.1"}},
 		"asked for: the server's own choice, HTTP/2 included": {enable: true},
 	} {
 		t.Run(name, func(t *testing.T) {

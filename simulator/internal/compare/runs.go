@@ -77,7 +77,7 @@ type Effect struct {
 // RunsResult is the comparison of two sets of runs.
 type RunsResult struct {
 	// Scenario is the scenario compared; Runs the runs per side.
-	Scenario         string
+	Scenario           string
 	BaseRuns, HeadRuns int
 	// BaseFailed and HeadFailed count each side's runs that failed.
 	BaseFailed, HeadFailed int
