@@ -166,6 +166,9 @@ func CompareRuns(base, head []*report.Report, o RunsOptions) (RunsResult, error)
 		e := effect(bf.Values, hf.Values, o.Alpha)
 		e.Name, e.Unit, e.Higher = bf.Name, bf.Unit, info.Higher
 		e.BaseMedian, e.HeadMedian = bf.Median, hf.Median
+		if bf.Min == bf.Max && hf.Min == hf.Max && bf.Min == hf.Min {
+			e.Warnings = nil // every run measured the same value (0 misplaced pods): no change
+		}
 		e.Verdict = runsVerdict(e, o.Alpha)
 		if e.Verdict == "regression" {
 			res.Regressions++

@@ -47,6 +47,9 @@ func TestCompareRuns(t *testing.T) {
 			base: runsOf(0.700, 0.705, 0.702, 0.698, 0.703), head: runsOf(0.665, 0.668, 0.667, 0.663, 0.669),
 			wantVerdict: "improvement",
 		},
+		"every run the same value: no change": {
+			base: runsOf(0.70, 0.70, 0.70), head: runsOf(0.70, 0.70, 0.70), wantVerdict: "no change",
+		},
 		"two runs a side cannot reach alpha": {
 			base: runsOf(0.70, 0.71), head: runsOf(0.90, 0.91), wantVerdict: "inconclusive",
 		},
