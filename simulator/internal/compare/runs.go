@@ -13,6 +13,7 @@ import (
 	"github.com/archgate/archgate/simulator/internal/repeat"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
+	"github.com/archgate/archgate/simulator/internal/stats"
 )
 
 // Defaults of RunsOptions.
@@ -124,7 +125,7 @@ func CheckFingerprints(base, head []*report.Report, o RunsOptions) error {
 		if len(xs) == 0 {
 			return math.NaN()
 		}
-		return median(xs)
+		return stats.Median(xs)
 	}
 	b, h := cal(base), cal(head)
 	if d := h/b - 1; math.Abs(d) > o.CalibrationTolerance {
@@ -190,7 +191,7 @@ func effect(a, b []float64, alpha float64) Effect {
 		return e
 	}
 	ratios := pairRatios(a, b)
-	e.Ratio = median(ratios)
+	e.Ratio = stats.Median(ratios)
 	e.Lo, e.Hi = mosesInterval(a, b, ratios, alpha)
 	e.MinDetectable = minDetectable(a, alpha)
 	return e
@@ -276,16 +277,6 @@ func runsVerdict(e Effect, alpha float64) string {
 		return "regression"
 	}
 	return "improvement"
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // PrintRuns writes the comparison as a table: each figure's medians, the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
+	"github.com/archgate/archgate/simulator/internal/stats"
 )
 
 // Headline are the figures every summary shows when the runs measured
@@ -98,7 +99,7 @@ func Summarize(reports []*report.Report) (Summary, error) {
 		if len(f.Values) != len(reports) {
 			continue
 		}
-		f.Median, f.Min, f.Max = median(f.Values), slices.Min(f.Values), slices.Max(f.Values)
+		f.Median, f.Min, f.Max = stats.Median(f.Values), slices.Min(f.Values), slices.Max(f.Values)
 		f.Spread = math.NaN()
 		if f.Min > 0 {
 			f.Spread = f.Max/f.Min - 1
@@ -106,17 +107,6 @@ func Summarize(reports []*report.Report) (Summary, error) {
 		s.Figures = append(s.Figures, f)
 	}
 	return s, nil
-}
-
-// median of xs (not modified).
-func median(xs []float64) float64 {
-	sorted := slices.Clone(xs)
-	slices.Sort(sorted)
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // Figure returns the named figure.
