@@ -164,13 +164,21 @@ func reportsByRef(cmd *cobra.Command, f compareFlags) ([2]compare.Found, error) 
 		need = map[int]int{0: 2} // A/A: two distinct runs of the same code
 	}
 	for i, n := range need {
+		var prepared *compare.Prepared // built once per side, on its first missing report
 		for {
 			have := compare.FindReports(reports, name, sides[i].Tree)
 			if len(have) >= n {
 				break
 			}
 			before := len(have)
-			if err := compare.Produce(ctx, sides[i], ro); err != nil {
+			if prepared == nil {
+				p, err := compare.Prepare(ctx, sides[i], ro)
+				if err != nil {
+					return out, &exitError{code: exitFailed, err: err}
+				}
+				prepared = &p
+			}
+			if err := compare.Produce(ctx, *prepared, ro); err != nil {
 				return out, &exitError{code: exitFailed, err: err}
 			}
 			if len(compare.FindReports(reports, name, sides[i].Tree)) <= before {

@@ -85,15 +85,11 @@ type RunOptions struct {
 	Output io.Writer
 }
 
-// Produce runs the scenario once for side, prepared as Prepare does. The
-// run's own verdict does not matter here: a report is all it takes.
-func Produce(ctx context.Context, side Side, o RunOptions) error {
-	p, err := Prepare(ctx, side, o)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(o.Output, "compare: running %s at %s (%s) in %s\n", o.Scenario, side.Label, shortTree(side), p.Dir)
-	_, err = RunReport(ctx, p.Argv(o.ReportsDir), p.Env(), o.Output)
+// Produce runs the scenario once for a side Prepare made ready. The run's
+// own verdict does not matter here: a report is all it takes.
+func Produce(ctx context.Context, p Prepared, o RunOptions) error {
+	fmt.Fprintf(o.Output, "compare: running %s at %s (%s) in %s\n", o.Scenario, p.Side.Label, shortTree(p.Side), p.Dir)
+	_, err := RunReport(ctx, p.Argv(o.ReportsDir), p.Env(), o.Output)
 	return err
 }
 
@@ -162,6 +158,9 @@ func Prepare(ctx context.Context, side Side, o RunOptions) (Prepared, error) {
 			if _, err := vcs.Git(ctx, o.Root, "worktree", "add", "--detach", p.Dir, side.Commit); err != nil {
 				return p, err
 			}
+		}
+		if _, err := os.Stat(filepath.Join(p.Dir, "simulator", "cmd", "simulator")); err != nil {
+			return p, fmt.Errorf("%s (%.12s) has no simulator (simulator/cmd/simulator): cannot run the scenario there", side.Label, side.Commit)
 		}
 		if rel, err := filepath.Rel(o.Root, o.ScenarioFile); err == nil && !strings.HasPrefix(rel, "..") {
 			if _, err := os.Stat(filepath.Join(p.Dir, rel)); err == nil {
