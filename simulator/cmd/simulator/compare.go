@@ -225,7 +225,7 @@ func runCompareRuns(cmd *cobra.Command, f compareFlags) error {
 	for i := range f.count {
 		for s, p := range sides {
 			fmt.Fprintf(log, "compare: run %d of %d of %s at %s (%s elapsed)\n", i+1, f.count, ro.Scenario, p.Side.Label, time.Since(start).Round(time.Second))
-			path, err := compare.RunReport(ctx, p.Argv(ro.ReportsDir), p.Env(), log)
+			path, err := p.Run(ctx, ro.ReportsDir, log)
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}

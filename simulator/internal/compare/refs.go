@@ -89,17 +89,25 @@ type RunOptions struct {
 // own verdict does not matter here: a report is all it takes.
 func Produce(ctx context.Context, p Prepared, o RunOptions) error {
 	fmt.Fprintf(o.Output, "compare: running %s at %s (%s) in %s\n", o.Scenario, p.Side.Label, shortTree(p.Side), p.Dir)
-	_, err := RunReport(ctx, p.Argv(o.ReportsDir), p.Env(), o.Output)
+	_, err := p.Run(ctx, o.ReportsDir, o.Output)
 	return err
 }
 
-// RunReport runs one `simulator run` command line with env (the current
-// environment when nil), streams its output to w and returns the path of
+// Run runs the side's scenario once from the side's own tree, so that the
+// run installs that side's CRDs and its report names that side's commit, and
+// returns the report's path.
+func (p Prepared) Run(ctx context.Context, reports string, w io.Writer) (string, error) {
+	return RunReport(ctx, p.Dir, p.Argv(reports), p.Env(), w)
+}
+
+// RunReport runs one `simulator run` command line in dir (the current
+// directory when empty) with env (the current environment when nil),
+// streams its output to w and returns the path of
 // the report it wrote. A run that failed its expectations still wrote a
 // report: that is not an error here, a run without a report is.
-func RunReport(ctx context.Context, argv, env []string, w io.Writer) (string, error) {
+func RunReport(ctx context.Context, dir string, argv, env []string, w io.Writer) (string, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = env
+	cmd.Dir, cmd.Env = dir, env
 	cmd.Stderr = w
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
