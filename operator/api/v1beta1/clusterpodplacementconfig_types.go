@@ -224,6 +224,14 @@ const (
 	MinImageInspectionTimeout, MaxImageInspectionTimeout = time.Second, 5 * time.Minute
 	// MaxImageInspectionMaxRetries bounds maxRetries (0 releases the pod at the first failure).
 	MaxImageInspectionMaxRetries = 20
+
+	// DefaultMaxGateAge is how long a pod may keep the scheduling gate by default. The worst
+	// case of the other defaults is about 6.5 minutes (10 attempts that each time out after
+	// 30 s, and 81 s of backoff between them): the age limit only catches what nothing else
+	// bounds.
+	DefaultMaxGateAge = 10 * time.Minute
+	// MinMaxGateAge and MaxMaxGateAge bound maxGateAge.
+	MinMaxGateAge, MaxMaxGateAge = time.Minute, 24 * time.Hour
 )
 
 // ImageInspection tunes image inspection by the pod placement controller.
@@ -277,6 +285,19 @@ type ImageInspection struct {
 	// +kubebuilder:validation:Maximum=20
 	MaxRetries *int32 `json:"maxRetries,omitempty"`
 
+	// maxGateAge is the longest a pod keeps the scheduling gate, counted from its creation, as
+	// a Go duration between 1m and 24h. A pod gated longer, whatever the reason (a registry that
+	// never answers, pull secrets that cannot be read, a write another admission policy
+	// refuses), is released without changing its affinity, with a Warning Event
+	// GateAgeExceeded and the placement label gate-age-exceeded. The age comes from the pod, so
+	// it holds across restarts of the controller.
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('24h')",message="maxGateAge must be between 1m and 24h"
+	MaxGateAge *metav1.Duration `json:"maxGateAge,omitempty"`
+
 	// credentialProviders gives the controller the kubelet's credential provider plugins
 	// (ecr-credential-provider on EKS, the GCP and Azure providers on GKE and AKS, ...): images
 	// that nodes pull with a plugin's credentials are inspected with the same credentials, tried
@@ -328,6 +349,8 @@ type ImageInspectionSettings struct {
 	MaxRetries int
 	// FailureCacheTTL is how long a failed inspection is remembered; 0 remembers none.
 	FailureCacheTTL time.Duration
+	// MaxGateAge is the longest a pod keeps the scheduling gate.
+	MaxGateAge time.Duration
 }
 
 // DefaultImageInspectionSettings returns the settings of an unset spec.imageInspection.
@@ -344,6 +367,7 @@ func (in *ImageInspection) Settings() ImageInspectionSettings {
 		MaxRetries: DefaultImageInspectionMaxRetries,
 
 		FailureCacheTTL: DefaultImageFailureCacheTTL,
+		MaxGateAge:      DefaultMaxGateAge,
 	}
 	if in == nil {
 		return s
@@ -362,6 +386,9 @@ func (in *ImageInspection) Settings() ImageInspectionSettings {
 	}
 	if in.FailureCacheTTL != nil {
 		s.FailureCacheTTL = in.FailureCacheTTL.Duration
+	}
+	if in.MaxGateAge != nil {
+		s.MaxGateAge = in.MaxGateAge.Duration
 	}
 	return s
 }
@@ -384,6 +411,9 @@ func (s ImageInspectionSettings) Validate(path *field.Path) field.ErrorList {
 	}
 	if s.MaxRetries < 0 || s.MaxRetries > MaxImageInspectionMaxRetries {
 		errs = append(errs, field.Invalid(path.Child("maxRetries"), s.MaxRetries, fmt.Sprintf("must be within [0, %d]", MaxImageInspectionMaxRetries)))
+	}
+	if s.MaxGateAge < MinMaxGateAge || s.MaxGateAge > MaxMaxGateAge {
+		errs = append(errs, field.Invalid(path.Child("maxGateAge"), s.MaxGateAge.String(), fmt.Sprintf("must be within [%s, %s]", MinMaxGateAge, MaxMaxGateAge)))
 	}
 	return errs
 }

@@ -106,6 +106,7 @@ func TestCRDFiles(t *testing.T) {
 				".spec.imageInspection.credentialProviders.configConfigmapRef.namespace": {namespaceNameRule},
 				".spec.imageInspection.credentialProviders.hostBinDir":                   {"!self.split('/').exists(e, e == '..')"},
 				".spec.imageInspection.failureCacheTTL":                                  {"duration(self) >= duration('0s') && duration(self) <= duration('5m')"},
+				".spec.imageInspection.maxGateAge":                                       {"duration(self) >= duration('1m') && duration(self) <= duration('24h')"},
 				".spec.imageInspection.timeout":                                          {"duration(self) >= duration('1s') && duration(self) <= duration('5m')"},
 				".spec.plugins.nodeAffinityScoring":                                      {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
 				".spec.plugins.nodeAffinityScoring.platforms":                            {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
@@ -351,6 +352,7 @@ func TestClusterPodPlacementConfigDefaults(t *testing.T) {
 			"cacheTTL":        "10m",
 			"timeout":         "30s",
 			"maxRetries":      int64(v1beta1.DefaultImageInspectionMaxRetries),
+			"maxGateAge":      "10m",
 			"failureCacheTTL": "10s",
 		},
 	}
@@ -390,6 +392,7 @@ func TestImageInspectionBoundsMatchCRD(t *testing.T) {
 		"cacheTTL":        props["cacheTTL"].XValidations[0].Rule,
 		"timeout":         props["timeout"].XValidations[0].Rule,
 		"failureCacheTTL": props["failureCacheTTL"].XValidations[0].Rule,
+		"maxGateAge":      props["maxGateAge"].XValidations[0].Rule,
 	}
 	rule := func(lo, hi time.Duration) string {
 		return fmt.Sprintf("duration(self) >= duration('%s') && duration(self) <= duration('%s')", short(lo), short(hi))
@@ -400,6 +403,7 @@ func TestImageInspectionBoundsMatchCRD(t *testing.T) {
 		"cacheTTL":        rule(v1beta1.MinImageCacheTTL, v1beta1.MaxImageCacheTTL),
 		"timeout":         rule(v1beta1.MinImageInspectionTimeout, v1beta1.MaxImageInspectionTimeout),
 		"failureCacheTTL": rule(0, v1beta1.MaxImageFailureCacheTTL),
+		"maxGateAge":      rule(v1beta1.MinMaxGateAge, v1beta1.MaxMaxGateAge),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CRD bounds (-go +crd):\n%s", diff)

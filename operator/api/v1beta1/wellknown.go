@@ -112,6 +112,9 @@ const (
 	// PlacementReleased means the gate was removed without inspection because the operand is being
 	// removed (the ClusterPodPlacementConfig was deleted).
 	PlacementReleased = "released"
+	// PlacementGateAgeExceeded means the pod kept the gate longer than
+	// spec.imageInspection.maxGateAge; the gate was removed without changing the pod's affinity.
+	PlacementGateAgeExceeded = "gate-age-exceeded"
 )
 
 // LabelExecFormatError marks a pod one of whose containers failed with an exec format error

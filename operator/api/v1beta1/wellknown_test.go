@@ -67,13 +67,13 @@ func TestImageInspectionSettings(t *testing.T) {
 	}{
 		"nil": {
 			want: v1beta1.ImageInspectionSettings{CacheSize: 4096, CacheTTL: 10 * time.Minute, Timeout: 30 * time.Second, MaxRetries: 9,
-				FailureCacheTTL: 10 * time.Second},
+				FailureCacheTTL: 10 * time.Second, MaxGateAge: 10 * time.Minute},
 		},
 		"zeros are kept": {
 			in: &v1beta1.ImageInspection{CacheSize: ptr.To[int32](0), MaxRetries: ptr.To[int32](0),
 				CacheTTL: &metav1.Duration{Duration: time.Hour}, Timeout: &metav1.Duration{Duration: time.Second},
-				FailureCacheTTL: &metav1.Duration{}},
-			want: v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Hour, Timeout: time.Second, MaxRetries: 0},
+				FailureCacheTTL: &metav1.Duration{}, MaxGateAge: &metav1.Duration{Duration: 2 * time.Hour}},
+			want: v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Hour, Timeout: time.Second, MaxRetries: 0, MaxGateAge: 2 * time.Hour},
 		},
 	}
 	for name, tc := range tests {
@@ -94,8 +94,14 @@ func TestImageInspectionSettingsValidate(t *testing.T) {
 		"defaults":                    {mutate: func(*v1beta1.ImageInspectionSettings) {}},
 		"zero cache and zero retries": {mutate: func(s *v1beta1.ImageInspectionSettings) { s.CacheSize, s.MaxRetries = 0, 0 }},
 		"upper bounds": {mutate: func(s *v1beta1.ImageInspectionSettings) {
-			*s = v1beta1.ImageInspectionSettings{CacheSize: 1_000_000, CacheTTL: 24 * time.Hour, Timeout: 5 * time.Minute, MaxRetries: 20}
+			*s = v1beta1.ImageInspectionSettings{CacheSize: 1_000_000, CacheTTL: 24 * time.Hour, Timeout: 5 * time.Minute, MaxRetries: 20,
+				MaxGateAge: 24 * time.Hour}
 		}},
+		"lower bound of the gate age": {mutate: func(s *v1beta1.ImageInspectionSettings) { s.MaxGateAge = time.Minute }},
+		"gate age under a minute": {
+			mutate:   func(s *v1beta1.ImageInspectionSettings) { s.MaxGateAge = 30 * time.Second },
+			wantErrs: []string{`spec.imageInspection.maxGateAge: Invalid value: "30s": must be within [1m0s, 24h0m0s]`},
+		},
 		"negative cache size": {
 			mutate:   func(s *v1beta1.ImageInspectionSettings) { s.CacheSize = -1 },
 			wantErrs: []string{"spec.imageInspection.cacheSize: Invalid value: -1: must be within [0, 1000000]"},
@@ -105,6 +111,7 @@ func TestImageInspectionSettingsValidate(t *testing.T) {
 			wantErrs: []string{
 				`spec.imageInspection.cacheTTL: Invalid value: "0s": must be within [1s, 24h0m0s]`,
 				`spec.imageInspection.timeout: Invalid value: "0s": must be within [1s, 5m0s]`,
+				`spec.imageInspection.maxGateAge: Invalid value: "0s": must be within [1m0s, 24h0m0s]`,
 			},
 		},
 		"too many retries and a long timeout": {

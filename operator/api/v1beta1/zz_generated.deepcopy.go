@@ -215,6 +215,11 @@ func (in *ImageInspection) DeepCopyInto(out *ImageInspection) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MaxGateAge != nil {
+		in, out := &in.MaxGateAge, &out.MaxGateAge
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.CredentialProviders != nil {
 		in, out := &in.CredentialProviders, &out.CredentialProviders
 		*out = new(CredentialProviders)

@@ -49,6 +49,9 @@ const (
 	// as operator bundles), so no architecture is required. MergeRequiredArchitectures never
 	// returns it; the caller decides it from the inspection results.
 	OutcomeAnyArchitecture Outcome = v1beta1.PlacementAnyArch
+	// OutcomeGateAgeExceeded: the pod was gated longer than the maximum gate age, whatever held
+	// it; the caller removes the gate without touching the affinity.
+	OutcomeGateAgeExceeded Outcome = v1beta1.PlacementGateAgeExceeded
 )
 
 // LabelValue returns the value of the v1beta1.LabelPlacement label that records the outcome.

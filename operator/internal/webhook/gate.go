@@ -23,6 +23,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -68,13 +69,18 @@ const (
 	// archgate_webhook_failed_intercepts_total and logged as an error, because the apiserver would
 	// refuse such a pod anyway and a decoding failure here means a version skew worth a look.
 	SkipUndecodable SkipReason = "undecodable"
+	// SkipPanic: evaluating the pod panicked. The pod is admitted unchanged rather than denied
+	// (controller-runtime answers a panic with an error, which the apiserver treats as a denial
+	// whatever the failurePolicy); counted in archgate_webhook_failed_intercepts_total and
+	// logged as an error with the panic's value.
+	SkipPanic SkipReason = "panic"
 )
 
 // SkipReasons returns every SkipReason, in a new slice.
 func SkipReasons() []SkipReason {
 	return []SkipReason{
 		SkipNotPodCreate, SkipReservedNamespace, SkipOperatorNamespace, SkipNodeNameSet,
-		SkipDaemonSet, SkipAlreadyGated, SkipNodeSelectorArch, SkipUndecodable,
+		SkipDaemonSet, SkipAlreadyGated, SkipNodeSelectorArch, SkipUndecodable, SkipPanic,
 	}
 }
 
@@ -145,7 +151,7 @@ type decision struct {
 // Handle gates a new pod, or lets it through unchanged; it never denies a request.
 func (h *SchedulingGate) Handle(ctx context.Context, req admission.Request) admission.Response {
 	start := time.Now()
-	resp, d := h.handle(ctx, req)
+	resp, d := h.handleRecovered(ctx, req)
 	h.opts.Metrics.observe(d, time.Since(start))
 
 	log := logf.FromContext(ctx)
@@ -164,6 +170,17 @@ func (h *SchedulingGate) Handle(ctx context.Context, req admission.Request) admi
 		log.V(3).Info("Pod gated", "namespace", req.Namespace, "name", req.Name)
 	}
 	return resp
+}
+
+// handleRecovered is handle, with a panic turned into an unchanged admission: a bug of ours
+// must not block a tenant's pod.
+func (h *SchedulingGate) handleRecovered(ctx context.Context, req admission.Request) (resp admission.Response, d decision) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp, d = admission.Allowed(""), decision{skip: SkipPanic, err: fmt.Errorf("panic: %v", r)}
+		}
+	}()
+	return h.handle(ctx, req)
 }
 
 func (h *SchedulingGate) handle(ctx context.Context, req admission.Request) (admission.Response, decision) {
@@ -185,6 +202,9 @@ func (h *SchedulingGate) handle(ctx context.Context, req admission.Request) (adm
 		return admission.Allowed(""), decision{skip: SkipUndecodable, err: err}
 	}
 	if reason := skipReason(pod); reason != "" {
+		if ops := labelCarriedGate(pod); len(ops) > 0 {
+			return admission.Patched("", ops...), decision{skip: reason}
+		}
 		return admission.Allowed(""), decision{skip: reason}
 	}
 	ops, placed, ok, err := h.placeAtAdmission(ctx, pod)
@@ -207,6 +227,16 @@ func skipReason(pod *corev1.Pod) SkipReason {
 		return SkipNodeSelectorArch
 	}
 	return ""
+}
+
+// labelCarriedGate returns the operations that label gated a pod created with archgate's gate
+// already but without that label (a copy of a gated pod, such as kubectl debug --copy-to
+// makes): the controller watches labelled pods only, and would never release it otherwise.
+func labelCarriedGate(pod *corev1.Pod) []jsonpatch.JsonPatchOperation {
+	if !v1beta1.HasSchedulingGate(&pod.Spec) || pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueGated {
+		return nil
+	}
+	return setMapEntries(pod.Labels, "/metadata/labels", map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated})
 }
 
 // gatePatch returns the JSON patch operations that add the gate and the gated label, and nothing

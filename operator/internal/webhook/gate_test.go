@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	jsonpatchv5 "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
@@ -31,9 +32,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/inspect"
 )
 
 const operatorNamespace = "archgate-system"
@@ -146,10 +149,24 @@ func TestSchedulingGateHandle(t *testing.T) {
 				"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
 			wantPatches: []jsonpatch.JsonPatchOperation{labelsOp, gateOp},
 		},
-		"already gated": {
+		"already gated and labelled": {
+			pod: `{"metadata":{"name":"p","namespace":"team","labels":{"multiarch.openshift.io/scheduling-gate":"gated"}},
+				"spec":{"schedulingGates":[{"name":"example.com/other"},{"name":"multiarch.openshift.io/scheduling-gate"}],"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip: SkipAlreadyGated,
+		},
+		// A copy of a gated pod (kubectl debug --copy-to) that lost the label: labelled, or the
+		// controller would never see it.
+		"already gated without the label": {
 			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"schedulingGates":[{"name":"example.com/other"},{"name":"multiarch.openshift.io/scheduling-gate"}],
 				"containers":[{"name":"c","image":"nginx"}]}}`,
-			wantSkip: SkipAlreadyGated,
+			wantSkip:    SkipAlreadyGated,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelsOp},
+		},
+		"already gated, labelled removed": {
+			pod: `{"metadata":{"name":"p","namespace":"team","labels":{"multiarch.openshift.io/scheduling-gate":"removed"}},
+				"spec":{"schedulingGates":[{"name":"multiarch.openshift.io/scheduling-gate"}],"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip:    SkipAlreadyGated,
+			wantPatches: []jsonpatch.JsonPatchOperation{labelOp},
 		},
 		"nodeSelector pins the arch": {
 			pod:      `{"metadata":{"name":"p","namespace":"team"},"spec":{"nodeSelector":{"kubernetes.io/arch":"arm64"},"containers":[{"name":"c","image":"nginx"}]}}`,
@@ -245,7 +262,9 @@ func assertPatchGates(t *testing.T, raw string, patch []byte) {
 		want.Labels = map[string]string{}
 	}
 	want.Labels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueGated
-	want.Spec.SchedulingGates = append(want.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: v1beta1.SchedulingGateName})
+	if !v1beta1.HasSchedulingGate(&want.Spec) {
+		want.Spec.SchedulingGates = append(want.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: v1beta1.SchedulingGateName})
+	}
 	if diff := cmp.Diff(want, after); diff != "" {
 		t.Errorf("patched pod (-want +got):\n%s", diff)
 	}
@@ -360,7 +379,7 @@ func FuzzSchedulingGateHandle(f *testing.F) {
 			if err := json.Unmarshal(patched, &pod); err != nil {
 				t.Fatalf("patched object is not a pod: %v", err)
 			}
-			if pod.Labels[v1beta1.LabelSchedulingGate] != v1beta1.LabelValueGated || skipReason(&pod) != SkipAlreadyGated {
+			if pod.Labels[v1beta1.LabelSchedulingGate] != v1beta1.LabelValueGated || !v1beta1.HasSchedulingGate(&pod.Spec) {
 				t.Errorf("patched pod lacks the gate or the label: %+v", pod.ObjectMeta.Labels)
 			}
 		}
@@ -379,4 +398,27 @@ func FuzzSchedulingGateHandle(f *testing.F) {
 func isJSONObject(raw json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// panickingKnownImages stands for a bug in admission placement.
+type panickingKnownImages struct{}
+
+func (panickingKnownImages) Lookup(string, time.Time) (inspect.Result, bool) { panic("scripted") }
+
+// TestHandleRecoversPanic: a panic while evaluating a pod admits it unchanged (controller-runtime
+// would answer an error, a denial whatever the failurePolicy), counted as a failed intercept.
+func TestHandleRecoversPanic(t *testing.T) {
+	m := NewMetrics()
+	configs := fake.NewClientBuilder().WithScheme(placementScheme(t)).Build()
+	h := NewSchedulingGate(nil, Options{OperatorNamespace: operatorNamespace, Known: panickingKnownImages{}, Configs: configs, Metrics: m})
+	resp := h.Handle(t.Context(), podRequest(t, `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`))
+	if !resp.Allowed || len(resp.Patches) != 0 {
+		t.Fatalf("response = allowed %t, patches %v; want allowed unchanged", resp.Allowed, resp.Patches)
+	}
+	if got := counterValue(t, m.failedIntercepts); got != 1 {
+		t.Errorf("failed intercepts = %v, want 1", got)
+	}
+	if got := counterValue(t, m.podsSkipped.WithLabelValues(string(SkipPanic))); got != 1 {
+		t.Errorf("pods skipped for a panic = %v, want 1", got)
+	}
 }

@@ -49,6 +49,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/controller/operator"
 	"github.com/archgate/archgate/operator/internal/metricsauth"
 )
 
@@ -173,7 +174,7 @@ func (c Common) managerOptions() manager.Options {
 		// global logger (which warns that it was never set when an embedder does not set it).
 		Client: client.Options{Log: c.Logger.WithName("client")},
 		// Stop within a bounded time even if a reconciler hangs on a registry.
-		GracefulShutdownTimeout: ptr.To(30 * time.Second),
+		GracefulShutdownTimeout: ptr.To(operator.ShutdownTimeout),
 	}
 }
 

@@ -152,7 +152,7 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 	ii := *opts.ImageInspection
 	opts.Logger.WithName("podplacement").Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", ii.CacheSize,
-		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "leaderElection", opts.LeaderElection,
+		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "maxGateAge", ii.MaxGateAge, "leaderElection", opts.LeaderElection,
 		"execFormatErrorMonitor", opts.ExecFormatErrorMonitor)
 	return mgr.Start(ctx)
 }
@@ -271,6 +271,7 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 		InspectWorkers:   opts.InspectWorkers,
 		InspectTimeout:   ii.Timeout,
 		MaxRetries:       ii.MaxRetries,
+		MaxGateAge:       ii.MaxGateAge,
 		RetryBaseDelay:   opts.RetryBaseDelay,
 		RetryMaxDelay:    opts.RetryMaxDelay,
 		Metrics:          metrics,

@@ -36,6 +36,7 @@ const (
 	FlagInspectTimeout = "inspect-timeout"
 	FlagMaxRetries     = "max-retries"
 	FlagFailureTTL     = "failure-cache-ttl"
+	FlagMaxGateAge     = "max-gate-age"
 )
 
 // FlagKnownImagesConfigMap names the ConfigMap of the operator's namespace through which the
@@ -65,6 +66,7 @@ func ImageInspectionArgs(s v1beta1.ImageInspectionSettings) []string {
 		"--" + FlagInspectTimeout + "=" + s.Timeout.String(),
 		"--" + FlagMaxRetries + "=" + strconv.Itoa(s.MaxRetries),
 		"--" + FlagFailureTTL + "=" + s.FailureCacheTTL.String(),
+		"--" + FlagMaxGateAge + "=" + s.MaxGateAge.String(),
 	}
 }
 
@@ -77,4 +79,5 @@ func BindImageInspectionFlags(fs *pflag.FlagSet, s *v1beta1.ImageInspectionSetti
 	fs.DurationVar(&s.Timeout, FlagInspectTimeout, d.Timeout, "Deadline to inspect one image (spec.imageInspection.timeout).")
 	fs.DurationVar(&s.FailureCacheTTL, FlagFailureTTL, d.FailureCacheTTL, "How long a failed inspection is remembered for every pod asking again (spec.imageInspection.failureCacheTTL); 0 for never.")
 	fs.IntVar(&s.MaxRetries, FlagMaxRetries, d.MaxRetries, "Inspection retries before the gate is removed without changes (spec.imageInspection.maxRetries); 0 for none.")
+	fs.DurationVar(&s.MaxGateAge, FlagMaxGateAge, d.MaxGateAge, "Longest a pod keeps the scheduling gate, from its creation, before it is released unplaced (spec.imageInspection.maxGateAge).")
 }

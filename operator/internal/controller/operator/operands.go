@@ -18,6 +18,7 @@ package operator
 
 import (
 	"fmt"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -48,8 +49,19 @@ const (
 	// while the apiserver and the Service proxies drop its endpoint (seconds, usually ~1-2 s),
 	// so that no admission call of a rolling update is lost and no pod is admitted ungated.
 	WebhookDrainSeconds = 10
+	// ShutdownTimeout bounds how long a component's manager waits for its controllers and
+	// servers to stop (pkg/components), so that a reconciler stuck on a registry cannot hold
+	// a terminating pod.
+	ShutdownTimeout = 30 * time.Second
+	// shutdownMarginSeconds is what a component still does after its manager stopped: release
+	// its leader-election Lease, flush Events and logs.
+	shutdownMarginSeconds = 10
+	// TerminationGraceSeconds lets every component finish its graceful shutdown before the
+	// kubelet kills it: a controller killed before it released its Lease leaves the standby
+	// waiting for the Lease to expire, with pods gated meanwhile.
+	TerminationGraceSeconds = int64(ShutdownTimeout/time.Second) + shutdownMarginSeconds
 	// WebhookTerminationGraceSeconds outlasts the drain by the server's own graceful shutdown.
-	WebhookTerminationGraceSeconds = WebhookDrainSeconds + 20
+	WebhookTerminationGraceSeconds = WebhookDrainSeconds + TerminationGraceSeconds
 )
 
 // operandParams is what the component builders need from the ClusterPodPlacementConfig and the
@@ -496,6 +508,7 @@ func deployment(p operandParams, name string, replicas int32, args []string) *ap
 				WithAnnotations(map[string]string{"kubectl.kubernetes.io/default-container": componentOf(name)}).
 				WithSpec(corev1ac.PodSpec().
 					WithServiceAccountName(name).
+					WithTerminationGracePeriodSeconds(TerminationGraceSeconds).
 					WithSecurityContext(corev1ac.PodSecurityContext().
 						WithRunAsNonRoot(true).
 						WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).

@@ -73,14 +73,15 @@ func TestDefaultArgs(t *testing.T) {
 				p.verbosity = v1beta1.LogVerbosityTraceAll
 				p.pullSecret = &types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}
 				p.caBundle = true
-				p.inspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8, FailureCacheTTL: 20 * time.Second}
+				p.inspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8, FailureCacheTTL: 20 * time.Second,
+					MaxGateAge: 90 * time.Minute}
 				p.execFormatErrorMonitor = true
 			},
 			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
 				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey,
 				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8", "--failure-cache-ttl=20s",
-				"--exec-format-error-monitor"},
+				"--max-gate-age=1h30m0s", "--exec-format-error-monitor"},
 		},
 		"controller with a registries.conf and per-registry certificates": {
 			component: "controller",
@@ -105,7 +106,7 @@ func TestDefaultArgs(t *testing.T) {
 			p:         func(p *operandParams) { p.inspection = ptr.To(v1beta1.DefaultImageInspectionSettings()) },
 			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--leader-elect",
-				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=9", "--failure-cache-ttl=10s"},
+				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=9", "--failure-cache-ttl=10s", "--max-gate-age=10m0s"},
 		},
 	}
 	for name, tc := range tests {
@@ -383,8 +384,12 @@ func TestWebhookDrains(t *testing.T) {
 	if lc == nil || lc.PreStop == nil || lc.PreStop.Sleep == nil || lc.PreStop.Sleep.Seconds != WebhookDrainSeconds {
 		t.Fatalf("webhook lifecycle %+v, want a preStop sleep of %ds", lc, WebhookDrainSeconds)
 	}
-	if g := spec.TerminationGracePeriodSeconds; g == nil || *g < WebhookDrainSeconds+10 {
-		t.Errorf("termination grace %v does not outlast the %ds drain by 10s", g, WebhookDrainSeconds)
+	if g := spec.TerminationGracePeriodSeconds; g == nil || time.Duration(*g-WebhookDrainSeconds)*time.Second <= ShutdownTimeout {
+		t.Errorf("termination grace %v does not outlast the %ds drain and the %s shutdown", g, WebhookDrainSeconds, ShutdownTimeout)
+	}
+	ctl := typed[appsv1.Deployment](t, controllerDeployment(params())).Spec.Template.Spec
+	if g := ctl.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second <= ShutdownTimeout {
+		t.Errorf("controller termination grace %v does not outlast its %s shutdown", g, ShutdownTimeout)
 	}
 	if c := typed[appsv1.Deployment](t, controllerDeployment(params())).Spec.Template.Spec.Containers[0]; c.Lifecycle != nil {
 		t.Errorf("the controller, which serves no admission call, got a preStop delay: %+v", c.Lifecycle)

@@ -34,6 +34,9 @@ const (
 	// reasonPreferenceSkipped: placement configurations' preferred weights were skipped because
 	// the pod or a higher-priority configuration already prefers architectures. Normal.
 	reasonPreferenceSkipped = "PreferredAffinitySkipped"
+	// reasonGateAgeExceeded: the pod kept the gate longer than the maximum gate age; the gate was
+	// removed without changing the affinity. Warning.
+	reasonGateAgeExceeded = "GateAgeExceeded"
 )
 
 // eventAction is the events.k8s.io action of every Event the controller records.

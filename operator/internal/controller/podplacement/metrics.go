@@ -106,7 +106,7 @@ func NewMetrics() *Metrics {
 		},
 	}
 	for _, o := range []placement.Outcome{placement.OutcomeArchSet, placement.OutcomeUserPinned, placement.OutcomeAnyArchitecture,
-		placement.OutcomeNoCommonArch, placement.OutcomeInspectionFailed} {
+		placement.OutcomeNoCommonArch, placement.OutcomeInspectionFailed, placement.OutcomeGateAgeExceeded} {
 		m.podsProcessed.WithLabelValues(o.LabelValue())
 	}
 	for _, r := range inspect.Reasons() {

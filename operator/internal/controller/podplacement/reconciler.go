@@ -104,6 +104,9 @@ type Options struct {
 	// into the controller's arguments (a change of the ClusterPodPlacementConfig rolls the
 	// controller); zero or negative means no retry.
 	MaxRetries int
+	// MaxGateAge is the longest a pod keeps the gate, from its creation, whatever holds it:
+	// spec.imageInspection.maxGateAge as the operator renders it. The default is the API's.
+	MaxGateAge time.Duration
 	// RetryBaseDelay and RetryMaxDelay shape the per-pod exponential backoff.
 	RetryBaseDelay, RetryMaxDelay time.Duration
 	// PullSecretCacheSize and PullSecretCacheTTL bound the cache of parsed imagePullSecrets.
@@ -130,6 +133,7 @@ func (o Options) withDefaults() Options {
 	o.InspectWorkers = cmp.Or(max(o.InspectWorkers, 0), DefaultInspectWorkers)
 	o.InspectTimeout = cmp.Or(max(o.InspectTimeout, 0), v1beta1.DefaultImageInspectionTimeout)
 	o.MaxRetries = max(o.MaxRetries, 0)
+	o.MaxGateAge = cmp.Or(max(o.MaxGateAge, 0), v1beta1.DefaultMaxGateAge)
 	o.RetryBaseDelay = cmp.Or(max(o.RetryBaseDelay, 0), DefaultRetryBaseDelay)
 	o.RetryMaxDelay = cmp.Or(max(o.RetryMaxDelay, 0), DefaultRetryMaxDelay)
 	o.RetryMaxDelay = max(o.RetryMaxDelay, o.RetryBaseDelay)
@@ -358,10 +362,22 @@ type scope struct {
 	// done ends the phases; without an outcome, result is returned and nothing is written.
 	done   bool
 	result reconcile.Result
+	// deadline is when the pod must be released whatever happens (gateDeadline).
+	deadline time.Time
 }
 
-// phase is one step of a reconciliation. An error aborts it (controller-runtime retries with
-// its own rate limiter: those are apiserver errors, not registry ones).
+func newScope(ctx context.Context, pod *corev1.Pod, deadline time.Time) *scope {
+	return &scope{
+		pod:         pod,
+		updated:     pod.DeepCopy(),
+		log:         logf.FromContext(ctx).WithValues("pod", klog.KObj(pod)),
+		annotations: map[string]string{},
+		deadline:    deadline,
+	}
+}
+
+// phase is one step of a reconciliation. An error aborts it and counts against the pod's retry
+// budget (phaseFailed).
 type phase func(ctx context.Context, s *scope) error
 
 // Reconcile removes the scheduling gate of one pod: fetch → scope → phases → one write.
@@ -377,17 +393,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !readyForClusterStage(pod) {
 		return r.releaseStrayLabel(ctx, pod)
 	}
+	deadline := r.gateDeadline(pod)
+	if !deadline.IsZero() && !r.opts.Clock.Now().Before(deadline) {
+		return r.releaseOverAge(ctx, newScope(ctx, pod, deadline))
+	}
 	// A pod event before the next attempt is due must not inspect early: that is not backoff.
 	if wait := r.retries.Remaining(pod.UID); wait > 0 {
-		return reconcile.Result{RequeueAfter: wait}, nil
+		return reconcile.Result{RequeueAfter: r.byDeadline(wait, deadline)}, nil
 	}
+	s := newScope(ctx, pod, deadline)
 
-	s := &scope{
-		pod:         pod,
-		updated:     pod.DeepCopy(),
-		log:         logf.FromContext(ctx).WithValues("pod", klog.KObj(pod)),
-		annotations: map[string]string{},
-	}
 	// Each phase a reconcile reached is observed once, with the time of its steps summed.
 	spent := map[string]time.Duration{}
 	defer func() {
@@ -406,7 +421,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		err := p.run(ctx, s)
 		spent[p.name] += time.Since(start)
 		if err != nil {
-			return reconcile.Result{}, err
+			return r.phaseFailed(ctx, s, p.name, err)
 		}
 		if s.done {
 			break
@@ -417,6 +432,73 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	start := time.Now()
 	defer func() { spent[phasePatch] = time.Since(start) }()
+	return r.commit(ctx, s)
+}
+
+// gateDeadline is when pod must be released whatever holds it: its creation plus MaxGateAge.
+// It is zero, no limit, for a pod without a creation time (only objects that never went
+// through an apiserver lack one).
+func (r *Reconciler) gateDeadline(pod *corev1.Pod) time.Time {
+	if pod.CreationTimestamp.IsZero() {
+		return time.Time{}
+	}
+	return pod.CreationTimestamp.Add(r.opts.MaxGateAge)
+}
+
+// byDeadline shortens a wait so that the pod is reconciled again by its deadline, when
+// releaseOverAge releases it.
+func (r *Reconciler) byDeadline(wait time.Duration, deadline time.Time) time.Duration {
+	if deadline.IsZero() {
+		return wait
+	}
+	// A zero RequeueAfter would not requeue at all.
+	return max(min(wait, deadline.Sub(r.opts.Clock.Now())), time.Millisecond)
+}
+
+// releaseOverAge removes the gate of a pod gated longer than MaxGateAge, whatever held it (a
+// registry that never answers, an error that outlived every retry, a write refused), without
+// changing its affinity: no pod stays gated forever because of archgate.
+func (r *Reconciler) releaseOverAge(ctx context.Context, s *scope) (reconcile.Result, error) {
+	age := r.opts.Clock.Since(s.pod.CreationTimestamp.Time).Round(time.Second)
+	s.outcome = placement.OutcomeGateAgeExceeded
+	s.annotations[v1beta1.AnnotationInspectionError] = fmt.Sprintf("gate held longer than maxGateAge (%s)", r.opts.MaxGateAge)
+	s.events = append(s.events, podEvent{
+		eventType: corev1.EventTypeWarning,
+		reason:    reasonGateAgeExceeded,
+		note: fmt.Sprintf("Scheduling gate removed without changing the node affinity: the pod was gated for %s, "+
+			"longer than spec.imageInspection.maxGateAge (%s) of the ClusterPodPlacementConfig", age, r.opts.MaxGateAge),
+	})
+	s.log.Info("Pod gated longer than the maximum gate age, scheduling gate removed without node affinity changes",
+		"age", age, "maxGateAge", r.opts.MaxGateAge)
+	return r.commit(ctx, s)
+}
+
+// phaseFailed handles a phase's error, which is not a registry's (an imagePullSecret the
+// apiserver refuses to read, a failed cache read): it counts against the pod's retry budget as a
+// failed inspection does, so that no error, however persistent, holds a pod past its budget.
+func (r *Reconciler) phaseFailed(ctx context.Context, s *scope, phase string, err error) (reconcile.Result, error) {
+	if ctx.Err() != nil {
+		// The manager is stopping: nobody's fault, nothing to record.
+		return reconcile.Result{}, err
+	}
+	r.secrets.Forget(s.pod)
+	uid := s.pod.UID
+	if delay, exhausted := r.retries.Failed(uid, r.budget(s)); !exhausted {
+		r.metrics.retries.Inc()
+		s.log.Info("Reconcile failed, retrying later", "phase", phase, "retry", r.retries.Retries(uid), "retryIn", delay, "error", errString(err))
+		return reconcile.Result{RequeueAfter: r.byDeadline(delay, s.deadline)}, nil
+	}
+	attempts := r.retries.Retries(uid) + 1
+	s.outcome = placement.OutcomeInspectionFailed
+	s.annotations[v1beta1.AnnotationInspectionError] = truncate(phase+": "+errString(err), maxAnnotationReasonLen)
+	s.events = append(s.events, podEvent{
+		eventType: corev1.EventTypeWarning,
+		reason:    reasonInspectionFailed,
+		note: truncate(fmt.Sprintf("Scheduling gate removed without changing the node affinity after %d attempt(s): the %s phase failed: %s",
+			attempts, phase, errString(err)), maxNoteLen),
+	})
+	s.log.Info("Reconcile failed for good, scheduling gate removed without node affinity changes",
+		"phase", phase, "attempts", attempts, "error", errString(err))
 	return r.commit(ctx, s)
 }
 
@@ -494,7 +576,8 @@ func (r *Reconciler) loadCredentials(ctx context.Context, s *scope) error {
 func (r *Reconciler) inspectImages(ctx context.Context, s *scope) error {
 	start := time.Now()
 	rounds := (len(s.images) + r.opts.InspectWorkers - 1) / r.opts.InspectWorkers
-	ictx, cancel := context.WithTimeout(ctx, time.Duration(max(rounds, 1))*r.opts.InspectTimeout)
+	// A registry that never answers holds the pod until its deadline at most.
+	ictx, cancel := context.WithTimeout(ctx, r.byDeadline(time.Duration(max(rounds, 1))*r.opts.InspectTimeout, s.deadline))
 	defer cancel()
 
 	results := make([]inspect.Result, len(s.images))
@@ -586,7 +669,7 @@ func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 			r.metrics.retries.Inc()
 			s.log.V(1).Info("Image inspection failed, retrying later",
 				"retry", r.retries.Retries(uid), "retryIn", delay, "failures", failureSummary(s.failures))
-			s.done, s.result = true, reconcile.Result{RequeueAfter: delay}
+			s.done, s.result = true, reconcile.Result{RequeueAfter: r.byDeadline(delay, s.deadline)}
 			return nil
 		}
 	}

@@ -122,7 +122,12 @@ type harness struct {
 	mu        sync.Mutex
 	writes    int
 	conflicts int // patches to fail with a conflict before letting them through
+	// secretErr, when set, is the error of every Secret read (an apiserver refusing them).
+	secretErr error
 }
+
+// testEpoch is when the harness's clock starts.
+var testEpoch = time.Unix(1_000_000, 0)
 
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
@@ -141,10 +146,16 @@ func newHarness(t *testing.T, opts Options, scripts map[string][]answer, objs ..
 	h := &harness{
 		inspector: &fakeInspector{scripts: scripts, calls: map[string]int{}},
 		recorder:  &fakeRecorder{},
-		clock:     clocktesting.NewFakeClock(time.Unix(1_000_000, 0)),
+		clock:     clocktesting.NewFakeClock(testEpoch),
 	}
 	count := func() { h.mu.Lock(); h.writes++; h.mu.Unlock() }
 	h.c = fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, secret := obj.(*corev1.Secret); secret && h.secretErr != nil {
+				return h.secretErr
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			count()
 			return c.Create(ctx, obj, opts...)
@@ -253,6 +264,12 @@ func (b *podBuilder) withPullSecrets(names ...string) *podBuilder {
 	return b
 }
 
+// createdAgo sets the pod's creation time d before the harness's clock starts.
+func (b *podBuilder) createdAgo(d time.Duration) *podBuilder {
+	b.pod.CreationTimestamp = metav1.NewTime(testEpoch.Add(-d))
+	return b
+}
+
 // inNamespace moves the pod to namespace ns.
 func (b *podBuilder) inNamespace(ns string) *podBuilder { b.pod.Namespace = ns; return b }
 
@@ -344,6 +361,8 @@ func TestReconcile(t *testing.T) {
 		objs        []client.Object
 		scripts     map[string][]answer // overrides
 		maxRetries  int
+		maxGateAge  time.Duration     // 0: the default
+		secretErr   error             // every Secret read fails with it
 		wantOutcome placement.Outcome // "": not ungated
 		wantLabels  map[string]string // nil: as wantOutcome implies
 		wantAff     *corev1.Affinity
@@ -521,6 +540,42 @@ func TestReconcile(t *testing.T) {
 			wantEvents: []recordedEvent{{corev1.EventTypeNormal, reasonPreferenceSkipped}},
 			wantCalls:  1, wantWrites: 1,
 		},
+		// Attempts at 0, 0.1, 0.3, 0.7, 1.5 and 2.5 s; the next is due at 3.5 s, past the
+		// maximum age, so the pod is reconciled at 3 s and released.
+		"a registry that never answers holds the pod until the maximum gate age only": {
+			pod:         newPod("p", arm).createdAgo(0).build(),
+			scripts:     map[string][]answer{arm: {fail(inspect.ReasonTimeout)}},
+			maxRetries:  20,
+			maxGateAge:  3 * time.Second,
+			wantOutcome: placement.OutcomeGateAgeExceeded,
+			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "gate held longer than maxGateAge (3s)"},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonGateAgeExceeded}},
+			wantCalls:   6, wantWrites: 1,
+		},
+		"a pod gated past the maximum gate age is released without inspection": {
+			pod:         newPod("p", arm).createdAgo(11 * time.Minute).build(),
+			wantOutcome: placement.OutcomeGateAgeExceeded,
+			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "gate held longer than maxGateAge (10m0s)"},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonGateAgeExceeded}},
+			wantCalls:   0, wantWrites: 1,
+		},
+		"a pod younger than the maximum gate age is placed as usual": {
+			pod:         newPod("p", arm).createdAgo(9 * time.Minute).build(),
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"pull secrets the apiserver refuses to read count against the retry budget": {
+			pod:         newPod("p", arm).withPullSecrets("team-pull").build(),
+			secretErr:   apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "team-pull", errors.New("scripted")),
+			maxRetries:  2,
+			wantOutcome: placement.OutcomeInspectionFailed,
+			wantAnn: map[string]string{v1beta1.AnnotationInspectionError: `credentials: reading image pull secret team/team-pull: ` +
+				`secrets "team-pull" is forbidden: scripted`},
+			wantEvents: []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
+			wantCalls:  0, wantWrites: 1,
+		},
 		"a pod whose gate someone else removed only has its gated label released": {
 			pod:       newPod("p", multi).withGates("example.com/other").build(),
 			wantGates: []corev1.PodSchedulingGate{{Name: "example.com/other"}},
@@ -552,8 +607,9 @@ func TestReconcile(t *testing.T) {
 			for k, v := range tc.scripts {
 				s[k] = v
 			}
-			h := newHarness(t, Options{MaxRetries: tc.maxRetries, RetryBaseDelay: 100 * time.Millisecond, RetryMaxDelay: time.Second},
+			h := newHarness(t, Options{MaxRetries: tc.maxRetries, MaxGateAge: tc.maxGateAge, RetryBaseDelay: 100 * time.Millisecond, RetryMaxDelay: time.Second},
 				s, append([]client.Object{tc.pod}, tc.objs...)...)
+			h.secretErr = tc.secretErr
 			h.drive(t, tc.pod.Name)
 
 			got := h.pod(t, tc.pod.Name)

@@ -17,8 +17,12 @@ limitations under the License.
 package podplacement
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
 // placementView keeps of a pod only what the controller reads or writes: the pod a reconcile
@@ -69,11 +73,36 @@ func imagesOnly(cs []corev1.Container) []corev1.Container {
 	return out
 }
 
-// transformPod is the cache transform of pods, which the controller watches as metadata only:
-// managed fields dropped, anything else as it came (tombstones of deleted objects pass through).
+// transformPod is the cache transform of pods, which the controller watches as metadata only.
+// It keeps what is read from the cache: identity and resourceVersion (readPod), creation and
+// deletion timestamps (the gauges), archgate's own labels (the event handler, the gauges). A
+// tenant's labels and annotations, up to 256 KiB per pod, would otherwise make the cache's
+// size theirs to choose. Tombstones of deleted objects pass through.
 func transformPod(obj any) (any, error) {
-	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		m.ManagedFields = nil
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
 	}
-	return obj, nil
+	return &metav1.PartialObjectMetadata{
+		TypeMeta: m.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+			CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+			Labels: archgateLabels(m.Labels),
+		},
+	}, nil
+}
+
+// archgateLabels returns the labels of archgate's API group, nil when there are none.
+func archgateLabels(labels map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range labels {
+		if strings.HasPrefix(k, v1beta1.GroupName+"/") {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }

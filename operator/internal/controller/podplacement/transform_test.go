@@ -19,6 +19,7 @@ package podplacement
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,14 +108,18 @@ func TestPlacementViewPatch(t *testing.T) {
 	}
 }
 
-func TestTransformPodStripsManagedFieldsOfMetadata(t *testing.T) {
+// TestTransformPodKeepsWhatTheCacheServes: the cache keeps identity, timestamps and
+// archgate's labels; the tenant's labels, annotations, owners and managed fields are dropped.
+func TestTransformPodKeepsWhatTheCacheServes(t *testing.T) {
 	m := &metav1.PartialObjectMetadata{ObjectMeta: *fullPod().ObjectMeta.DeepCopy()}
+	m.CreationTimestamp = metav1.Unix(1_000, 0)
+	m.Annotations["big"] = strings.Repeat("x", 256<<10)
 	got, err := transformPod(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fullPod().ObjectMeta
-	want.ManagedFields = nil
+	want := metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1", ResourceVersion: "42", CreationTimestamp: metav1.Unix(1_000, 0),
+		Labels: map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}}
 	if diff := cmp.Diff(want, got.(*metav1.PartialObjectMetadata).ObjectMeta); diff != "" {
 		t.Errorf("metadata (-want +got):\n%s", diff)
 	}
