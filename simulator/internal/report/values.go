@@ -68,6 +68,7 @@ func (r *Report) Values() map[string]float64 {
 		}
 		if p.Operator {
 			put(prefix+"inspectionFailedPods", float64(p.Placements["inspection-failed"]))
+			put(prefix+"gateAgeExceededPods", float64(p.Placements["gate-age-exceeded"]))
 			put(prefix+"noCommonArchPods", float64(p.Placements["no-common-arch"]))
 			put(prefix+"neverGatedPods", float64(p.NeverGatedPods))
 			put(prefix+"placedAtAdmissionPods", float64(p.PlacedAtAdmissionPods))

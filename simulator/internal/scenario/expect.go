@@ -150,6 +150,7 @@ func buildMetrics() []MetricInfo {
 		if !operatorOff {
 			out = append(out,
 				MetricInfo{Name: prefix + "inspectionFailedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods released with placement=inspection-failed"},
+				MetricInfo{Name: prefix + "gateAgeExceededPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods released with placement=gate-age-exceeded (gated longer than maxGateAge)"},
 				MetricInfo{Name: prefix + "noCommonArchPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods marked placement=no-common-arch"},
 				MetricInfo{Name: prefix + "neverGatedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods the webhook did not gate (skipped, or webhook down)"},
 				MetricInfo{Name: prefix + "execFormatDetectedPods", Unit: UnitCount, Needs: NeedsOperator, Higher: true, Help: "pods with the multiarch.openshift.io/exec-format-error label at the end"},

@@ -394,7 +394,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.releaseStrayLabel(ctx, pod)
 	}
 	deadline := r.gateDeadline(pod)
-	if !deadline.IsZero() && !r.opts.Clock.Now().Before(deadline) {
+	if r.pastDeadline(deadline) {
 		return r.releaseOverAge(ctx, newScope(ctx, pod, deadline))
 	}
 	// A pod event before the next attempt is due must not inspect early: that is not backoff.
@@ -459,6 +459,17 @@ func (r *Reconciler) byDeadline(wait time.Duration, deadline time.Time) time.Dur
 // registry that never answers, an error that outlived every retry, a write refused), without
 // changing its affinity: no pod stays gated forever because of archgate.
 func (r *Reconciler) releaseOverAge(ctx context.Context, s *scope) (reconcile.Result, error) {
+	r.markOverAge(s)
+	return r.commit(ctx, s)
+}
+
+// pastDeadline reports whether a pod's deadline (gateDeadline) has passed.
+func (r *Reconciler) pastDeadline(deadline time.Time) bool {
+	return !deadline.IsZero() && !r.opts.Clock.Now().Before(deadline)
+}
+
+// markOverAge sets the outcome, annotation and Event of a pod released for its age.
+func (r *Reconciler) markOverAge(s *scope) {
 	age := r.opts.Clock.Since(s.pod.CreationTimestamp.Time).Round(time.Second)
 	s.outcome = placement.OutcomeGateAgeExceeded
 	s.annotations[v1beta1.AnnotationInspectionError] = fmt.Sprintf("gate held longer than maxGateAge (%s)", r.opts.MaxGateAge)
@@ -470,7 +481,6 @@ func (r *Reconciler) releaseOverAge(ctx context.Context, s *scope) (reconcile.Re
 	})
 	s.log.Info("Pod gated longer than the maximum gate age, scheduling gate removed without node affinity changes",
 		"age", age, "maxGateAge", r.opts.MaxGateAge)
-	return r.commit(ctx, s)
 }
 
 // phaseFailed handles a phase's error, which is not a registry's (an imagePullSecret the
@@ -482,6 +492,9 @@ func (r *Reconciler) phaseFailed(ctx context.Context, s *scope, phase string, er
 		return reconcile.Result{}, err
 	}
 	r.secrets.Forget(s.pod)
+	if r.pastDeadline(s.deadline) {
+		return r.releaseOverAge(ctx, s)
+	}
 	uid := s.pod.UID
 	if delay, exhausted := r.retries.Failed(uid, r.budget(s)); !exhausted {
 		r.metrics.retries.Inc()
@@ -663,6 +676,13 @@ func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 	}
 	// A retry must see rotated or newly created imagePullSecrets.
 	r.secrets.Forget(s.pod)
+	// An inspection that ran into the pod's deadline releases it now: a requeue would wait
+	// behind every other gated pod, each of which may hold a worker as long.
+	if r.pastDeadline(s.deadline) {
+		r.markOverAge(s)
+		s.done = true
+		return nil
+	}
 	uid := s.pod.UID
 	if !slices.ContainsFunc(s.failures, func(e *inspect.Error) bool { return terminal(e.Reason) }) {
 		if delay, exhausted := r.retries.Failed(uid, r.budget(s)); !exhausted {
@@ -679,11 +699,11 @@ func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 	s.events = append(s.events, podEvent{
 		eventType: corev1.EventTypeWarning,
 		reason:    reasonInspectionFailed,
-		note: truncate(fmt.Sprintf("Scheduling gate removed without changing the node affinity after %d attempt(s): %s",
-			attempts, failureDetails(s.failures)), maxNoteLen),
+		note: truncate(fmt.Sprintf("Scheduling gate removed without changing the node affinity after %d attempt(s): %s "+
+			"(the pod placement controller's log has each registry's answer)", attempts, failureReasons(s.failures)), maxNoteLen),
 	})
 	s.log.Info("Image inspection failed for good, scheduling gate removed without node affinity changes",
-		"attempts", attempts, "failures", failureSummary(s.failures))
+		"attempts", attempts, "failures", failureDetails(s.failures))
 	s.done = true
 	return nil
 }
@@ -796,7 +816,19 @@ func shortFailure(failures []*inspect.Error) string {
 	return s
 }
 
-// failureDetails is the Event text: each failure's reason, image and error. Inspection errors
+// failureReasons is the Event text: each failure's image and reason. The registry's own answer
+// stays out of Events, which the pod's namespace can read: any image reference makes the
+// controller call the host it names, and the raw error would tell a tenant what archgate's
+// network position sees there (open ports, paths, internal names).
+func failureReasons(failures []*inspect.Error) string {
+	parts := make([]string, 0, len(failures))
+	for _, f := range failures {
+		parts = append(parts, fmt.Sprintf("%s (%s)", f.Image, f.Reason))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// failureDetails is the log text: each failure's reason, image and error. Inspection errors
 // name where a credential came from, never its content.
 func failureDetails(failures []*inspect.Error) string {
 	parts := make([]string, 0, len(failures))

@@ -829,3 +829,21 @@ func TestInspectImageWithNodeCredentials(t *testing.T) {
 		})
 	}
 }
+
+// TestReconcileReleasesWhenInspectionReachesTheDeadline: an inspection that runs into the pod's
+// deadline releases it in the same reconcile, without a requeue behind every other gated pod.
+func TestReconcileReleasesWhenInspectionReachesTheDeadline(t *testing.T) {
+	const image = "reg.example/hangs:1"
+	h := newHarness(t, Options{MaxRetries: 20, MaxGateAge: time.Minute}, map[string][]answer{}, newPod("p", image).createdAgo(0).build())
+	h.inspector.scripts[image] = []answer{{reason: inspect.ReasonTimeout, observe: func(credentials.Candidates) { h.clock.Step(time.Minute) }}}
+	res, err := h.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}})
+	if err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("Reconcile = %+v, %v; want the pod released, no requeue", res, err)
+	}
+	if got := h.pod(t, "p").Labels[v1beta1.LabelPlacement]; got != placement.OutcomeGateAgeExceeded.LabelValue() {
+		t.Errorf("placement label = %q, want %q", got, placement.OutcomeGateAgeExceeded)
+	}
+	if h.writes != 1 || h.inspector.totalCalls() != 1 {
+		t.Errorf("writes %d, inspections %d; want 1 and 1", h.writes, h.inspector.totalCalls())
+	}
+}
