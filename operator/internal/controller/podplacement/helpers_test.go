@@ -155,8 +155,10 @@ func TestFailureTexts(t *testing.T) {
 	if got, want := failureDetails(failures), "reg.example/private/app:1 (auth): unauthorized line two; reg.example/gone:2 (not-found): manifest unknown"; got != want {
 		t.Errorf("failureDetails = %q, want %q", got, want)
 	}
-	// Events carry no registry answer.
-	if got, want := failureReasons(failures), "reg.example/private/app:1 (auth); reg.example/gone:2 (not-found)"; got != want {
+	// Events carry no registry answer, only what archgate decided itself.
+	failures = append(failures, &inspect.Error{Image: "blocked.example/app:1", Reason: inspect.ReasonBlocked, Err: errors.New("registry blocked.example is blocked in registries.conf")})
+	if got, want := failureReasons(failures), "reg.example/private/app:1 (auth); reg.example/gone:2 (not-found); "+
+		"blocked.example/app:1 (blocked): registry blocked.example is blocked in registries.conf"; got != want {
 		t.Errorf("failureReasons = %q, want %q", got, want)
 	}
 }

@@ -819,11 +819,17 @@ func shortFailure(failures []*inspect.Error) string {
 // failureReasons is the Event text: each failure's image and reason. The registry's own answer
 // stays out of Events, which the pod's namespace can read: any image reference makes the
 // controller call the host it names, and the raw error would tell a tenant what archgate's
-// network position sees there (open ports, paths, internal names).
+// network position sees there (open ports, paths, internal names). The errors archgate decides
+// without asking any registry (a blocked registry, an unparsable reference) are kept: they say
+// what to fix.
 func failureReasons(failures []*inspect.Error) string {
 	parts := make([]string, 0, len(failures))
 	for _, f := range failures {
-		parts = append(parts, fmt.Sprintf("%s (%s)", f.Image, f.Reason))
+		part := fmt.Sprintf("%s (%s)", f.Image, f.Reason)
+		if terminal(f.Reason) {
+			part += ": " + truncate(errString(f.Err), 300)
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, "; ")
 }
