@@ -491,27 +491,16 @@ func (r *Reconciler) phaseFailed(ctx context.Context, s *scope, phase string, er
 		// The manager is stopping: nobody's fault, nothing to record.
 		return reconcile.Result{}, err
 	}
-	r.secrets.Forget(s.pod)
-	if r.pastDeadline(s.deadline) {
-		return r.releaseOverAge(ctx, s)
+	delay, retry := r.afterFailure(s, true)
+	switch {
+	case retry:
+		s.log.Info("Reconcile failed, retrying later", "phase", phase, "retry", r.retries.Retries(s.pod.UID), "retryIn", delay, "error", errString(err))
+		return reconcile.Result{RequeueAfter: delay}, nil
+	case s.outcome == "":
+		attempts := r.markInspectionFailed(s, phase+": "+errString(err), fmt.Sprintf("the %s phase failed: %s", phase, errString(err)))
+		s.log.Info("Reconcile failed for good, scheduling gate removed without node affinity changes",
+			"phase", phase, "attempts", attempts, "error", errString(err))
 	}
-	uid := s.pod.UID
-	if delay, exhausted := r.retries.Failed(uid, r.budget(s)); !exhausted {
-		r.metrics.retries.Inc()
-		s.log.Info("Reconcile failed, retrying later", "phase", phase, "retry", r.retries.Retries(uid), "retryIn", delay, "error", errString(err))
-		return reconcile.Result{RequeueAfter: r.byDeadline(delay, s.deadline)}, nil
-	}
-	attempts := r.retries.Retries(uid) + 1
-	s.outcome = placement.OutcomeInspectionFailed
-	s.annotations[v1beta1.AnnotationInspectionError] = truncate(phase+": "+errString(err), maxAnnotationReasonLen)
-	s.events = append(s.events, podEvent{
-		eventType: corev1.EventTypeWarning,
-		reason:    reasonInspectionFailed,
-		note: truncate(fmt.Sprintf("Scheduling gate removed without changing the node affinity after %d attempt(s): the %s phase failed: %s",
-			attempts, phase, errString(err)), maxNoteLen),
-	})
-	s.log.Info("Reconcile failed for good, scheduling gate removed without node affinity changes",
-		"phase", phase, "attempts", attempts, "error", errString(err))
 	return r.commit(ctx, s)
 }
 
@@ -674,38 +663,59 @@ func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 	if len(s.failures) == 0 {
 		return nil
 	}
+	s.done = true
+	retryable := !slices.ContainsFunc(s.failures, func(e *inspect.Error) bool { return terminal(e.Reason) })
+	delay, retry := r.afterFailure(s, retryable)
+	switch {
+	case retry:
+		s.log.V(1).Info("Image inspection failed, retrying later",
+			"retry", r.retries.Retries(s.pod.UID), "retryIn", delay, "failures", failureSummary(s.failures))
+		s.result = reconcile.Result{RequeueAfter: delay}
+	case s.outcome == "":
+		attempts := r.markInspectionFailed(s, shortFailure(s.failures),
+			failureReasons(s.failures)+" (the pod placement controller's log has each registry's answer)")
+		s.log.Info("Image inspection failed for good, scheduling gate removed without node affinity changes",
+			"attempts", attempts, "failures", failureDetails(s.failures))
+	}
+	return nil
+}
+
+// afterFailure decides what a failed attempt leads to: a retry after delay, or (retry false) a
+// release now. A pod past its deadline is marked over age here, and released at once: a
+// requeue would wait behind every other gated pod, each of which may hold a worker as long.
+// Otherwise a retryable failure is retried while the budget lasts; the caller marks a pod that
+// is not retried (its outcome is still empty).
+func (r *Reconciler) afterFailure(s *scope, retryable bool) (delay time.Duration, retry bool) {
 	// A retry must see rotated or newly created imagePullSecrets.
 	r.secrets.Forget(s.pod)
-	// An inspection that ran into the pod's deadline releases it now: a requeue would wait
-	// behind every other gated pod, each of which may hold a worker as long.
 	if r.pastDeadline(s.deadline) {
 		r.markOverAge(s)
-		s.done = true
-		return nil
+		return 0, false
 	}
-	uid := s.pod.UID
-	if !slices.ContainsFunc(s.failures, func(e *inspect.Error) bool { return terminal(e.Reason) }) {
-		if delay, exhausted := r.retries.Failed(uid, r.budget(s)); !exhausted {
-			r.metrics.retries.Inc()
-			s.log.V(1).Info("Image inspection failed, retrying later",
-				"retry", r.retries.Retries(uid), "retryIn", delay, "failures", failureSummary(s.failures))
-			s.done, s.result = true, reconcile.Result{RequeueAfter: r.byDeadline(delay, s.deadline)}
-			return nil
-		}
+	if !retryable {
+		return 0, false
 	}
-	attempts := r.retries.Retries(uid) + 1
+	delay, exhausted := r.retries.Failed(s.pod.UID, r.budget(s))
+	if exhausted {
+		return 0, false
+	}
+	r.metrics.retries.Inc()
+	return r.byDeadline(delay, s.deadline), true
+}
+
+// markInspectionFailed sets the outcome, annotation and Warning Event of a pod released
+// unplaced after its attempts failed, and returns how many attempts were made.
+func (r *Reconciler) markInspectionFailed(s *scope, annotation, why string) int {
+	attempts := r.retries.Retries(s.pod.UID) + 1
 	s.outcome = placement.OutcomeInspectionFailed
-	s.annotations[v1beta1.AnnotationInspectionError] = truncate(shortFailure(s.failures), maxAnnotationReasonLen)
+	s.annotations[v1beta1.AnnotationInspectionError] = truncate(annotation, maxAnnotationReasonLen)
 	s.events = append(s.events, podEvent{
 		eventType: corev1.EventTypeWarning,
 		reason:    reasonInspectionFailed,
-		note: truncate(fmt.Sprintf("Scheduling gate removed without changing the node affinity after %d attempt(s): %s "+
-			"(the pod placement controller's log has each registry's answer)", attempts, failureReasons(s.failures)), maxNoteLen),
+		note: truncate(fmt.Sprintf("Scheduling gate removed without changing the node affinity after %d attempt(s): %s",
+			attempts, why), maxNoteLen),
 	})
-	s.log.Info("Image inspection failed for good, scheduling gate removed without node affinity changes",
-		"attempts", attempts, "failures", failureDetails(s.failures))
-	s.done = true
-	return nil
+	return attempts
 }
 
 // budget is the number of retries allowed. It comes from the controller's settings only (the
