@@ -23,7 +23,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1 // expectations missed, run error, significant regression
 	exitUsage       = 2 // bad flags or scenario file
-	exitSaturated   = 3 // only latency checks failed, not judged: a pass saturated the machine
+	exitNotJudged   = 3 // only checks the machine could not judge failed: a pass saturated it, or its speed changed between passes
 	exitInterrupted = 130
 )
 

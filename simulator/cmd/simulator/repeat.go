@@ -35,7 +35,8 @@ scenario's expectations name, the median, min, max, the spread (max/min − 1) a
 each run's value. Given report files instead, it summarises those.
 
 It exits 1 when a run failed, 3 when runs failed only because the machine was
-saturated (a pass above the scenario's headroom), 0 when every run passed.`,
+outside the scenario's headroom (saturated, or unsteady between passes), 0
+when every run passed.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRepeat(cmd, args, f) },
 	}
 	fl := cmd.Flags()
@@ -94,10 +95,10 @@ func runRepeat(cmd *cobra.Command, args []string, f repeatFlags) error {
 	sum.WriteMarkdown(cmd.OutOrStdout(), paths)
 	fmt.Fprintf(cmd.OutOrStdout(), "\nsummary: %s\n", md)
 	switch {
-	case sum.Passed+sum.Saturated < sum.Runs:
-		return &exitError{code: exitFailed, err: fmt.Errorf("%d of %d runs failed", sum.Runs-sum.Passed-sum.Saturated, sum.Runs)}
-	case sum.Saturated > 0:
-		return &exitError{code: exitSaturated, err: fmt.Errorf("%d of %d runs saturated the machine: latency not judged", sum.Saturated, sum.Runs)}
+	case sum.Passed+sum.NotJudged < sum.Runs:
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d of %d runs failed", sum.Runs-sum.Passed-sum.NotJudged, sum.Runs)}
+	case sum.NotJudged > 0:
+		return &exitError{code: exitNotJudged, err: fmt.Errorf("%d of %d runs not judged: the machine was saturated or unsteady", sum.NotJudged, sum.Runs)}
 	}
 	return nil
 }

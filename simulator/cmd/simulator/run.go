@@ -167,8 +167,8 @@ func runScenario(parent context.Context, f runFlags) error {
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
 	case runErr != nil:
 		return &exitError{code: exitFailed, err: runErr}
-	case rep.Saturated:
-		return &exitError{code: exitSaturated, err: fmt.Errorf("scenario %s: machine saturated, latency not judged: %s", rep.Scenario.Name, strings.Join(rep.Failures, "; "))}
+	case rep.NotJudged:
+		return &exitError{code: exitNotJudged, err: fmt.Errorf("scenario %s: not judged, the machine was saturated or unsteady: %s", rep.Scenario.Name, strings.Join(rep.Failures, "; "))}
 	case !rep.Passed:
 		return &exitError{code: exitFailed, err: fmt.Errorf("scenario %s failed: %s", rep.Scenario.Name, strings.Join(rep.Failures, "; "))}
 	}

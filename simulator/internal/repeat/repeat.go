@@ -46,8 +46,9 @@ type Summary struct {
 	// Scenario is the scenario's name.
 	Scenario string
 	// Runs is the number of reports summarised; Passed of them passed,
-	// Saturated of them failed only because the machine was saturated.
-	Runs, Passed, Saturated int
+	// NotJudged of them failed only because the machine was saturated or
+	// unsteady (report.Report.NotJudged).
+	Runs, Passed, NotJudged int
 	// Failures lists each failed run's reasons, by run (1-based).
 	Failures map[int][]string
 	// Figures in the order of Headline, then the expectations' metrics.
@@ -70,8 +71,8 @@ func Summarize(reports []*report.Report) (Summary, error) {
 		switch {
 		case r.Passed:
 			s.Passed++
-		case r.Saturated:
-			s.Saturated++
+		case r.NotJudged:
+			s.NotJudged++
 			s.Failures[i+1] = r.Failures
 		default:
 			s.Failures[i+1] = r.Failures
@@ -122,8 +123,8 @@ func (s Summary) Figure(name string) (Figure, bool) {
 // value so that an outlier shows.
 func (s Summary) WriteMarkdown(w io.Writer, paths []string) {
 	fmt.Fprintf(w, "# %s — %d runs\n\n", s.Scenario, s.Runs)
-	fmt.Fprintf(w, "%d passed, %d failed only because the machine was saturated, %d failed.\n\n",
-		s.Passed, s.Saturated, s.Runs-s.Passed-s.Saturated)
+	fmt.Fprintf(w, "%d passed, %d not judged (the machine was saturated or unsteady, nothing else failed), %d failed.\n\n",
+		s.Passed, s.NotJudged, s.Runs-s.Passed-s.NotJudged)
 	for i := 1; i <= s.Runs; i++ {
 		if why, ok := s.Failures[i]; ok {
 			fmt.Fprintf(w, "- run %d failed: %s\n", i, strings.Join(why, "; "))

@@ -72,11 +72,12 @@ type Report struct {
 	// missed expectations, deadlines hit, timeline events that failed or had
 	// no observable effect, an oracle that saw nothing.
 	Failures []string `json:"failures,omitempty"`
-	// Saturated is true when the only failures are latency or rate checks
-	// not judged because a pass used more of the machine than the
-	// scenario's headroom: the machine was too slow or too busy for the
-	// run, which says nothing of the product.
-	Saturated bool `json:"saturated,omitempty"`
+	// NotJudged is true when the only failures are checks not judged
+	// because the machine was outside the scenario's headroom (a pass
+	// saturated it, or its speed changed between compared passes): the
+	// machine was too slow, busy or unsteady for the run, which says
+	// nothing of the product.
+	NotJudged bool `json:"notJudged,omitempty"`
 	// Errors are problems of the run itself (watch lost, component failed).
 	Errors []string `json:"errors,omitempty"`
 }
@@ -481,11 +482,13 @@ type Outcome struct {
 	Measured bool    `json:"measured"`
 	// Passed is true when the check held.
 	Passed bool `json:"passed"`
-	// Saturated, set for a latency or rate check, says which pass used
-	// more of the machine than the scenario's headroom allows: the check
-	// fails for that reason whatever its value, since the value measures
-	// queueing for the CPU.
-	Saturated string `json:"saturated,omitempty"`
+	// NotJudged says why the machine could not judge the check: a latency
+	// or rate check on a pass that used more of the machine than the
+	// scenario's headroom allows (its value measures queueing for the
+	// CPU), or a ratio between passes that ran at different machine
+	// speeds (its value measures the host). The check fails for that
+	// reason whatever its value.
+	NotJudged string `json:"notJudged,omitempty"`
 }
 
 // Evaluate checks every expectation against the report's values.
@@ -499,10 +502,8 @@ func Evaluate(r *Report, checks []scenario.Check) []Outcome {
 			o.Value, o.Measured = v, true
 			o.Passed = c.Op.Holds(v, c.Value)
 		}
-		if c.Metric.Timing {
-			if o.Saturated = r.saturation(c.Metric.Passes()); o.Saturated != "" {
-				o.Passed = false
-			}
+		if o.NotJudged = r.notJudged(c.Metric); o.NotJudged != "" {
+			o.Passed = false
 		}
 		out = append(out, o)
 	}
@@ -517,14 +518,51 @@ func (e Environment) capacityText() string {
 	return fmt.Sprintf("%d cores", e.Cores)
 }
 
-// saturation says which of the named passes used more of the machine than
-// the scenario's headroom allows; empty when none did or the scenario sets
-// no headroom.
-func (r *Report) saturation(passes []string) string {
+// notJudged says why the machine was outside the scenario's headroom for a
+// check of metric m; empty when it was within.
+func (r *Report) notJudged(m scenario.MetricInfo) string {
 	if r.Scenario.Spec == nil || r.Scenario.Spec.Headroom == nil {
 		return ""
 	}
-	limit := r.Scenario.Spec.Headroom.MaxUtilization
+	h := r.Scenario.Spec.Headroom
+	var why []string
+	if m.Timing && h.MaxUtilization > 0 {
+		if s := r.saturation(m.Passes(), h.MaxUtilization); s != "" {
+			why = append(why, s)
+		}
+	}
+	if h.MaxSpeedChange > 0 && m.ComparesPasses() {
+		if s := r.speedChange(m.Passes(), h.MaxSpeedChange); s != "" {
+			why = append(why, s)
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// speedChange says whether the machine's speed (calibration) differed
+// between the named passes by more than limit; empty when it did not or a
+// pass has no calibration.
+func (r *Report) speedChange(passes []string, limit float64) string {
+	var cal []*Pass
+	for _, p := range r.Passes() {
+		if slices.Contains(passes, p.Name) && p.CalibrationSeconds > 0 {
+			cal = append(cal, p)
+		}
+	}
+	if len(cal) < 2 {
+		return ""
+	}
+	a, b := cal[0], cal[1]
+	if change := math.Abs(b.CalibrationSeconds/a.CalibrationSeconds - 1); change <= limit {
+		return ""
+	}
+	return fmt.Sprintf("machine unsteady: calibration %.2fµs before the %s pass and %.2fµs before the %s pass (×%.3f), beyond the ±%.0f%% a comparison of passes needs",
+		a.CalibrationSeconds*1e6, a.Name, b.CalibrationSeconds*1e6, b.Name, a.CalibrationSeconds/b.CalibrationSeconds, 100*limit)
+}
+
+// saturation says which of the named passes used more than limit of the
+// machine; empty when none did.
+func (r *Report) saturation(passes []string, limit float64) string {
 	var over []string
 	for _, p := range r.Passes() {
 		if p.Cost == nil || !slices.Contains(passes, p.Name) || p.Cost.Utilization <= limit {

@@ -70,8 +70,8 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, o := range r.Expectations {
 		mark := "PASS"
 		switch {
-		case o.Saturated != "":
-			mark = "SATD"
+		case o.NotJudged != "":
+			mark = "NOTJ"
 		case !o.Passed:
 			mark = "FAIL"
 		}
@@ -85,8 +85,8 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "PASSED %s\n", r.Scenario.Name)
 		return
 	}
-	if r.Saturated {
-		fmt.Fprintf(w, "FAILED %s, machine saturated (latency and rate checks not judged; nothing else failed):\n", r.Scenario.Name)
+	if r.NotJudged {
+		fmt.Fprintf(w, "FAILED %s, not judged: the machine was saturated or unsteady (nothing else failed):\n", r.Scenario.Name)
 	} else {
 		fmt.Fprintf(w, "FAILED %s:\n", r.Scenario.Name)
 	}

@@ -41,8 +41,8 @@ func Verdict(r *Report) []string {
 	}
 	for _, o := range r.Expectations {
 		switch {
-		case o.Saturated != "":
-			out = append(out, fmt.Sprintf("expectation `%s`: not judged, %s", o.Check, o.Saturated))
+		case o.NotJudged != "":
+			out = append(out, fmt.Sprintf("expectation `%s`: not judged, %s", o.Check, o.NotJudged))
 		case !o.Measured:
 			out = append(out, fmt.Sprintf("expectation `%s`: not measured by this run", o.Check))
 		case !o.Passed:
@@ -52,15 +52,15 @@ func Verdict(r *Report) []string {
 	return out
 }
 
-// Judge sets Failures, Passed and Saturated from Verdict.
+// Judge sets Failures, Passed and NotJudged from Verdict.
 func (r *Report) Judge() {
 	r.Failures = Verdict(r)
 	r.Passed = len(r.Failures) == 0
-	saturated := 0
+	notJudged := 0
 	for _, o := range r.Expectations {
-		if o.Saturated != "" {
-			saturated++
+		if o.NotJudged != "" {
+			notJudged++
 		}
 	}
-	r.Saturated = saturated > 0 && saturated == len(r.Failures)
+	r.NotJudged = notJudged > 0 && notJudged == len(r.Failures)
 }

@@ -113,11 +113,13 @@ func TestWriteMarkdownReturnsWriteErrors(t *testing.T) {
 	}
 }
 
-// TestEvaluateSaturated checks that a latency or rate check on a pass above
-// the scenario's headroom fails as "machine saturated" whatever its value,
-// that other checks are judged as usual, and that a run whose only failures
-// are such checks is called saturated, not failed by the product.
-func TestEvaluateSaturated(t *testing.T) {
+// TestEvaluateNotJudged checks the scenario's headroom: a latency or rate
+// check on a pass above the utilization bound fails as "machine saturated"
+// whatever its value; a ratio between passes whose calibrations differ by
+// more than the speed bound fails as "machine unsteady"; other checks are
+// judged as usual; and a run whose only failures are such checks is called
+// not judged, not failed by the product.
+func TestEvaluateNotJudged(t *testing.T) {
 	check := func(text string) scenario.Check {
 		c, err := scenario.ParseCheck(text)
 		if err != nil {
@@ -128,32 +130,48 @@ func TestEvaluateSaturated(t *testing.T) {
 	for name, tc := range map[string]struct {
 		headroom                  *scenario.HeadroomSpec
 		mainUtil, handwrittenUtil float64
+		handwrittenCalibration    float64 // × the main pass's; 0 keeps sample's
 		checks                    []string
-		wantSaturated             []string
-		wantReportSaturated       bool
+		wantNotJudged             map[string]string // check → reason it names
+		wantReportNotJudged       bool
 		wantPassed                bool
 	}{
 		"no headroom set: judged as measured": {
-			mainUtil: 0.98, checks: []string{"create.p99 < 1s", "misplacedPods == 0"}, wantPassed: true,
+			mainUtil: 0.98, handwrittenCalibration: 1.5, checks: []string{"create.p99 < 1s", "misplacedPods == 0", "handwrittenRatio.cost.cpuPer1kPods < 10"}, wantPassed: true,
 		},
 		"within headroom": {
-			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6}, mainUtil: 0.55, handwrittenUtil: 0.5,
-			checks: []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2"}, wantPassed: true,
+			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6, MaxSpeedChange: 0.05}, mainUtil: 0.55, handwrittenUtil: 0.5, handwrittenCalibration: 1.04,
+			checks: []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "handwrittenRatio.cost.cpuPer1kPods < 10"}, wantPassed: true,
 		},
 		"main pass above: its latencies and ratios not judged, counts judged": {
 			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6}, mainUtil: 0.93, handwrittenUtil: 0.5,
-			checks:        []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "misplacedPods == 0", "throughput >= 90", "cost.cpuPer1kPods < 100s"},
-			wantSaturated: []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "throughput >= 90"}, wantReportSaturated: true,
+			checks: []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "misplacedPods == 0", "throughput >= 90", "cost.cpuPer1kPods < 100s"},
+			wantNotJudged: map[string]string{"create.p99 < 1s": "machine saturated", "handwrittenRatio.create.p99 <= 2": "machine saturated", "throughput >= 90": "machine saturated"}, wantReportNotJudged: true,
 		},
 		"reference pass above: only the ratio to it and its own figures": {
 			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6}, mainUtil: 0.5, handwrittenUtil: 0.7,
 			checks:        []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "handwritten.create.p99 < 1s"},
-			wantSaturated: []string{"handwrittenRatio.create.p99 <= 2", "handwritten.create.p99 < 1s"}, wantReportSaturated: true,
+			wantNotJudged: map[string]string{"handwrittenRatio.create.p99 <= 2": "machine saturated", "handwritten.create.p99 < 1s": "machine saturated"}, wantReportNotJudged: true,
 		},
-		"saturated and a product failure: failed, not saturated": {
+		"saturated and a product failure: failed, not 'not judged'": {
 			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6}, mainUtil: 0.93,
 			checks:        []string{"create.p99 < 1s", "misplacedPods < 0"},
-			wantSaturated: []string{"create.p99 < 1s"},
+			wantNotJudged: map[string]string{"create.p99 < 1s": "machine saturated"},
+		},
+		"speed changed between passes: every ratio to that pass, latency or cost, not judged": {
+			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6, MaxSpeedChange: 0.05}, mainUtil: 0.5, handwrittenUtil: 0.5, handwrittenCalibration: 1.07,
+			checks: []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "handwrittenRatio.cost.cpuPer1kPods < 10", "handwrittenRatio.calibration < 10", "ratio.create.p99 < 10"},
+			wantNotJudged: map[string]string{"handwrittenRatio.create.p99 <= 2": "machine unsteady", "handwrittenRatio.cost.cpuPer1kPods < 10": "machine unsteady"}, wantReportNotJudged: true,
+		},
+		"faster as well as slower": {
+			headroom: &scenario.HeadroomSpec{MaxSpeedChange: 0.05}, handwrittenCalibration: 0.9,
+			checks:        []string{"handwrittenRatio.cost.cpuPer1kPods < 10"},
+			wantNotJudged: map[string]string{"handwrittenRatio.cost.cpuPer1kPods < 10": "machine unsteady"}, wantReportNotJudged: true,
+		},
+		"saturated and unsteady: both reasons named": {
+			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6, MaxSpeedChange: 0.05}, mainUtil: 0.9, handwrittenCalibration: 1.1,
+			checks:        []string{"handwrittenRatio.create.p99 <= 2"},
+			wantNotJudged: map[string]string{"handwrittenRatio.create.p99 <= 2": "machine saturated: the main pass used 90% of 2 cores, above the 60% a latency verdict needs; machine unsteady"}, wantReportNotJudged: true,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -162,26 +180,26 @@ func TestEvaluateSaturated(t *testing.T) {
 			r.Environment.Cores = 2
 			r.Main.Cost.Utilization = tc.mainUtil
 			r.Handwritten.Cost.Utilization = tc.handwrittenUtil
+			if tc.handwrittenCalibration > 0 {
+				r.Handwritten.CalibrationSeconds = r.Main.CalibrationSeconds * tc.handwrittenCalibration
+			}
 			var checks []scenario.Check
 			for _, c := range tc.checks {
 				checks = append(checks, check(c))
 			}
 			r.Expectations = Evaluate(r, checks)
 			r.Judge()
-			var saturated []string
 			for _, o := range r.Expectations {
-				if o.Saturated != "" {
-					saturated = append(saturated, o.Check)
-					if o.Passed || !strings.Contains(o.Saturated, "machine saturated") {
-						t.Errorf("%s: passed %v, saturated %q", o.Check, o.Passed, o.Saturated)
-					}
+				want, ok := tc.wantNotJudged[o.Check]
+				if ok != (o.NotJudged != "") || !strings.Contains(o.NotJudged, want) {
+					t.Errorf("%s: not judged %q, want a reason containing %q (%v)", o.Check, o.NotJudged, want, ok)
+				}
+				if o.NotJudged != "" && o.Passed {
+					t.Errorf("%s: not judged but passed", o.Check)
 				}
 			}
-			if diff := cmp.Diff(tc.wantSaturated, saturated); diff != "" {
-				t.Errorf("saturated checks (-want +got):\n%s", diff)
-			}
-			if r.Saturated != tc.wantReportSaturated || r.Passed != tc.wantPassed {
-				t.Errorf("report saturated %v passed %v, want %v %v; failures %v", r.Saturated, r.Passed, tc.wantReportSaturated, tc.wantPassed, r.Failures)
+			if r.NotJudged != tc.wantReportNotJudged || r.Passed != tc.wantPassed {
+				t.Errorf("report not judged %v passed %v, want %v %v; failures %v", r.NotJudged, r.Passed, tc.wantReportNotJudged, tc.wantPassed, r.Failures)
 			}
 		})
 	}

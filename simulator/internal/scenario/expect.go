@@ -69,6 +69,12 @@ type MetricInfo struct {
 	Help string
 }
 
+// ComparesPasses is true for a ratio between two passes; the calibration
+// ratios are not, since they are the measure of whether two passes compare.
+func (m MetricInfo) ComparesPasses() bool {
+	return len(m.Passes()) > 1 && !strings.HasSuffix(m.Name, ".calibration")
+}
+
 // Passes names the passes a metric is measured on: "main", "baseline" or
 // "handwritten", and both passes of a ratio.
 func (m MetricInfo) Passes() []string {

@@ -129,6 +129,17 @@ func TestParseErrors(t *testing.T) {
 				{Line: 18, Path: "workload.pullSecretShare", Value: "1.5", Reason: "needs registry.auth (without auth there is nothing to authenticate)"},
 			},
 		},
+		"headroom out of range": {
+			old: "seed: 1\n", new: "seed: 1\nheadroom: {maxUtilization: 1.5, maxSpeedChange: 1}\n",
+			want: []strictyaml.FieldError{
+				{Line: 3, Path: "headroom.maxUtilization", Value: "1.5", Reason: "must be within (0, 1]: a share of the machine's CPU, all cores"},
+				{Line: 3, Path: "headroom.maxSpeedChange", Value: "1", Reason: "must be within (0, 1): a relative difference of calibration between passes"},
+			},
+		},
+		"headroom that bounds nothing": {
+			old: "seed: 1\n", new: "seed: 1\nheadroom: {}\n",
+			want: []strictyaml.FieldError{{Line: 3, Path: "headroom", Value: "{}", Reason: "sets neither maxUtilization nor maxSpeedChange"}},
+		},
 		"arrival field for another mode": {
 			old: "  arrival: {mode: rate, rate: 5}", new: "  arrival: {mode: burst, rate: 5}",
 			want: []strictyaml.FieldError{{Line: 18, Path: "workload.arrival.rate", Value: "5", Reason: "only applies to mode rate"}},

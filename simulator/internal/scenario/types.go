@@ -60,18 +60,26 @@ type Scenario struct {
 	// Expectations are what must hold; a missed one fails the run. They are
 	// kept apart from what the scenario generates (see Expectation).
 	Expectations []Expectation `json:"expectations,omitempty"`
-	// Headroom is the most of the machine's CPU a pass may use for its
-	// latency and rate expectations to be judged. Above it a pass measures
-	// queueing for the CPU, not the system under test: those expectations
-	// fail as "machine saturated" instead of as the product's failure.
+	// Headroom is what the machine must give a pass for its figures to be
+	// judged: CPU to spare for latencies and rates, a steady speed for the
+	// ratios between passes. Without it a check measures the machine, not
+	// the system under test: it fails as "not judged" with the reason
+	// named, instead of as the product's failure.
 	Headroom *HeadroomSpec `json:"headroom,omitempty"`
 }
 
-// HeadroomSpec bounds the machine utilization of a pass whose latencies are judged.
+// HeadroomSpec bounds the machine conditions under which figures are judged.
 type HeadroomSpec struct {
 	// MaxUtilization is the highest share of the machine's CPU (all cores,
-	// every process, other work included) a pass may use, within (0, 1].
-	MaxUtilization float64 `json:"maxUtilization"`
+	// every process, other work included) a pass may use for its latency
+	// and rate checks to be judged, within (0, 1]; 0 judges at any load.
+	MaxUtilization float64 `json:"maxUtilization,omitempty"`
+	// MaxSpeedChange is the largest relative difference in machine speed
+	// (calibration) between two passes a ratio check compares, within
+	// (0, 1); 0 compares passes at any speed. A host that slowed between
+	// the passes scales every process's CPU time and latency alike, so
+	// their ratio then measures the host.
+	MaxSpeedChange float64 `json:"maxSpeedChange,omitempty"`
 }
 
 // SchedulerSpec tunes the embedded scheduler.

@@ -45,8 +45,16 @@ func validate(s *Scenario) []*strictyaml.FieldError {
 	if p := s.Scheduler.PercentageOfNodesToScore; p < 0 || p > 100 {
 		e.add("scheduler.percentageOfNodesToScore", p, "must be within [0, 100] (0 keeps the scheduler's adaptive default)")
 	}
-	if h := s.Headroom; h != nil && (h.MaxUtilization <= 0 || h.MaxUtilization > 1) {
-		e.add("headroom.maxUtilization", h.MaxUtilization, "must be within (0, 1]: a share of the machine's CPU, all cores")
+	if h := s.Headroom; h != nil {
+		if h.MaxUtilization < 0 || h.MaxUtilization > 1 {
+			e.add("headroom.maxUtilization", h.MaxUtilization, "must be within (0, 1]: a share of the machine's CPU, all cores")
+		}
+		if h.MaxSpeedChange < 0 || h.MaxSpeedChange >= 1 {
+			e.add("headroom.maxSpeedChange", h.MaxSpeedChange, "must be within (0, 1): a relative difference of calibration between passes")
+		}
+		if h.MaxUtilization == 0 && h.MaxSpeedChange == 0 {
+			e.add("headroom", *h, "sets neither maxUtilization nor maxSpeedChange")
+		}
 	}
 	if b := s.Background; b != nil && (b.CPUShare <= 0 || b.CPUShare > 1) {
 		e.add("background.cpuShare", b.CPUShare, "must be within (0, 1]: a share of one core")
