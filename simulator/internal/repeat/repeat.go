@@ -39,6 +39,11 @@ type Figure struct {
 	// Spread is Max/Min − 1: how much the largest run exceeded the smallest.
 	// NaN when Min is not positive.
 	Spread float64
+	// JudgedSpread is the spread of the runs the machine could judge
+	// (report.Report.NotJudged false): a run on a saturated or unsteady
+	// machine measures the host, so its figures can widen Spread with
+	// nothing of the product in it. NaN with fewer than two such runs.
+	JudgedSpread float64
 }
 
 // Summary is the figures of repeated runs and each run's verdict.
@@ -51,6 +56,9 @@ type Summary struct {
 	Runs, Passed, NotJudged int
 	// Failures lists each failed run's reasons, by run (1-based).
 	Failures map[int][]string
+	// notJudged marks the runs (1-based) that failed only because the
+	// machine was outside the scenario's headroom.
+	notJudged map[int]bool
 	// Figures in the order of Headline, then the expectations' metrics.
 	Figures []Figure
 }
@@ -61,7 +69,7 @@ func Summarize(reports []*report.Report) (Summary, error) {
 	if len(reports) == 0 {
 		return Summary{}, fmt.Errorf("no reports to summarise")
 	}
-	s := Summary{Scenario: reports[0].Scenario.Name, Runs: len(reports), Failures: map[int][]string{}}
+	s := Summary{Scenario: reports[0].Scenario.Name, Runs: len(reports), Failures: map[int][]string{}, notJudged: map[int]bool{}}
 	values := make([]map[string]float64, len(reports))
 	for i, r := range reports {
 		if r.Scenario.Name != s.Scenario {
@@ -73,6 +81,7 @@ func Summarize(reports []*report.Report) (Summary, error) {
 			s.Passed++
 		case r.NotJudged:
 			s.NotJudged++
+			s.notJudged[i+1] = true
 			s.Failures[i+1] = r.Failures
 		default:
 			s.Failures[i+1] = r.Failures
@@ -101,13 +110,34 @@ func Summarize(reports []*report.Report) (Summary, error) {
 			continue
 		}
 		f.Median, f.Min, f.Max = stats.Median(f.Values), slices.Min(f.Values), slices.Max(f.Values)
-		f.Spread = math.NaN()
-		if f.Min > 0 {
-			f.Spread = f.Max/f.Min - 1
+		f.Spread = spread(f.Values)
+		var judged []float64
+		for i, x := range f.Values {
+			if !reports[i].NotJudged {
+				judged = append(judged, x)
+			}
 		}
+		f.JudgedSpread = spread(judged)
 		s.Figures = append(s.Figures, f)
 	}
 	return s, nil
+}
+
+// spread is max/min − 1 of values; NaN for fewer than two values or a
+// minimum that is not positive.
+func spread(values []float64) float64 {
+	if len(values) < 2 || slices.Min(values) <= 0 {
+		return math.NaN()
+	}
+	return slices.Max(values)/slices.Min(values) - 1
+}
+
+// formatSpread writes a spread as a percentage, "—" when there is none.
+func formatSpread(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x)
 }
 
 // Figure returns the named figure.
@@ -127,12 +157,22 @@ func (s Summary) WriteMarkdown(w io.Writer, paths []string) {
 		s.Passed, s.NotJudged, s.Runs-s.Passed-s.NotJudged)
 	for i := 1; i <= s.Runs; i++ {
 		if why, ok := s.Failures[i]; ok {
-			fmt.Fprintf(w, "- run %d failed: %s\n", i, strings.Join(why, "; "))
+			verdict := "failed"
+			if s.notJudged[i] {
+				verdict = "not judged"
+			}
+			fmt.Fprintf(w, "- run %d %s: %s\n", i, verdict, strings.Join(why, "; "))
 		}
 	}
 	fmt.Fprintln(w)
+	// Not-judged runs measured the host: show the spread without them too.
+	judgedColumn := s.NotJudged > 0
 	header := "| figure | median | min | max | spread (max/min − 1) |"
 	sep := "|---|---|---|---|---|"
+	if judgedColumn {
+		header += " spread, judged runs |"
+		sep += "---|"
+	}
 	for i := range s.Runs {
 		header += fmt.Sprintf(" run %d |", i+1)
 		sep += "---|"
@@ -141,11 +181,10 @@ func (s Summary) WriteMarkdown(w io.Writer, paths []string) {
 	fmt.Fprintln(w, sep)
 	for _, f := range s.Figures {
 		v := func(x float64) string { return scenario.FormatValue(f.Unit, x) }
-		spread := "—"
-		if !math.IsNaN(f.Spread) {
-			spread = fmt.Sprintf("%.1f%%", 100*f.Spread)
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |", f.Name, v(f.Median), v(f.Min), v(f.Max), formatSpread(f.Spread))
+		if judgedColumn {
+			fmt.Fprintf(w, " %s |", formatSpread(f.JudgedSpread))
 		}
-		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |", f.Name, v(f.Median), v(f.Min), v(f.Max), spread)
 		for _, x := range f.Values {
 			fmt.Fprintf(w, " %s |", v(x))
 		}
