@@ -124,6 +124,16 @@ type Faults struct {
 	// Repositories limits the three rates above to repositories matching these patterns (see Auth);
 	// empty means every request, including those without a repository (ping, token).
 	Repositories []string
+	// Tarpit, when set, answers the manifest requests of its repositories with a large index sent
+	// slowly, after the latency and rates above.
+	Tarpit *Tarpit
+}
+
+// installedFaults are the faults in force, with what is built from them once: the tarpit's
+// index. One pointer swaps both, so a request never sees one without the other.
+type installedFaults struct {
+	Faults
+	tarpitBody []byte
 }
 
 // Validate checks rates, latencies and patterns.
@@ -165,6 +175,9 @@ func (f Faults) Validate() error {
 			errs = append(errs, fmt.Errorf("fault repository pattern %q is malformed", p))
 		}
 	}
+	if f.Tarpit != nil {
+		errs = append(errs, f.Tarpit.validate()...)
+	}
 	slices.SortFunc(errs, func(a, b error) int { return compareStrings(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }
@@ -185,6 +198,11 @@ func (f Faults) clone() Faults {
 	f.Latency = maps.Clone(f.Latency)
 	f.Kinds = slices.Clone(f.Kinds)
 	f.Repositories = slices.Clone(f.Repositories)
+	if f.Tarpit != nil {
+		t := *f.Tarpit
+		t.Repositories = slices.Clone(t.Repositories)
+		f.Tarpit = &t
+	}
 	return f
 }
 
@@ -230,12 +248,14 @@ const (
 	FaultHang FaultKind = "hang"
 	// FaultOutage is a request failed by a full outage.
 	FaultOutage FaultKind = "outage"
+	// FaultTarpit is a manifest request answered by the tarpit.
+	FaultTarpit FaultKind = "tarpit"
 )
 
 // faultInjector applies the current Faults to requests. Random draws come from one seeded generator
 // behind a mutex, so a given sequence of requests sees the same faults for the same seed.
 type faultInjector struct {
-	current  atomic.Pointer[Faults]
+	current  atomic.Pointer[installedFaults]
 	mu       sync.Mutex
 	rng      *rand.Rand
 	counters *Counters
@@ -257,14 +277,17 @@ func (fi *faultInjector) set(f Faults) error {
 	if err := f.Validate(); err != nil {
 		return fmt.Errorf("invalid faults: %w", err)
 	}
-	c := f.clone()
+	c := installedFaults{Faults: f.clone()}
+	if c.Tarpit != nil {
+		c.tarpitBody = tarpitIndex(c.Tarpit.Size)
+	}
 	fi.current.Store(&c)
 	return nil
 }
 
 // get returns a copy of the installed faults.
 func (fi *faultInjector) get() Faults {
-	return fi.current.Load().clone()
+	return fi.current.Load().Faults.clone()
 }
 
 // decision is what the injector does to one request.
@@ -274,7 +297,7 @@ type decision struct {
 }
 
 // decide draws the faults for one request.
-func (fi *faultInjector) decide(info requestInfo) (decision, *Faults) {
+func (fi *faultInjector) decide(info requestInfo) (decision, *installedFaults) {
 	f := fi.current.Load()
 	if f.Outage != OutageNone {
 		return decision{fault: FaultOutage}, f
@@ -341,6 +364,11 @@ func (fi *faultInjector) wrap(next http.Handler) http.Handler {
 		case FaultServerError:
 			fi.counters.recordFault(info.kind, FaultServerError, 0)
 			writeRegistryError(w, http.StatusInternalServerError, codeInternal, "injected server error")
+			return
+		}
+		if f.Tarpit.applies(info) {
+			fi.counters.recordFault(info.kind, FaultTarpit, 0)
+			f.Tarpit.serve(r.Context(), fi.done, w, r, f.tarpitBody)
 			return
 		}
 		next.ServeHTTP(w, r)

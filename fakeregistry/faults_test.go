@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"go.podman.io/image/v5/docker"
+	"go.podman.io/image/v5/manifest"
 )
 
 func TestLatencySample(t *testing.T) {
@@ -308,5 +311,61 @@ func TestSetFaultsConcurrent(t *testing.T) {
 	wg.Wait()
 	if got := reg.Counters().Snapshot().Requests[KindManifestGet]; got != 100 {
 		t.Errorf("manifest GETs = %d, want 100", got)
+	}
+}
+
+// TestTarpit checks that a tarpit answers any tag of its repositories with a
+// valid index of exactly its size, paced (a client that gives up first gets
+// its deadline), and that other repositories are served as usual.
+func TestTarpit(t *testing.T) {
+	tarpit := &Tarpit{Repositories: []string{"attack/**"}, Size: 64 << 10, BytesPerSecond: 256 << 10}
+	reg := startRegistry(t, Options{Faults: Faults{Tarpit: tarpit}, Seed: 1})
+	sys := podmanSystemContext(t, reg, "", "")
+
+	t.Run("whole index to a patient client", func(t *testing.T) {
+		r, err := docker.ParseReference("//" + reg.Host() + "/attack/slow:any-tag")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := r.NewImageSource(t.Context(), sys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		raw, mime, err := src.GetManifest(t.Context(), nil)
+		if err != nil {
+			t.Fatalf("GetManifest: %v", err)
+		}
+		if len(raw) != tarpit.Size || mime != string(types.OCIImageIndex) {
+			t.Errorf("got %d bytes of %s, want %d of an OCI index", len(raw), mime, tarpit.Size)
+		}
+		list, err := manifest.ListFromBlob(raw, mime)
+		if err != nil || len(list.Instances()) != 1 {
+			t.Fatalf("index: %v, %d instances, want one", err, len(list.Instances()))
+		}
+	})
+	t.Run("a client that gives up first", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		_, err := inspectImage(ctx, sys, reg.Host()+"/attack/slow:other")
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("inspect error = %v, want the client's deadline", err)
+		}
+	})
+	t.Run("other repositories", func(t *testing.T) {
+		if _, err := inspectImage(t.Context(), sys, reg.Host()+"/team/app/api:v1"); err != nil {
+			t.Errorf("inspect of an ordinary image: %v", err)
+		}
+	})
+	if n := reg.Counters().Snapshot().Faults[FaultTarpit]; n < 2 {
+		t.Errorf("tarpit answers counted %d, want at least 2", n)
+	}
+}
+
+func TestTarpitIndexSize(t *testing.T) {
+	for _, size := range []int{MinTarpitSize, 1000, 4 << 20} {
+		if got := len(tarpitIndex(size)); got != size {
+			t.Errorf("tarpitIndex(%d) is %d bytes", size, got)
+		}
 	}
 }

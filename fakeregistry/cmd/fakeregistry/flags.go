@@ -35,16 +35,19 @@ type serveFlags struct {
 	service   string
 	tokenTTL  time.Duration
 
-	outage       string
-	latency      []string
-	errorRate    float64
-	tooManyRate  float64
-	retryAfter   time.Duration
-	hangRate     float64
-	faultKinds   []string
-	faultRepos   []string
-	seed         uint64
-	changedFlags func(name string) bool
+	outage      string
+	latency     []string
+	errorRate   float64
+	tooManyRate float64
+	retryAfter  time.Duration
+	hangRate    float64
+	faultKinds  []string
+	faultRepos  []string
+	// tarpitRepos, tarpitSize and tarpitRate build Faults.Tarpit.
+	tarpitRepos            []string
+	tarpitSize, tarpitRate int
+	seed                   uint64
+	changedFlags           func(name string) bool
 }
 
 // register adds the flags to fs.
@@ -73,6 +76,9 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.hangRate, "hang-rate", 0, "probability of never answering")
 	fs.StringSliceVar(&f.faultKinds, "fault-kinds", nil, "request kinds the rates apply to (default all)")
 	fs.StringSliceVar(&f.faultRepos, "fault-repositories", nil, "repository patterns the rates apply to (default all)")
+	fs.StringSliceVar(&f.tarpitRepos, "tarpit-repositories", nil, "repository patterns whose manifest requests, any reference, get a large index sent slowly")
+	fs.IntVar(&f.tarpitSize, "tarpit-size", 4<<20, "size in bytes of the tarpit's index")
+	fs.IntVar(&f.tarpitRate, "tarpit-bytes-per-second", 64<<10, "pace of the tarpit's answer")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the fault generator")
 }
 
@@ -214,6 +220,9 @@ func (f *serveFlags) faults() (fakeregistry.Faults, error) {
 	}
 	for _, k := range f.faultKinds {
 		fs.Kinds = append(fs.Kinds, fakeregistry.RequestKind(k))
+	}
+	if len(f.tarpitRepos) > 0 {
+		fs.Tarpit = &fakeregistry.Tarpit{Repositories: f.tarpitRepos, Size: f.tarpitSize, BytesPerSecond: f.tarpitRate}
 	}
 	var errs []error
 	for _, l := range f.latency {

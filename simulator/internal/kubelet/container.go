@@ -67,6 +67,8 @@ type Process struct {
 	PreStop time.Duration
 	// Grace is the pod's termination grace period.
 	Grace time.Duration
+	// MemoryLimit is the container's memory limit in bytes; 0 for none.
+	MemoryLimit int64
 }
 
 // defaultGrace is the API's default terminationGracePeriodSeconds.
@@ -120,6 +122,9 @@ func Translate(spec *corev1.PodSpec, sb Sandbox) (Process, error) {
 	}
 	if spec.TerminationGracePeriodSeconds != nil {
 		p.Grace = time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	if m, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		p.MemoryLimit = m.Value()
 	}
 	return p, nil
 }

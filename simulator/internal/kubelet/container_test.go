@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
@@ -27,6 +28,7 @@ func webhookLike() *corev1.PodSpec {
 			},
 			Ports:          []corev1.ContainerPort{{Name: "webhook", ContainerPort: 9443}, {Name: "metrics", ContainerPort: 8080}, {Name: "health", ContainerPort: 8081}},
 			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("health")}}},
+			Resources:      corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}},
 			Lifecycle:      &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 10}}},
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: "serving-cert", MountPath: "/var/run/serving-cert"},
@@ -70,6 +72,9 @@ func TestTranslate(t *testing.T) {
 	}
 	if p.PreStop != 10*time.Second || p.Grace != 30*time.Second {
 		t.Errorf("preStop %s grace %s, want 10s and 30s", p.PreStop, p.Grace)
+	}
+	if p.MemoryLimit != 256<<20 {
+		t.Errorf("memory limit %d, want 256 MiB", p.MemoryLimit)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
 	"github.com/archgate/archgate/simulator/internal/operand"
 )
 
@@ -75,6 +76,10 @@ type Kubelet struct {
 	// replaced counts, by Deployment, the replicas of an older template
 	// terminated once the new ones were ready (rolling updates).
 	replaced map[string]int
+	// exits counts, by Deployment, the processes that ended on their own
+	// (crashed, or killed over their memory limit) and were restarted;
+	// oomKills those of them killed over the limit.
+	exits, oomKills map[string]int
 	// delayed holds, by Deployment, the times until which one replica slot
 	// each stays empty after StopReplica.
 	delayed map[string][]time.Time
@@ -103,7 +108,7 @@ func New(opts Options) *Kubelet {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Kubelet{opts: opts, trigger: make(chan struct{}, 1), pods: map[string][]*pod{}, held: map[string]bool{}, replaced: map[string]int{}, delayed: map[string][]time.Time{}}
+	return &Kubelet{opts: opts, trigger: make(chan struct{}, 1), pods: map[string][]*pod{}, held: map[string]bool{}, replaced: map[string]int{}, exits: map[string]int{}, oomKills: map[string]int{}, delayed: map[string][]time.Time{}}
 }
 
 // Run runs the Deployments until ctx is done, then stops every process
@@ -251,6 +256,52 @@ func (k *Kubelet) delayedSlots(name string, now time.Time) int {
 	return len(live)
 }
 
+// Restarts returns, by Deployment, how many processes ended on their own
+// and were restarted, and how many of them the kubelet killed over their
+// container's memory limit.
+func (k *Kubelet) Restarts() (exits, oomKills map[string]int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return maps.Clone(k.exits), maps.Clone(k.oomKills)
+}
+
+// memoryCheckInterval is how often the kubelet compares a process's RSS to
+// its memory limit. The kernel acts at once; a quarter second lets a spike
+// shorter than that through, which errs towards archgate.
+const memoryCheckInterval = 250 * time.Millisecond
+
+// enforceMemoryLimit kills p when its RSS exceeds its container's memory
+// limit, as the kernel's OOM killer does to a container over its cgroup's
+// limit; the next sync restarts it and counts the exit.
+func (k *Kubelet) enforceMemoryLimit(ctx context.Context, p *pod) {
+	tick := time.NewTicker(memoryCheckInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		k.mu.Lock()
+		gone := p.terminating
+		k.mu.Unlock()
+		if gone || p.proc.Err() != nil {
+			return
+		}
+		proc, ok := procfs.Read(p.proc.Pid())
+		if !ok || proc.RSS <= p.spec.MemoryLimit {
+			continue
+		}
+		k.opts.Logf("kubelet: %s OOMKilled: RSS %d bytes above its memory limit of %d", p.name, proc.RSS, p.spec.MemoryLimit)
+		k.mu.Lock()
+		k.oomKills[p.deployment]++
+		k.mu.Unlock()
+		p.proc.Kill()
+		k.poke()
+		return
+	}
+}
+
 // Replaced is the number of replicas of the Deployment name that a rolling
 // update has replaced so far.
 func (k *Kubelet) Replaced(name string) int {
@@ -307,6 +358,7 @@ func (k *Kubelet) syncDeployment(ctx context.Context, d *appsv1.Deployment) (str
 		if !p.terminating && (held || p.proc.Err() != nil) {
 			if err := p.proc.Err(); err != nil {
 				k.opts.Logf("kubelet: %s exited, restarting it: %v", p.name, err)
+				k.exits[p.deployment]++
 			}
 			k.terminate(p, true)
 		}
@@ -400,10 +452,13 @@ func (k *Kubelet) startPod(ctx context.Context, d *appsv1.Deployment, hash strin
 	if err := proc.Start(ctx); err != nil {
 		return fmt.Errorf("pod %s of Deployment %s: %w", name, d.Name, err)
 	}
+	p := &pod{name: name, deployment: d.Name, hash: hash, labels: d.Spec.Template.Labels, proc: proc, spec: spec2, ports: ports}
 	k.mu.Lock()
-	k.pods[d.Name] = append(k.pods[d.Name], &pod{name: name, deployment: d.Name, hash: hash,
-		labels: d.Spec.Template.Labels, proc: proc, spec: spec2, ports: ports})
+	k.pods[d.Name] = append(k.pods[d.Name], p)
 	k.mu.Unlock()
+	if spec2.MemoryLimit > 0 {
+		go k.enforceMemoryLimit(ctx, p)
+	}
 	k.opts.Logf("kubelet: started %s (pid %d)", name, proc.Pid())
 	return nil
 }

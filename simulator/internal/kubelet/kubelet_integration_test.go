@@ -19,6 +19,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -126,6 +127,25 @@ func TestKubeletRunsDeployments(t *testing.T) {
 	})
 	k.Release("helper")
 	waitFor(t, "2 available replicas after the release", func() error { return serving(ctx, c, hostIP, 2, "config-value") })
+
+	// A memory limit below the helper's RSS: the kubelet kills it as the
+	// kernel would, restarts it and counts both.
+	if exits, ooms := k.Restarts(); len(exits)+len(ooms) != 0 {
+		t.Errorf("restarts %v, OOM kills %v before any limit, want none", exits, ooms)
+	}
+	if d, err = c.AppsV1().Deployments(ns).Get(ctx, "helper", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Mi")}
+	if _, err := c.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a replica killed over its memory limit and restarted", func() error {
+		if exits, ooms := k.Restarts(); ooms["helper"] == 0 || exits["helper"] == 0 {
+			return fmt.Errorf("restarts %v, OOM kills %v", exits, ooms)
+		}
+		return nil
+	})
 }
 
 func createObjects(ctx context.Context, t *testing.T, c kubernetes.Interface) {

@@ -200,6 +200,9 @@ type Pass struct {
 	// Placements counts pods by their multiarch.openshift.io/placement label
 	// at the end ("" for none).
 	Placements map[string]int `json:"placements,omitempty"`
+	// Attacker is what became of the attacker's pods during the pass; the
+	// pass's other figures leave them out. Nil without an attacker.
+	Attacker *Attacker `json:"attacker,omitempty"`
 	// Latency summarizes gateHold, schedule, total and create, in seconds.
 	Latency map[string]stats.Summary `json:"latency"`
 	// Throughput is pods bound per second, first create sent → last bound.
@@ -326,6 +329,11 @@ type OperatorStats struct {
 	WebhookSkipped map[string]float64 `json:"webhookSkipped,omitempty"`
 	// Counters are every counter the components exported, by series.
 	Counters map[string]float64 `json:"counters,omitempty"`
+	// Restarts counts, by Deployment, the component processes that ended
+	// on their own during the pass and were restarted (operator mode);
+	// OOMKills those of them killed over their container's memory limit.
+	Restarts map[string]int `json:"restarts,omitempty"`
+	OOMKills map[string]int `json:"oomKills,omitempty"`
 }
 
 // RegistryStats are the fake registry's counters over the main pass.
@@ -469,6 +477,29 @@ type Oracle struct {
 	BaselineMisplaced int `json:"baselineMisplaced"`
 }
 
+// Attacker is what became of a hostile tenant's pods (scenario attacker).
+type Attacker struct {
+	// Planned pods of each kind (where their images are), and Pods created.
+	Planned map[string]int `json:"planned"`
+	Pods    int            `json:"pods"`
+	// BoundPods and GatedAtEnd are the pods bound and still gated at the end.
+	BoundPods  int `json:"boundPods"`
+	GatedAtEnd int `json:"gatedAtEnd"`
+	// GateHoldMaxSeconds is the longest an attack pod held the scheduling
+	// gate: to its removal, or to the end of the pass when it kept it.
+	GateHoldMaxSeconds float64 `json:"gateHoldMaxSeconds"`
+	// MaxGateAgeSeconds is the cluster's maxGateAge; OverMaxGateAge counts
+	// the attack pods that held the gate longer, by more than
+	// GateAgeGraceSeconds (the watch's and the controller's own delay).
+	MaxGateAgeSeconds float64 `json:"maxGateAgeSeconds"`
+	OverMaxGateAge    int     `json:"overMaxGateAge"`
+}
+
+// GateAgeGraceSeconds is how far past maxGateAge an attack pod may keep
+// the gate before it counts as over: the controller releases it on a
+// requeue at its deadline, and the watch reports the removal a little later.
+const GateAgeGraceSeconds = 2.0
+
 // Outcome is one checked expectation.
 type Outcome struct {
 	// Check as written, and the Source of its threshold.
@@ -611,4 +642,12 @@ type ExecFormat struct {
 	FalseDetections int `json:"falseDetections"`
 	// Monitor says whether the exec-format-error monitor ran in this pass.
 	Monitor bool `json:"monitor"`
+}
+
+// attacker is the main pass's attacker summary; nil without one.
+func (r *Report) attacker() *Attacker {
+	if r.Main == nil {
+		return nil
+	}
+	return r.Main.Attacker
 }

@@ -41,6 +41,9 @@ func sample(scale float64) *Report {
 		}
 		p.ExecFormat = &ExecFormat{ReportedPods: 10, DetectedPods: 10, Monitor: operator}
 		if operator {
+			p.Attacker = &Attacker{Planned: map[string]int{"hang": 2}, Pods: 2, BoundPods: 2, GateHoldMaxSeconds: 60, MaxGateAgeSeconds: 60}
+		}
+		if operator {
 			p.Latency["execFormatDetection"] = stats.Summarize([]float64{0.05, 0.1, 0.2})
 		}
 		p.SchedulerSLI = &HistogramStats{Count: 1000, P50: 0.01, P99: 0.05}
@@ -64,7 +67,8 @@ func sample(scale float64) *Report {
 		Baseline:      pass("baseline", false),
 		Ratios: map[string]float64{"throughput": 0.9, "schedule.p50": 1.1, "schedule.p99": 1.2, "total.p50": 1.3, "total.p99": 1.4,
 			"create.p99": 2, "cost.cpuPer1kPods": 2, "cost.apiWritesPerPod": 1.33, "calibration": 1},
-		Operator:  &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0}},
+		Operator: &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0},
+			Restarts: map[string]int{}, OOMKills: map[string]int{}},
 		Registry:  &RegistryStats{Requests: map[string]uint64{"ping": 1, "manifest_get": 2}, Total: 3, UniqueImages: 1, MinimumRequests: 2, ContentRequests: 2, PerMinimum: 1, ProtocolOverhead: ProtocolOverhead{Pings: 1, Total: 1, PerImage: 1}},
 		Resources: Resources{Processes: []ProcessStats{{Name: "simulator", CPUSeconds: 1, PeakRSSBytes: 1 << 20}, {Name: "etcd", CPUSeconds: 1, PeakRSSBytes: 1 << 20}}},
 		Timeline: []AppliedEvent{{Action: "webhookDown", AtSeconds: 2, EndSeconds: 4},

@@ -29,6 +29,10 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, p := range r.Passes() {
 		pass(p)
 	}
+	if a := r.attacker(); a != nil {
+		fmt.Fprintf(w, "attacker %d pods: %d bound, %d gated at end; longest gate hold %s (maxGateAge %s), %d held it longer\n",
+			a.Pods, a.BoundPods, a.GatedAtEnd, d(a.GateHoldMaxSeconds), d(a.MaxGateAgeSeconds), a.OverMaxGateAge)
+	}
 	for _, rs := range []struct {
 		to     string
 		ratios map[string]float64

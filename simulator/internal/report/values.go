@@ -75,6 +75,13 @@ func (r *Report) Values() map[string]float64 {
 		}
 	}
 	pass("", r.Main)
+	if a := r.attacker(); a != nil {
+		put("attacker.pods", float64(a.Pods))
+		put("attacker.boundPods", float64(a.BoundPods))
+		put("attacker.gatedAtEnd", float64(a.GatedAtEnd))
+		put("attacker.gateHold.max", a.GateHoldMaxSeconds)
+		put("attacker.overMaxGateAge", float64(a.OverMaxGateAge))
+	}
 	pass("baseline.", r.Baseline)
 	pass("handwritten.", r.Handwritten)
 	for _, ev := range r.Timeline {
@@ -123,6 +130,10 @@ func (r *Report) Values() map[string]float64 {
 			errs += n
 		}
 		put("inspectionErrors", errs)
+		if o.Restarts != nil {
+			put("componentRestarts", float64(sumValues(o.Restarts)))
+			put("componentOOMKills", float64(sumValues(o.OOMKills)))
+		}
 	}
 	if g := r.Registry; g != nil {
 		put("registryRequests", float64(g.Total))
@@ -154,4 +165,13 @@ func (r *Report) Values() map[string]float64 {
 		put("peakRSSAll", float64(all))
 	}
 	return v
+}
+
+// sumValues adds up the counts of m.
+func sumValues(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

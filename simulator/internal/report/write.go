@@ -97,15 +97,17 @@ var summaryTemplateText string
 
 // summaryTemplate renders the Markdown summary (templates/summary.md.tmpl).
 var summaryTemplate = template.Must(template.New("summary").Funcs(template.FuncMap{
-	"trim":        strings.TrimSpace,
-	"short":       func(s string) string { return s[:min(len(s), 12)] },
-	"bytes":       func(b int64) string { return FormatBytes(float64(b)) },
-	"percent":     func(x float64) float64 { return x * 100 },
-	"ratio":       func(x float64) string { return scenario.FormatValue(scenario.UnitRatio, x) },
-	"value":       func(u string, x float64) string { return scenario.FormatValue(scenario.Unit(u), x) },
-	"join":        strings.Join,
-	"floatCounts": formatFloatCounts,
-	"uintCounts":  formatUintCounts,
+	"trim":         strings.TrimSpace,
+	"short":        func(s string) string { return s[:min(len(s), 12)] },
+	"bytes":        func(b int64) string { return FormatBytes(float64(b)) },
+	"percent":      func(x float64) float64 { return x * 100 },
+	"ratio":        func(x float64) string { return scenario.FormatValue(scenario.UnitRatio, x) },
+	"value":        func(u string, x float64) string { return scenario.FormatValue(scenario.Unit(u), x) },
+	"join":         strings.Join,
+	"floatCounts":  formatFloatCounts,
+	"uintCounts":   formatUintCounts,
+	"intCounts":    formatCounts,
+	"graceSeconds": func() float64 { return GateAgeGraceSeconds },
 }).Parse(summaryTemplateText))
 
 // summaryView is what the summary template reads besides the report: the

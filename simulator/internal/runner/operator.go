@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/operator/pkg/metricsreader"
+	"github.com/archgate/archgate/simulator/internal/blackhole"
 	"github.com/archgate/archgate/simulator/internal/kubelet"
 	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/report"
@@ -63,6 +65,10 @@ type operatorEnv struct {
 	operator *operand.Process
 	// certsRef is the ClusterPodPlacementConfig's registryCertsConfigmapRef in operator mode.
 	certsRef *v1beta1.NamespacedObjectReference
+	// hang is the attacker's host that never answers; nil without such attack pods.
+	hang *blackhole.Host
+	// exitBase and oomBase are the kubelet's restart counts when the pass's counters were reset.
+	exitBase, oomBase map[string]int
 }
 
 // registryHost is the host pods' image references point at; without the
@@ -75,6 +81,15 @@ func (r *run) registryHost() string {
 		return r.op.reg.Host()
 	}
 	return "registry.sim.invalid:5000"
+}
+
+// hangHost is the host of the attacker's images that never answer; empty
+// without one.
+func (r *run) hangHost() string {
+	if r.op == nil || r.op.hang == nil {
+		return ""
+	}
+	return r.op.hang.Addr()
 }
 
 // startOperator starts the fake registry, creates the operator's namespace,
@@ -113,9 +128,15 @@ func (r *run) startOperator(ctx context.Context) error {
 // startRegistry starts the fake registry with the scenario's faults and auth.
 func (e *operatorEnv) startRegistry(ctx context.Context) error {
 	r, s := e.r, e.r.s
-	faults, err := baseFaults(s.Registry)
+	faults, err := baseFaults(s)
 	if err != nil {
 		return err
+	}
+	if attacks(s, scenario.AttackImagesHang) {
+		if e.hang, err = blackhole.Listen(); err != nil {
+			return fmt.Errorf("starting the attacker's host: %w", err)
+		}
+		r.defer_(func() { _ = e.hang.Close() })
 	}
 	e.baseFaults = faults
 	opts := fakeregistry.Options{Catalog: r.opts.Scenario.Catalog, TLS: *s.Registry.TLS, Faults: faults, Seed: s.Seed}
@@ -409,6 +430,9 @@ func (e *operatorEnv) resetCounters() {
 	e.reg.Counters().Reset()
 	e.mu.Lock()
 	e.countBase = e.counters.Snapshot()
+	if e.kubelet != nil {
+		e.exitBase, e.oomBase = e.kubelet.Restarts()
+	}
 	e.mu.Unlock()
 }
 
@@ -448,6 +472,12 @@ func (e *operatorEnv) stats(pods []workload.Pod) (*report.OperatorStats, *report
 	base := e.countBase
 	e.mu.Unlock()
 	o, err := operatorStats(e.counters.Snapshot().Sub(base))
+	if o != nil && e.kubelet != nil {
+		exits, ooms := e.kubelet.Restarts()
+		e.mu.Lock()
+		o.Restarts, o.OOMKills = since(exits, e.exitBase), since(ooms, e.oomBase)
+		e.mu.Unlock()
+	}
 	snap := e.reg.Counters().Snapshot()
 	// The minimum counts each image the operator must inspect once:
 	// distinct images (a tag and a digest reference of one image are one) of
@@ -507,9 +537,32 @@ func operatorStats(now operand.Snapshot) (*report.OperatorStats, error) {
 	return o, nil
 }
 
-// baseFaults are the registry faults of the whole run.
-func baseFaults(r scenario.RegistrySpec) (fakeregistry.Faults, error) {
+// since is now − base by key, keeping the keys that grew.
+func since(now, base map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range now {
+		if d := v - base[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// attacks reports whether the scenario's attacker has pods of the kind.
+func attacks(s *scenario.Scenario, kind scenario.AttackImages) bool {
+	return s.Attacker != nil && slices.ContainsFunc(s.Attacker.Attacks, func(a scenario.AttackSpec) bool { return a.Images == kind })
+}
+
+// baseFaults are the registry faults of the whole run: the scenario's, and
+// the attacker's tarpit.
+func baseFaults(s *scenario.Scenario) (fakeregistry.Faults, error) {
+	r := s.Registry
 	var f fakeregistry.Faults
+	if attacks(s, scenario.AttackImagesTarpit) {
+		t := s.Attacker.Tarpit
+		f.Tarpit = &fakeregistry.Tarpit{Repositories: []string{workload.TarpitRepository},
+			Size: int(t.Size.Value()), BytesPerSecond: int(t.BytesPerSecond.Value())}
+	}
 	if len(r.Latency) > 0 {
 		f.Latency = map[fakeregistry.RequestKind]fakeregistry.Latency{}
 		for k, l := range r.Latency {

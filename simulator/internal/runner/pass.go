@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +30,9 @@ type passSpec struct {
 	// write (the handwritten-affinity pass; the operator is off).
 	handwritten bool
 	timeline    []scenario.Event
+	// attacker adds the attacker's pods (workload.Plan.Attack) in a
+	// namespace of their own; the pass's figures are the workload's.
+	attacker bool
 }
 
 // creates holds the creators' times of each pod while they run (offsets from the epoch),
@@ -71,12 +76,21 @@ const calibrationRounds = 3
 // design once the operator decided on it) or the deadline passes.
 func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	nss := r.namespaces(spec.name)
+	pods := r.plan.Pods
+	all := pods
+	if spec.attacker {
+		if r.op == nil {
+			return passResult{}, errors.New("the attacker needs the simulated cluster's registry and its own host: run without an existing cluster")
+		}
+		nss = append(nss, fmt.Sprintf("sim-%s-%s-attacker", r.id, spec.name))
+		all = append(slices.Clone(pods), r.plan.Attack...)
+	}
 	if err := r.createNamespaces(ctx, nss, spec.operator); err != nil {
 		return passResult{}, err
 	}
-	pods := r.plan.Pods
 	objOpts := workload.ObjectOptions{
 		Host:       r.registryHost(),
+		HangHost:   r.hangHost(),
 		Namespaces: nss,
 		Labels:     map[string]string{workload.LabelRun: r.id, workload.LabelPass: spec.name},
 		CPU:        *r.s.Workload.Requests.CPU,
@@ -94,7 +108,8 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	epoch := time.Now()
 	misplaced := summaryInput{pods: pods, nodeArch: r.nodeArch}.misplaced
 	pending := pendingByDesign(pods, spec.operator || spec.handwritten)
-	recOpts := recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(pods), Epoch: epoch,
+	// An attack pod is final once bound: whatever holds it, archgate must release it.
+	recOpts := recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(all), Epoch: epoch,
 		PendingByDesign: pending, DecidedAtCreation: spec.handwritten}
 	monitor := spec.operator && r.s.Kubelet.ExecFormatErrors && r.s.Operator.ClusterConfig.Plugins.ExecFormatErrorMonitorEnabled()
 	if monitor {
@@ -117,9 +132,9 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 
 	passCtx, cancelPass := context.WithCancel(ctx)
 	defer cancelPass()
-	c := &creates{sent: make([]time.Duration, len(pods)), done: make([]time.Duration, len(pods))}
+	c := &creates{sent: make([]time.Duration, len(all)), done: make([]time.Duration, len(all))}
 	var wg sync.WaitGroup
-	wg.Go(func() { r.create(passCtx, epoch, pods, objOpts, c) })
+	wg.Go(func() { r.create(passCtx, epoch, all, r.arrivals(len(pods), len(all)), objOpts, c) })
 	var kubelet *cluster.ExecFormatKubelet
 	if r.s.Kubelet.ExecFormatErrors {
 		kubelet = cluster.StartExecFormatKubelet(passCtx, r.client, r.selector(spec.name), func(pod *corev1.Pod) bool {
@@ -131,7 +146,8 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	if spec.operator && len(spec.timeline) > 0 {
 		tl = r.startTimeline(passCtx, epoch, spec.timeline)
 	}
-	deadlineHit, waitErr := r.waitFinal(ctx, rec, c, spec.name, epoch)
+	deadlineHit, waitErr := r.waitFinal(ctx, rec, c, len(all), spec.name, epoch)
+	end := time.Since(epoch)
 	cancelPass()
 	wg.Wait()
 	costEnd := r.markCost(context.WithoutCancel(ctx))
@@ -142,6 +158,11 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	}
 	res := rec.Stop()
 	stopped = true
+	var attacker *report.Attacker
+	if spec.attacker {
+		attacker = summarizeAttacker(all[len(pods):], res.Pods[len(pods):], c.sent[len(pods):], end, r.s.Operator.ClusterConfig.ImageInspection.Settings().MaxGateAge)
+		res.Pods = res.Pods[:len(pods)]
+	}
 	completeFailovers(out.timeline, res.Pods)
 	completeWebhookDowns(out.timeline, res.Pods, pods)
 	if waitErr != nil && errors.Is(waitErr, context.Canceled) {
@@ -155,13 +176,14 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 		return out, err
 	}
 	in := summaryInput{name: spec.name, operator: spec.operator, pods: pods, pending: pending, nodeArch: r.nodeArch,
-		arrival: r.s.Workload.Arrival, creates: c.times(), watch: res, final: final}
+		arrival: r.s.Workload.Arrival, creates: c.times(len(pods)), watch: res, final: final}
 	if kubelet != nil {
 		written, failed := kubelet.Wait()
 		in.execFormat = &report.ExecFormat{ReportedPods: written, StatusWriteErrors: failed, Monitor: monitor}
 	}
 	out.pass = summarize(in)
 	out.pass.CalibrationSeconds = calibration
+	out.pass.Attacker = attacker
 	out.pass.DeadlineHit = deadlineHit
 	out.pass.SchedulerSLI = sliDelta(sliBefore, r.schedulerSLI(context.WithoutCancel(ctx)))
 	out.pass.Cost = r.cost(costStart, costEnd, r.sampler.Samples(), out.pass.Pods)
@@ -176,8 +198,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 
 // waitFinal waits until every created pod reached a final state, the
 // deadline passes (deadlineHit) or a component fails.
-func (r *run) waitFinal(ctx context.Context, rec *recorder.Recorder, c *creates, pass string, epoch time.Time) (deadlineHit bool, err error) {
-	pods := len(r.plan.Pods)
+func (r *run) waitFinal(ctx context.Context, rec *recorder.Recorder, c *creates, pods int, pass string, epoch time.Time) (deadlineHit bool, err error) {
 	deadline := epoch.Add(r.s.Deadline.D())
 	prog := newProgress(r.opts.Progress, pass, pods, epoch)
 	defer prog.finish()
@@ -207,15 +228,29 @@ func (r *run) waitFinal(ctx context.Context, rec *recorder.Recorder, c *creates,
 	}
 }
 
-// times copies the creators' times once they are done.
-func (c *creates) times() createTimes {
-	return createTimes{sent: c.sent, done: c.done, lagMax: time.Duration(c.lagMax.Load())}
+// times returns the creators' times of the first n pods once they are done.
+func (c *creates) times(n int) createTimes {
+	return createTimes{sent: c.sent[:n], done: c.done[:n], lagMax: time.Duration(c.lagMax.Load())}
 }
 
-// create paces the creates at the arrival pattern with a bounded number of
+// arrivals is when each of the pass's pods is due: the workload's n at its
+// arrival pattern, then the attacker's, up to all, at the attacker's rate.
+func (r *run) arrivals(n, all int) []time.Duration {
+	out := workload.Arrivals(r.s.Workload.Arrival, n)
+	if all > n {
+		out = append(out, workload.Arrivals(scenario.ArrivalSpec{Mode: scenario.ArrivalRate, Rate: r.s.Attacker.Rate}, all-n)...)
+	}
+	return out
+}
+
+// create paces the creates at their arrival times with a bounded number of
 // requests in flight.
-func (r *run) create(ctx context.Context, epoch time.Time, pods []workload.Pod, o workload.ObjectOptions, c *creates) {
-	arrivals := workload.Arrivals(r.s.Workload.Arrival, len(pods))
+func (r *run) create(ctx context.Context, epoch time.Time, pods []workload.Pod, arrivals []time.Duration, o workload.ObjectOptions, c *creates) {
+	order := make([]int, len(pods))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(arrivals[a], arrivals[b]) })
 	queue := make(chan int, r.s.Workload.Arrival.Concurrency)
 	var wg sync.WaitGroup
 	for range r.s.Workload.Arrival.Concurrency {
@@ -236,7 +271,7 @@ func (r *run) create(ctx context.Context, epoch time.Time, pods []workload.Pod, 
 			}
 		})
 	}
-	for i := range pods {
+	for k, i := range order {
 		if d := time.Until(epoch.Add(arrivals[i])); d > 0 {
 			select {
 			case <-time.After(d):
@@ -244,7 +279,7 @@ func (r *run) create(ctx context.Context, epoch time.Time, pods []workload.Pod, 
 			}
 		}
 		if ctx.Err() != nil {
-			for j := i; j < len(pods); j++ {
+			for _, j := range order[k:] {
 				c.sent[j], c.done[j] = -1, -1
 			}
 			break

@@ -203,7 +203,7 @@ func (r *run) execute(ctx context.Context) (results, error) {
 			return res, err
 		}
 	}
-	p, err := r.runPass(ctx, passSpec{name: "main", operator: r.s.Operator.Enabled, timeline: r.s.Timeline})
+	p, err := r.runPass(ctx, passSpec{name: "main", operator: r.s.Operator.Enabled, timeline: r.s.Timeline, attacker: r.s.Attacker != nil})
 	res.main = &p
 	if err != nil {
 		return res, fmt.Errorf("main pass: %w", err)

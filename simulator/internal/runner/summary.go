@@ -95,6 +95,40 @@ func summarize(in summaryInput) *report.Pass {
 	return p
 }
 
+// summarizeAttacker says what became of the attacker's pods from their
+// watch and create times (by the same index), the end of the pass (an
+// offset like them) and the cluster's maxGateAge. A pod's gate hold runs
+// from its first event with the gate to the first without, or to the end
+// of the pass when it kept it.
+func summarizeAttacker(pods []workload.Pod, times []recorder.PodTimes, sent []time.Duration, end, maxGateAge time.Duration) *report.Attacker {
+	a := &report.Attacker{Planned: map[string]int{}, MaxGateAgeSeconds: maxGateAge.Seconds()}
+	for i, p := range pods {
+		a.Planned[string(p.Attack)]++
+		if sent[i] < 0 {
+			continue
+		}
+		a.Pods++
+		t := times[i]
+		if t.Bound >= 0 {
+			a.BoundPods++
+		}
+		if t.Gated < 0 {
+			continue
+		}
+		until := t.Ungated
+		if until < 0 {
+			a.GatedAtEnd++
+			until = end
+		}
+		hold := max(until-t.Gated, 0).Seconds()
+		a.GateHoldMaxSeconds = max(a.GateHoldMaxSeconds, hold)
+		if hold > a.MaxGateAgeSeconds+report.GateAgeGraceSeconds {
+			a.OverMaxGateAge++
+		}
+	}
+	return a
+}
+
 // misplaced reports whether pod i, bound to node, cannot run there.
 func (in summaryInput) misplaced(i int, node string) bool {
 	arch, ok := in.nodeArch[node]

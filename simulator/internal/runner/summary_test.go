@@ -257,3 +257,26 @@ func TestSummarizeStartApart(t *testing.T) {
 		t.Errorf("after %s: %+v, want 1 create of 10ms", report.StartWindow, got)
 	}
 }
+
+// TestSummarizeAttacker checks the attacker's figures: pods not created are
+// planned but not counted, a pod still gated holds the gate to the end of
+// the pass, and only holds beyond maxGateAge and its grace count as over.
+func TestSummarizeAttacker(t *testing.T) {
+	const s = time.Second
+	hang, tarpit := workload.Pod{Attack: "hang"}, workload.Pod{Attack: "tarpit"}
+	pods := []workload.Pod{hang, hang, tarpit, tarpit, hang}
+	tt := []recorder.PodTimes{
+		times(1*s, 1*s, 30*s, 31*s), // released well within the age
+		times(2*s, 2*s, 63*s, 64*s), // 61 s: past 60 s, within the 2 s grace
+		times(3*s, 3*s, 70*s, 71*s), // 67 s: over
+		times(4*s, 4*s, -1, -1),     // still gated at the end (80 s): 76 s, over
+		times(-1, -1, -1, -1),       // never created
+	}
+	sent := []time.Duration{0, 1 * s, 2 * s, 3 * s, -1}
+	got := summarizeAttacker(pods, tt, sent, 80*s, time.Minute)
+	want := &report.Attacker{Planned: map[string]int{"hang": 3, "tarpit": 2}, Pods: 4, BoundPods: 3, GatedAtEnd: 1,
+		GateHoldMaxSeconds: 76, MaxGateAgeSeconds: 60, OverMaxGateAge: 2}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("attacker (-want +got):\n%s", diff)
+	}
+}

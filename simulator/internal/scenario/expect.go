@@ -48,6 +48,8 @@ const (
 	NeedsBaseline Needs = "baseline"
 	// NeedsHandwritten: only measured with a handwritten-affinity pass.
 	NeedsHandwritten Needs = "handwrittenBaseline"
+	// NeedsAttacker: only measured with an attacker.
+	NeedsAttacker Needs = "attacker"
 )
 
 // MetricInfo describes a metric expectations can check.
@@ -186,6 +188,13 @@ func buildMetrics() []MetricInfo {
 		MetricInfo{Name: "handwrittenRatio.sustainedRate", Unit: UnitFactor, Needs: NeedsHandwritten, Higher: true, Help: "main pass sustainedRate divided by the handwritten-affinity pass's"},
 		MetricInfo{Name: "ceiling.throughput", Unit: UnitFactor, Needs: NeedsBaseline, Help: "write-bound ceiling of ratio.throughput: W/(W+1), W the baseline's apiserver writes per pod"},
 		MetricInfo{Name: "ratio.throughputOfCeiling", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "ratio.throughput divided by ceiling.throughput"},
+		MetricInfo{Name: "attacker.pods", Unit: UnitCount, Needs: NeedsAttacker, Higher: true, Help: "attack pods created"},
+		MetricInfo{Name: "attacker.boundPods", Unit: UnitCount, Needs: NeedsAttacker, Higher: true, Help: "attack pods bound at the end (released by archgate, placed or not)"},
+		MetricInfo{Name: "attacker.gatedAtEnd", Unit: UnitCount, Needs: NeedsAttacker, Help: "attack pods still gated at the end"},
+		MetricInfo{Name: "attacker.gateHold.max", Unit: UnitDuration, Needs: NeedsAttacker, Help: "longest an attack pod held the gate (to the end for one that kept it)"},
+		MetricInfo{Name: "attacker.overMaxGateAge", Unit: UnitCount, Needs: NeedsAttacker, Help: "attack pods that held the gate longer than maxGateAge (+2 s for the watch and the controller)"},
+		MetricInfo{Name: "componentRestarts", Unit: UnitCount, Needs: NeedsOperator, Help: "archgate processes that ended on their own during the main pass and were restarted (operator mode)"},
+		MetricInfo{Name: "componentOOMKills", Unit: UnitCount, Needs: NeedsOperator, Help: "archgate processes killed over their container's memory limit during the main pass (operator mode)"},
 		MetricInfo{Name: "failover.graceful", Unit: UnitDuration, Needs: NeedsOperator, Help: "longest controllerRestart (mode graceful) from the stop to the first gate removed after it"},
 		MetricInfo{Name: "failOpen.unregisteredAfter", Unit: UnitDuration, Needs: NeedsOperator, Help: "longest controllerDown or webhookDown (operator mode) from the component going down to the operator removing the webhook registration"},
 		MetricInfo{Name: "failOpen.reregisteredAfter", Unit: UnitDuration, Needs: NeedsOperator, Help: "longest controllerDown or webhookDown (operator mode) from the component coming back to the webhook registration's return"},

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -127,6 +128,18 @@ func TestParseErrors(t *testing.T) {
 				{Line: 17, Path: "workload.pods", Value: "0", Reason: "must be at least 1"},
 				{Line: 18, Path: "workload.pullSecretShare", Value: "1.5", Reason: "must be within [0, 1]"},
 				{Line: 18, Path: "workload.pullSecretShare", Value: "1.5", Reason: "needs registry.auth (without auth there is nothing to authenticate)"},
+			},
+		},
+		"attacker out of range": {
+			old: "seed: 1\n", new: "seed: 1\nattacker:\n  pods: 0\n  rate: 0\n  attacks:\n    - {weight: 0, images: lost, containers: 2000, annotationBytes: 300000}\n  tarpit: {size: 1Ki}\n",
+			want: []strictyaml.FieldError{
+				{Line: 4, Path: "attacker.pods", Value: "0", Reason: "must be at least 1"},
+				{Line: 5, Path: "attacker.rate", Value: "0", Reason: "must be greater than zero (pods per second)"},
+				{Line: 7, Path: "attacker.attacks[0].weight", Value: "0", Reason: "must be greater than zero"},
+				{Line: 7, Path: "attacker.attacks[0].images", Value: `"lost"`, Reason: "want one of hang, tarpit, missing, catalog"},
+				{Line: 7, Path: "attacker.attacks[0].containers", Value: "2000", Reason: "must be within [1, 1000]"},
+				{Line: 7, Path: "attacker.attacks[0].annotationBytes", Value: "300000", Reason: "must be within [0, 258048] (the apiserver refuses more than 256 KiB of annotations)"},
+				{Line: 8, Path: "attacker.tarpit", Reason: "only applies with an attack of images: tarpit"},
 			},
 		},
 		"headroom out of range": {
@@ -328,6 +341,47 @@ func TestShippedScenarios(t *testing.T) {
 			}
 			if len(l.Checks) == 0 {
 				t.Error("no expectations: a scenario must say what has to hold")
+			}
+		})
+	}
+}
+
+// TestQuietCounterparts checks that a scenario named <name>-quiet is <name> without its
+// attacker: the same cluster, registry, operator and workload, so that the attacked tenants'
+// figures in one compare with the other's.
+func TestQuietCounterparts(t *testing.T) {
+	files, err := filepath.Glob("../../../scenarios/*-quiet.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no quiet scenarios found: %v", err)
+	}
+	for _, quiet := range files {
+		t.Run(filepath.Base(quiet), func(t *testing.T) {
+			q, err := Load(quiet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := Load(strings.TrimSuffix(quiet, "-quiet.yaml") + ".yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Scenario.Attacker == nil || q.Scenario.Attacker != nil {
+				t.Fatalf("attacker in %s: %v, in its quiet counterpart: %v; want one and none", a.Scenario.Name, a.Scenario.Attacker != nil, q.Scenario.Attacker != nil)
+			}
+			// Through JSON: the spec holds quantities, which cmp cannot look into.
+			strip := func(s Scenario) map[string]any {
+				s.Name, s.Description, s.Attacker, s.Expectations = "", "", nil, nil
+				data, err := json.Marshal(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out map[string]any
+				if err := json.Unmarshal(data, &out); err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			if diff := cmp.Diff(strip(*a.Scenario), strip(*q.Scenario)); diff != "" {
+				t.Errorf("%s and its quiet counterpart differ beyond the attacker (-attacked +quiet):\n%s", a.Scenario.Name, diff)
 			}
 		})
 	}

@@ -55,6 +55,10 @@ type Scenario struct {
 	Operator OperatorSpec `json:"operator"`
 	// Workload is the pods to create and how fast.
 	Workload WorkloadSpec `json:"workload"`
+	// Attacker is a hostile tenant that creates pods in a namespace of its
+	// own during the main pass, besides the workload; the workload's
+	// figures are then those of the tenants it attacks.
+	Attacker *AttackerSpec `json:"attacker,omitempty"`
 	// Timeline lists disturbances at offsets from the start of the main pass.
 	Timeline []Event `json:"timeline,omitempty"`
 	// Expectations are what must hold; a missed one fails the run. They are
@@ -276,6 +280,60 @@ type WorkloadSpec struct {
 	Requests RequestsSpec `json:"requests,omitempty"`
 	// Arrival is the pace of pod creation.
 	Arrival ArrivalSpec `json:"arrival"`
+}
+
+// AttackerSpec is a hostile tenant: pods in one namespace of its own,
+// created at a steady rate from the main pass's first create, each of one
+// kind of attack drawn by weight.
+type AttackerSpec struct {
+	// Pods is how many pods the attacker creates.
+	Pods int `json:"pods"`
+	// Rate is the attacker's pods per second.
+	Rate float64 `json:"rate"`
+	// Attacks are the kinds of pod the attacker creates.
+	Attacks []AttackSpec `json:"attacks"`
+	// Tarpit is how the registry answers for images: tarpit.
+	Tarpit *TarpitSpec `json:"tarpit,omitempty"`
+}
+
+// AttackImages says where an attack pod's images are.
+type AttackImages string
+
+// Where attack pods' images are.
+const (
+	// AttackImagesHang: a host of the attacker's that accepts connections
+	// and never answers.
+	AttackImagesHang AttackImages = "hang"
+	// AttackImagesTarpit: a repository of the registry that answers every
+	// tag with a large index sent slowly (AttackerSpec.Tarpit).
+	AttackImagesTarpit AttackImages = "tarpit"
+	// AttackImagesMissing: tags the registry does not have.
+	AttackImagesMissing AttackImages = "missing"
+	// AttackImagesCatalog: the workload's own images (for pods whose attack
+	// is their size, not their images).
+	AttackImagesCatalog AttackImages = "catalog"
+)
+
+// AttackSpec is one kind of attack pod.
+type AttackSpec struct {
+	// Weight is the kind's share of the attacker's pods, relative to the others.
+	Weight float64 `json:"weight"`
+	// Images says where each container's image is. Except with catalog,
+	// every container names a tag of its own, so no cache helps.
+	Images AttackImages `json:"images"`
+	// Containers per pod; default 1, at most MaxAttackContainers.
+	Containers int `json:"containers,omitempty"`
+	// AnnotationBytes adds an annotation of this many bytes to each pod
+	// (the apiserver refuses more than 256 KiB of annotations in all).
+	AnnotationBytes int `json:"annotationBytes,omitempty"`
+}
+
+// TarpitSpec is the registry's answer to the attacker's tarpit images.
+type TarpitSpec struct {
+	// Size is the index's size; default 4Mi.
+	Size *resource.Quantity `json:"size,omitempty"`
+	// BytesPerSecond is the pace of the answer; default 256Ki.
+	BytesPerSecond *resource.Quantity `json:"bytesPerSecond,omitempty"`
 }
 
 // IntRange is an inclusive integer range.

@@ -24,6 +24,15 @@ const (
 	DefaultZipfS             = 1.1
 	// MaxContainers bounds containers and initContainers per pod.
 	MaxContainers = 20
+	// MaxAttackContainers bounds an attack pod's containers: 500 fit well
+	// within the apiserver's request size.
+	MaxAttackContainers = 1000
+	// MaxAttackAnnotationBytes leaves room under the apiserver's 256 KiB
+	// limit on a pod's annotations for the ones archgate adds.
+	MaxAttackAnnotationBytes = 256<<10 - 4<<10
+	// DefaultTarpitSize and DefaultTarpitBytesPerSecond shape the tarpit.
+	DefaultTarpitSize           = "4Mi"
+	DefaultTarpitBytesPerSecond = "256Ki"
 )
 
 var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -66,6 +75,7 @@ func validate(s *Scenario) []*strictyaml.FieldError {
 	validateRegistry(&e, s)
 	validateOperator(&e, s)
 	validateWorkload(&e, s)
+	validateAttacker(&e, s)
 	validateTimeline(&e, s)
 	return e
 }
@@ -114,6 +124,59 @@ func positive(e *errs, path string, q **resource.Quantity, def string) {
 	}
 	if (*q).Sign() <= 0 {
 		e.add(path, (*q).String(), "must be greater than zero")
+	}
+}
+
+func validateAttacker(e *errs, s *Scenario) {
+	a := s.Attacker
+	if a == nil {
+		return
+	}
+	if !s.Operator.Enabled {
+		e.add("attacker", nil, "needs operator.enabled: the attacker acts in the pass with the operator")
+	}
+	if a.Pods < 1 {
+		e.add("attacker.pods", a.Pods, "must be at least 1")
+	}
+	if a.Rate <= 0 {
+		e.add("attacker.rate", a.Rate, "must be greater than zero (pods per second)")
+	}
+	if len(a.Attacks) == 0 {
+		e.add("attacker.attacks", nil, "at least one kind of attack pod is required")
+	}
+	kinds := []AttackImages{AttackImagesHang, AttackImagesTarpit, AttackImagesMissing, AttackImagesCatalog}
+	tarpit := false
+	for i := range a.Attacks {
+		at := &a.Attacks[i]
+		path := fmt.Sprintf("attacker.attacks[%d]", i)
+		if at.Weight <= 0 {
+			e.add(path+".weight", at.Weight, "must be greater than zero")
+		}
+		if !slices.Contains(kinds, at.Images) {
+			e.add(path+".images", string(at.Images), "want one of hang, tarpit, missing, catalog")
+		}
+		tarpit = tarpit || at.Images == AttackImagesTarpit
+		if at.Containers == 0 {
+			at.Containers = 1
+		} else if at.Containers < 1 || at.Containers > MaxAttackContainers {
+			e.add(path+".containers", at.Containers, "must be within [1, %d]", MaxAttackContainers)
+		}
+		if at.AnnotationBytes < 0 || at.AnnotationBytes > MaxAttackAnnotationBytes {
+			e.add(path+".annotationBytes", at.AnnotationBytes, "must be within [0, %d] (the apiserver refuses more than 256 KiB of annotations)", MaxAttackAnnotationBytes)
+		}
+	}
+	switch {
+	case tarpit && a.Tarpit == nil:
+		a.Tarpit = &TarpitSpec{}
+		fallthrough
+	case tarpit:
+		positive(e, "attacker.tarpit.size", &a.Tarpit.Size, DefaultTarpitSize)
+		positive(e, "attacker.tarpit.bytesPerSecond", &a.Tarpit.BytesPerSecond, DefaultTarpitBytesPerSecond)
+		if q := a.Tarpit.Size; q.Sign() > 0 && q.Value() < fakeregistry.MinTarpitSize {
+			e.add("attacker.tarpit.size", a.Tarpit.Size.String(), "must be at least %d bytes", fakeregistry.MinTarpitSize)
+		}
+	case a.Tarpit != nil:
+		e.add("attacker.tarpit", nil, "only applies with an attack of images: tarpit")
 	}
 }
 
@@ -682,6 +745,10 @@ func parseChecks(s *Scenario, list []Expectation, path string) ([]Check, []*stri
 		case NeedsHandwritten:
 			if !s.HandwrittenBaseline {
 				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs handwrittenBaseline: true", c.Metric.Name)
+			}
+		case NeedsAttacker:
+			if s.Attacker == nil {
+				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs an attacker", c.Metric.Name)
 			}
 		}
 		c.Source = strings.Join(strings.Fields(x.Source), " ")

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/archgate/archgate/simulator/internal/scenario"
 )
 
 // Labels the simulator puts on every pod it creates, so that its watch sees
@@ -18,6 +20,9 @@ const (
 	// LabelPass carries the pass name (main, baseline).
 	LabelPass = "sim.archgate.io/pass"
 )
+
+// PaddingAnnotation carries an attack pod's padding (AnnotationBytes).
+const PaddingAnnotation = "sim.archgate.io/padding"
 
 // PullSecretName is the imagePullSecret the simulator creates in every
 // workload namespace when the registry has auth.
@@ -43,6 +48,9 @@ func PodIndex(name string) (int, bool) {
 type ObjectOptions struct {
 	// Host is the registry host[:port] prefixed to every image reference.
 	Host string
+	// HangHost is the host[:port] of the attacker's images that never
+	// answer (scenario.AttackImagesHang).
+	HangHost string
 	// Namespaces are the namespace names, by index.
 	Namespaces []string
 	// Labels are added to every pod (run and pass).
@@ -60,10 +68,14 @@ type ObjectOptions struct {
 // Object builds the pod as the simulator creates it.
 func (p Pod) Object(o ObjectOptions) *corev1.Pod {
 	requests := corev1.ResourceList{corev1.ResourceCPU: o.CPU, corev1.ResourceMemory: o.Memory}
+	host := o.Host
+	if p.Attack == scenario.AttackImagesHang {
+		host = o.HangHost
+	}
 	container := func(prefix string, i int, ref string) corev1.Container {
 		return corev1.Container{
 			Name:      fmt.Sprintf("%s%d", prefix, i),
-			Image:     o.Host + "/" + ref,
+			Image:     host + "/" + ref,
 			Resources: corev1.ResourceRequirements{Requests: requests},
 		}
 	}
@@ -92,6 +104,9 @@ func (p Pod) Object(o ObjectOptions) *corev1.Pod {
 	}
 	if p.NodeSelectorArch != "" {
 		pod.Spec.NodeSelector = map[string]string{corev1.LabelArchStable: p.NodeSelectorArch}
+	}
+	if p.AnnotationBytes > 0 {
+		pod.Annotations = map[string]string{PaddingAnnotation: strings.Repeat("x", p.AnnotationBytes)}
 	}
 	if p.PullSecret {
 		pod.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: PullSecretName}}

@@ -6,6 +6,7 @@
 package workload
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 
@@ -39,6 +40,12 @@ type Pod struct {
 	// NoFeasibleArch is true when the pod's images share no architecture
 	// with any node pool: with the operator it stays Pending by design.
 	NoFeasibleArch bool
+	// Attack says where the images of an attacker's pod are; empty for the
+	// workload's pods. Nothing is known of an attack pod's architectures:
+	// it may run anywhere (AnyArch), and no misplacement is counted for it.
+	Attack scenario.AttackImages
+	// AnnotationBytes is the size of a padding annotation the pod carries.
+	AnnotationBytes int
 }
 
 // Runs reports whether the pod's images all run on arch.
@@ -64,7 +71,17 @@ type Plan struct {
 	// Schedulable counts pods that share an architecture with some node
 	// pool: with the operator, the others are expected to stay Pending.
 	Schedulable int
+	// Attack are the attacker's pods (scenario.AttackerSpec), indexed after
+	// Pods; nil without an attacker.
+	Attack []Pod
 }
+
+// Attack repositories: the tarpit's (on the registry) and the hanging
+// host's.
+const (
+	TarpitRepository = "attack/tarpit"
+	HangRepository   = "attack/hang"
+)
 
 // maxRedraws bounds the draws for an image compatible with the pod so far.
 const maxRedraws = 20
@@ -117,7 +134,54 @@ func Generate(s *scenario.Scenario, c *fakeregistry.Catalog) Plan {
 		p.PullSecret = rng.Float64() < w.PullSecretShare
 		plan.Pods = append(plan.Pods, p)
 	}
+	if s.Attacker != nil {
+		plan.Attack = attack(s, images, len(plan.Pods))
+	}
 	return plan
+}
+
+// attack plans the attacker's pods, indexed from first, from a random
+// stream of their own so that the workload's pods do not depend on them.
+func attack(s *scenario.Scenario, images []fakeregistry.Image, first int) []Pod {
+	a := s.Attacker
+	rng := rand.New(rand.NewPCG(s.Seed, 0x9e3779b97f4a7c15))
+	var total float64
+	for _, at := range a.Attacks {
+		total += at.Weight
+	}
+	out := make([]Pod, 0, a.Pods)
+	for k := range a.Pods {
+		i := first + k
+		at := a.Attacks[len(a.Attacks)-1]
+		for u, j := rng.Float64()*total, 0; j < len(a.Attacks); j++ {
+			if u -= a.Attacks[j].Weight; u < 0 {
+				at = a.Attacks[j]
+				break
+			}
+		}
+		p := Pod{Index: i, Namespace: s.Workload.Namespaces, AnyArch: true, Attack: at.Images, AnnotationBytes: at.AnnotationBytes}
+		for c := range at.Containers {
+			p.Containers = append(p.Containers, attackReference(rng, at.Images, images, i, c))
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// attackReference is the image of container c of attack pod i: a tag of its
+// own except for catalog images, so that no cache answers for it.
+func attackReference(rng *rand.Rand, kind scenario.AttackImages, images []fakeregistry.Image, i, c int) string {
+	tag := fmt.Sprintf("p%d-c%d", i, c)
+	switch kind {
+	case scenario.AttackImagesTarpit:
+		return TarpitRepository + ":" + tag
+	case scenario.AttackImagesHang:
+		return HangRepository + ":" + tag
+	case scenario.AttackImagesMissing:
+		return images[rng.IntN(len(images))].Repository + ":missing-" + tag
+	default:
+		return reference(rng, images[rng.IntN(len(images))], 0)
+	}
 }
 
 // between draws uniformly from [lo, hi].

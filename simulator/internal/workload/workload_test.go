@@ -2,6 +2,7 @@ package workload
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,5 +214,77 @@ func TestArrivals(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAttack checks the attacker's pods: indexed after the workload's, in
+// the namespace after the workload's, each kind in about its share, a tag of
+// its own per container (catalog images aside), the padding annotation, the
+// hanging host for hang pods; and that adding an attacker leaves the
+// workload's pods as they were.
+func TestAttack(t *testing.T) {
+	const attacker = `attacker:
+  pods: 400
+  rate: 2
+  attacks:
+    - {weight: 1, images: hang, containers: 3}
+    - {weight: 1, images: tarpit}
+    - {weight: 1, images: missing, containers: 5}
+    - {weight: 1, images: catalog, annotationBytes: 1000}
+`
+	plain := load(t, spec)
+	l := load(t, spec+attacker)
+	plan := Generate(l.Scenario, l.Catalog)
+	if diff := cmp.Diff(Generate(plain.Scenario, plain.Catalog).Pods, plan.Pods); diff != "" {
+		t.Fatalf("the attacker changed the workload's pods (-without +with):\n%s", diff)
+	}
+	if len(plan.Attack) != 400 {
+		t.Fatalf("%d attack pods, want 400", len(plan.Attack))
+	}
+	kinds := map[scenario.AttackImages]int{}
+	refs := map[string]bool{}
+	o := ObjectOptions{Host: "reg:5000", HangHost: "127.0.0.1:1", Namespaces: []string{"a", "b", "c", "attacker"}}
+	for k, p := range plan.Attack {
+		kinds[p.Attack]++
+		if p.Index != 500+k || p.Namespace != 3 || !p.AnyArch {
+			t.Fatalf("attack pod %d: index %d namespace %d anyArch %v, want %d, 3, true", k, p.Index, p.Namespace, p.AnyArch, 500+k)
+		}
+		pod := p.Object(o)
+		if pod.Namespace != "attacker" {
+			t.Errorf("pod %s in namespace %s", pod.Name, pod.Namespace)
+		}
+		for _, c := range pod.Spec.Containers {
+			switch p.Attack {
+			case scenario.AttackImagesHang:
+				if !strings.HasPrefix(c.Image, "127.0.0.1:1/"+HangRepository+":") {
+					t.Errorf("hang image %s is not on the hanging host", c.Image)
+				}
+			case scenario.AttackImagesTarpit:
+				if !strings.HasPrefix(c.Image, "reg:5000/"+TarpitRepository+":") {
+					t.Errorf("tarpit image %s is not in the tarpit repository", c.Image)
+				}
+			case scenario.AttackImagesMissing:
+				if _, err := l.Catalog.Image(strings.TrimPrefix(c.Image, "reg:5000/")); err == nil {
+					t.Errorf("missing image %s is in the catalog", c.Image)
+				}
+			case scenario.AttackImagesCatalog:
+				if _, err := l.Catalog.Image(strings.TrimPrefix(c.Image, "reg:5000/")); err != nil {
+					t.Errorf("catalog image %s: %v", c.Image, err)
+				}
+				if len(pod.Annotations[PaddingAnnotation]) != 1000 {
+					t.Errorf("pod %s padding %d bytes, want 1000", pod.Name, len(pod.Annotations[PaddingAnnotation]))
+				}
+				continue
+			}
+			if refs[c.Image] {
+				t.Errorf("image %s named twice: a cache would answer for it", c.Image)
+			}
+			refs[c.Image] = true
+		}
+	}
+	for _, kind := range []scenario.AttackImages{scenario.AttackImagesHang, scenario.AttackImagesTarpit, scenario.AttackImagesMissing, scenario.AttackImagesCatalog} {
+		if n := kinds[kind]; n < 70 || n > 130 {
+			t.Errorf("%d pods of kind %s, want about 100 of 400", n, kind)
+		}
 	}
 }
