@@ -272,7 +272,7 @@ const memoryCheckInterval = 250 * time.Millisecond
 
 // enforceMemoryLimit kills p when its RSS exceeds its container's memory
 // limit, as the kernel's OOM killer does to a container over its cgroup's
-// limit; the next sync restarts it and counts the exit.
+// limit, and counts it as an exit; the next sync starts a replica in its place.
 func (k *Kubelet) enforceMemoryLimit(ctx context.Context, p *pod) {
 	tick := time.NewTicker(memoryCheckInterval)
 	defer tick.Stop()
@@ -294,9 +294,12 @@ func (k *Kubelet) enforceMemoryLimit(ctx context.Context, p *pod) {
 		}
 		k.opts.Logf("kubelet: %s OOMKilled: RSS %d bytes above its memory limit of %d", p.name, proc.RSS, p.spec.MemoryLimit)
 		k.mu.Lock()
-		k.oomKills[p.deployment]++
+		if !p.terminating {
+			k.oomKills[p.deployment]++
+			k.exits[p.deployment]++
+			k.terminate(p, true)
+		}
 		k.mu.Unlock()
-		p.proc.Kill()
 		k.poke()
 		return
 	}
