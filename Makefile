@@ -212,7 +212,9 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := operator/internal/placement:FuzzMergeRequired operator/internal/placement:FuzzMergePreferred \
 	operator/internal/placement:FuzzMergeNoCommonArchitecture operator/internal/inspect:FuzzPlatformsFromIndex \
 	operator/internal/webhook:FuzzSchedulingGateHandle operator/internal/credentials:FuzzParsePullSecret \
-	operator/internal/inspect:FuzzValidateRegistriesConf operator/internal/inspect:FuzzParseCertificates
+	operator/internal/inspect:FuzzValidateRegistriesConf operator/internal/inspect:FuzzParseCertificates \
+	operator/internal/inspect:FuzzCanonicalReference operator/internal/knownimages:FuzzParse \
+	operator/internal/webhook:FuzzAdmissionPlacement
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 30s).

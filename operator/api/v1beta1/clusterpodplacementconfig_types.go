@@ -232,6 +232,13 @@ const (
 	DefaultMaxGateAge = 10 * time.Minute
 	// MinMaxGateAge and MaxMaxGateAge bound maxGateAge.
 	MinMaxGateAge, MaxMaxGateAge = time.Minute, 24 * time.Hour
+
+	// DefaultMaxImagesPerPod is how many distinct images a pod may name for the controller to
+	// inspect them; a pod naming more is released at once. Pods rarely name more than a few
+	// (containers, init containers, sidecars); each image costs registry requests.
+	DefaultMaxImagesPerPod = 64
+	// MaxImagesPerPodLimit bounds maxImagesPerPod.
+	MaxImagesPerPodLimit = 1000
 )
 
 // ImageInspection tunes image inspection by the pod placement controller.
@@ -298,6 +305,17 @@ type ImageInspection struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('24h')",message="maxGateAge must be between 1m and 24h"
 	MaxGateAge *metav1.Duration `json:"maxGateAge,omitempty"`
 
+	// maxImagesPerPod is the most distinct images a pod may name (containers and init
+	// containers) for the controller to inspect them, between 1 and 1000. A pod naming more is
+	// released at once without changing its affinity, with a Warning Event InspectionFailed
+	// and the placement label inspection-failed: each image costs registry requests and
+	// controller time that one pod must not take from the others.
+	// +optional
+	// +kubebuilder:default=64
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxImagesPerPod *int32 `json:"maxImagesPerPod,omitempty"`
+
 	// credentialProviders gives the controller the kubelet's credential provider plugins
 	// (ecr-credential-provider on EKS, the GCP and Azure providers on GKE and AKS, ...): images
 	// that nodes pull with a plugin's credentials are inspected with the same credentials, tried
@@ -351,6 +369,8 @@ type ImageInspectionSettings struct {
 	FailureCacheTTL time.Duration
 	// MaxGateAge is the longest a pod keeps the scheduling gate.
 	MaxGateAge time.Duration
+	// MaxImagesPerPod is the most distinct images of a pod the controller inspects.
+	MaxImagesPerPod int
 }
 
 // DefaultImageInspectionSettings returns the settings of an unset spec.imageInspection.
@@ -368,6 +388,7 @@ func (in *ImageInspection) Settings() ImageInspectionSettings {
 
 		FailureCacheTTL: DefaultImageFailureCacheTTL,
 		MaxGateAge:      DefaultMaxGateAge,
+		MaxImagesPerPod: DefaultMaxImagesPerPod,
 	}
 	if in == nil {
 		return s
@@ -389,6 +410,9 @@ func (in *ImageInspection) Settings() ImageInspectionSettings {
 	}
 	if in.MaxGateAge != nil {
 		s.MaxGateAge = in.MaxGateAge.Duration
+	}
+	if in.MaxImagesPerPod != nil {
+		s.MaxImagesPerPod = int(*in.MaxImagesPerPod)
 	}
 	return s
 }
@@ -414,6 +438,9 @@ func (s ImageInspectionSettings) Validate(path *field.Path) field.ErrorList {
 	}
 	if s.MaxGateAge < MinMaxGateAge || s.MaxGateAge > MaxMaxGateAge {
 		errs = append(errs, field.Invalid(path.Child("maxGateAge"), s.MaxGateAge.String(), fmt.Sprintf("must be within [%s, %s]", MinMaxGateAge, MaxMaxGateAge)))
+	}
+	if s.MaxImagesPerPod < 1 || s.MaxImagesPerPod > MaxImagesPerPodLimit {
+		errs = append(errs, field.Invalid(path.Child("maxImagesPerPod"), s.MaxImagesPerPod, fmt.Sprintf("must be within [1, %d]", MaxImagesPerPodLimit)))
 	}
 	return errs
 }

@@ -354,6 +354,7 @@ func TestClusterPodPlacementConfigDefaults(t *testing.T) {
 			"maxRetries":      int64(v1beta1.DefaultImageInspectionMaxRetries),
 			"maxGateAge":      "10m",
 			"failureCacheTTL": "10s",
+			"maxImagesPerPod": int64(v1beta1.DefaultMaxImagesPerPod),
 		},
 	}
 	if diff := cmp.Diff(wantSpec, obj["spec"]); diff != "" {
@@ -389,6 +390,7 @@ func TestImageInspectionBoundsMatchCRD(t *testing.T) {
 	got := map[string]any{
 		"cacheSize":       bounds("cacheSize"),
 		"maxRetries":      bounds("maxRetries"),
+		"maxImagesPerPod": bounds("maxImagesPerPod"),
 		"cacheTTL":        props["cacheTTL"].XValidations[0].Rule,
 		"timeout":         props["timeout"].XValidations[0].Rule,
 		"failureCacheTTL": props["failureCacheTTL"].XValidations[0].Rule,
@@ -400,6 +402,7 @@ func TestImageInspectionBoundsMatchCRD(t *testing.T) {
 	want := map[string]any{
 		"cacheSize":       [2]float64{0, v1beta1.MaxImageCacheSize},
 		"maxRetries":      [2]float64{0, v1beta1.MaxImageInspectionMaxRetries},
+		"maxImagesPerPod": [2]float64{1, v1beta1.MaxImagesPerPodLimit},
 		"cacheTTL":        rule(v1beta1.MinImageCacheTTL, v1beta1.MaxImageCacheTTL),
 		"timeout":         rule(v1beta1.MinImageInspectionTimeout, v1beta1.MaxImageInspectionTimeout),
 		"failureCacheTTL": rule(0, v1beta1.MaxImageFailureCacheTTL),

@@ -67,13 +67,13 @@ func TestImageInspectionSettings(t *testing.T) {
 	}{
 		"nil": {
 			want: v1beta1.ImageInspectionSettings{CacheSize: 4096, CacheTTL: 10 * time.Minute, Timeout: 30 * time.Second, MaxRetries: 9,
-				FailureCacheTTL: 10 * time.Second, MaxGateAge: 10 * time.Minute},
+				FailureCacheTTL: 10 * time.Second, MaxGateAge: 10 * time.Minute, MaxImagesPerPod: 64},
 		},
 		"zeros are kept": {
 			in: &v1beta1.ImageInspection{CacheSize: ptr.To[int32](0), MaxRetries: ptr.To[int32](0),
 				CacheTTL: &metav1.Duration{Duration: time.Hour}, Timeout: &metav1.Duration{Duration: time.Second},
-				FailureCacheTTL: &metav1.Duration{}, MaxGateAge: &metav1.Duration{Duration: 2 * time.Hour}},
-			want: v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Hour, Timeout: time.Second, MaxRetries: 0, MaxGateAge: 2 * time.Hour},
+				FailureCacheTTL: &metav1.Duration{}, MaxGateAge: &metav1.Duration{Duration: 2 * time.Hour}, MaxImagesPerPod: ptr.To[int32](1)},
+			want: v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Hour, Timeout: time.Second, MaxRetries: 0, MaxGateAge: 2 * time.Hour, MaxImagesPerPod: 1},
 		},
 	}
 	for name, tc := range tests {
@@ -95,8 +95,13 @@ func TestImageInspectionSettingsValidate(t *testing.T) {
 		"zero cache and zero retries": {mutate: func(s *v1beta1.ImageInspectionSettings) { s.CacheSize, s.MaxRetries = 0, 0 }},
 		"upper bounds": {mutate: func(s *v1beta1.ImageInspectionSettings) {
 			*s = v1beta1.ImageInspectionSettings{CacheSize: 1_000_000, CacheTTL: 24 * time.Hour, Timeout: 5 * time.Minute, MaxRetries: 20,
-				MaxGateAge: 24 * time.Hour}
+				MaxGateAge: 24 * time.Hour, MaxImagesPerPod: 1000}
 		}},
+		"one image per pod": {mutate: func(s *v1beta1.ImageInspectionSettings) { s.MaxImagesPerPod = 1 }},
+		"too many images per pod": {
+			mutate:   func(s *v1beta1.ImageInspectionSettings) { s.MaxImagesPerPod = 1001 },
+			wantErrs: []string{"spec.imageInspection.maxImagesPerPod: Invalid value: 1001: must be within [1, 1000]"},
+		},
 		"lower bound of the gate age": {mutate: func(s *v1beta1.ImageInspectionSettings) { s.MaxGateAge = time.Minute }},
 		"gate age under a minute": {
 			mutate:   func(s *v1beta1.ImageInspectionSettings) { s.MaxGateAge = 30 * time.Second },
@@ -112,6 +117,7 @@ func TestImageInspectionSettingsValidate(t *testing.T) {
 				`spec.imageInspection.cacheTTL: Invalid value: "0s": must be within [1s, 24h0m0s]`,
 				`spec.imageInspection.timeout: Invalid value: "0s": must be within [1s, 5m0s]`,
 				`spec.imageInspection.maxGateAge: Invalid value: "0s": must be within [1m0s, 24h0m0s]`,
+				"spec.imageInspection.maxImagesPerPod: Invalid value: 0: must be within [1, 1000]",
 			},
 		},
 		"too many retries and a long timeout": {

@@ -220,6 +220,11 @@ func (in *ImageInspection) DeepCopyInto(out *ImageInspection) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.MaxImagesPerPod != nil {
+		in, out := &in.MaxImagesPerPod, &out.MaxImagesPerPod
+		*out = new(int32)
+		**out = **in
+	}
 	if in.CredentialProviders != nil {
 		in, out := &in.CredentialProviders, &out.CredentialProviders
 		*out = new(CredentialProviders)

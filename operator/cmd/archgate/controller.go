@@ -72,6 +72,7 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 	fs.BoolVar(&opts.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "Skip TLS verification and allow plain HTTP for every registry (development only).")
 	fs.IntVar(&opts.Workers, "workers", components.DefaultWorkers, "Pods processed concurrently.")
 	fs.IntVar(&opts.InspectWorkers, "inspect-workers", components.DefaultInspectWorkers, "Images of one pod inspected concurrently.")
+	fs.IntVar(&opts.NamespaceWorkers, "namespace-workers", 0, "Pods of one namespace processed concurrently, so that one namespace cannot hold every worker (0: a quarter of --workers).")
 	settings.BindImageInspectionFlags(fs, &inspection)
 	fs.DurationVar(&opts.RetryBaseDelay, "retry-base-delay", components.DefaultRetryBaseDelay, "First retry delay; it doubles per retry.")
 	fs.DurationVar(&opts.RetryMaxDelay, "retry-max-delay", components.DefaultRetryMaxDelay, "Longest retry delay.")

@@ -4,6 +4,7 @@
 package inspect
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	digest "github.com/opencontainers/go-digest"
 	"go.podman.io/image/v5/docker"
 	"go.podman.io/image/v5/docker/reference"
 	"go.podman.io/image/v5/image"
@@ -279,11 +281,14 @@ func (r *RegistryInspector) inspectWith(ctx context.Context, ref types.ImageRefe
 	res := Result{Digest: dgst.String(), MediaType: mimeType}
 
 	if manifest.MIMETypeIsMultiImage(mimeType) {
-		archs, err := ArchitecturesFromList(blob, mimeType)
+		entries, err := PlatformsFromBlob(blob, mimeType)
 		if err != nil {
 			return Result{}, fmt.Errorf("parsing manifest list of %s: %w", named, err)
 		}
-		res.Architectures = archs
+		if entries, err = resolveEntries(ctx, sys, src, entries); err != nil {
+			return Result{}, fmt.Errorf("resolving the entries of %s: %w", named, err)
+		}
+		res.Architectures = LinuxArchitectures(entries)
 		return res, nil
 	}
 	img, err := image.FromUnparsedImage(ctx, sys, unparsed)
@@ -301,6 +306,71 @@ func (r *RegistryInspector) inspectWith(ctx context.Context, ref types.ImageRefe
 	}
 	res.Architectures = ConfigArchitectures(cfg.OS, cfg.Architecture)
 	return res, nil
+}
+
+// maxResolvedEntries bounds the index entries without a platform one inspection resolves:
+// each costs a manifest and a config request, and the index is the registry's to write.
+const maxResolvedEntries = 8
+
+// resolveEntries gives the entries of an index that do not say what they run on the platform
+// a runtime finds for them, as containerd does when it pulls: an image's from its config, a
+// nested index's from its own entries (one level down). Such images are valid and pullable;
+// left out, they would leave the pod with no architecture at all. An entry that cannot be
+// resolved is an error, so the pod is released with the reason rather than kept off every node.
+func resolveEntries(ctx context.Context, sys *types.SystemContext, src types.ImageSource, entries []Platform) ([]Platform, error) {
+	out := make([]Platform, 0, len(entries))
+	resolved := 0
+	for _, e := range entries {
+		if e.known() {
+			out = append(out, e)
+			continue
+		}
+		if resolved++; resolved > maxResolvedEntries {
+			return nil, fmt.Errorf("more than %d entries without a platform", maxResolvedEntries)
+		}
+		d, err := digest.Parse(e.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("an entry without a platform has digest %q: %w", e.Digest, err)
+		}
+		instance := image.UnparsedInstance(src, &d)
+		if !manifest.MIMETypeIsMultiImage(e.MediaType) {
+			p, err := configPlatform(ctx, sys, instance)
+			if err != nil {
+				return nil, fmt.Errorf("entry %s without a platform: %w", d, err)
+			}
+			out = append(out, p)
+			continue
+		}
+		blob, mt, err := instance.Manifest(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("nested index %s: %w", d, err)
+		}
+		inner, err := PlatformsFromBlob(blob, cmp.Or(mt, e.MediaType))
+		if err != nil {
+			return nil, fmt.Errorf("nested index %s: %w", d, err)
+		}
+		for _, p := range inner {
+			if !p.known() {
+				return nil, fmt.Errorf("nested index %s has an entry without a platform (two levels down)", d)
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// configPlatform reads the platform of one image from its config; an unset OS is linux, as
+// ConfigArchitectures reads it.
+func configPlatform(ctx context.Context, sys *types.SystemContext, instance *image.UnparsedImage) (Platform, error) {
+	img, err := image.FromUnparsedImage(ctx, sys, instance)
+	if err != nil {
+		return Platform{}, err
+	}
+	cfg, err := img.OCIConfig(ctx)
+	if err != nil {
+		return Platform{}, err
+	}
+	return Platform{OS: cmp.Or(cfg.OS, "linux"), Architecture: cfg.Architecture, Variant: cfg.Variant}, nil
 }
 
 // systemContext builds podman's configuration for one attempt. The credential always goes in

@@ -15,7 +15,14 @@ type Platform struct {
 	Architecture string
 	Variant      string
 	Annotations  map[string]string
+	// Digest and MediaType name the manifest the entry points to (empty outside an index), so
+	// that an entry without a platform can be resolved (RegistryInspector.resolveEntries).
+	Digest    string
+	MediaType string
 }
+
+// known reports whether the entry says what it runs on.
+func (p Platform) known() bool { return p.OS != "" || p.Architecture != "" }
 
 // attestationAnnotation marks BuildKit attestation (SBOM, provenance) entries of an index.
 const (
@@ -129,7 +136,7 @@ func PlatformsFromBlob(blob []byte, mimeType string) ([]Platform, error) {
 		}
 		out := make([]Platform, 0, len(idx.Manifests))
 		for _, d := range idx.Manifests {
-			p := Platform{Annotations: d.Annotations}
+			p := Platform{Annotations: d.Annotations, Digest: d.Digest.String(), MediaType: d.MediaType}
 			if d.Platform != nil {
 				p.OS, p.Architecture, p.Variant = d.Platform.OS, d.Platform.Architecture, d.Platform.Variant
 			}
@@ -143,7 +150,8 @@ func PlatformsFromBlob(blob []byte, mimeType string) ([]Platform, error) {
 		}
 		out := make([]Platform, 0, len(list.Manifests))
 		for _, d := range list.Manifests {
-			out = append(out, Platform{OS: d.Platform.OS, Architecture: d.Platform.Architecture, Variant: d.Platform.Variant})
+			out = append(out, Platform{OS: d.Platform.OS, Architecture: d.Platform.Architecture, Variant: d.Platform.Variant,
+				Digest: d.Digest.String(), MediaType: d.MediaType})
 		}
 		return out, nil
 	default:
@@ -152,7 +160,8 @@ func PlatformsFromBlob(blob []byte, mimeType string) ([]Platform, error) {
 }
 
 // ArchitecturesFromList parses a manifest list or OCI index blob of the given MIME type and
-// returns LinuxArchitectures of its entries. It is the inspector's entry point for lists.
+// returns LinuxArchitectures of its entries; entries without a platform are left out (the
+// inspector resolves them first, resolveEntries).
 func ArchitecturesFromList(blob []byte, mimeType string) ([]string, error) {
 	platforms, err := PlatformsFromBlob(blob, mimeType)
 	if err != nil {

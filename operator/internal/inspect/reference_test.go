@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -67,4 +68,29 @@ func TestRepository(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCanonicalReference feeds arbitrary strings as image references (a pod's image field is
+// the tenant's): nothing may panic, and an accepted reference canonicalizes to a fixed point
+// (the canonical form parses to itself, pinned the same way), the property the inspection
+// cache and the known-images document key on.
+func FuzzCanonicalReference(f *testing.F) {
+	for _, s := range []string{"nginx", "nginx:1.25", "docker.io/library/nginx", "r.example:5000/team/app:1",
+		"r.example/app:1@sha256:" + strings.Repeat("a", 64), "r.example/app@sha256:" + strings.Repeat("0", 64),
+		"  spaced:1 ", "UPPER/case", "a//b", "r.example:99999/app", "localhost/x", ":tag", "@sha256:", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, image string) {
+		ref, pinned, err := CanonicalReference(image)
+		if err != nil {
+			return
+		}
+		again, pinnedAgain, err := CanonicalReference(ref)
+		if err != nil || again != ref || pinnedAgain != pinned {
+			t.Fatalf("CanonicalReference(%q) = %q (pinned %v); of that: %q (pinned %v), %v", image, ref, pinned, again, pinnedAgain, err)
+		}
+		if _, err := ParseReference(ref); err != nil {
+			t.Fatalf("canonical %q does not parse: %v", ref, err)
+		}
+	})
 }

@@ -235,10 +235,13 @@ func (b *imageBuilder) build(t testing.TB) v1.Image {
 	return img
 }
 
-// indexEntry is one entry of a test index.
+// indexEntry is one entry of a test index: an image of os/arch/variant, or the nested index
+// when set; noPlatform leaves the entry's platform out.
 type indexEntry struct {
 	os, arch, variant string
 	annotations       map[string]string
+	noPlatform        bool
+	nested            v1.ImageIndex
 }
 
 // testIndex returns an OCI index or a Docker manifest list (format) of images with the
@@ -250,19 +253,19 @@ func testIndex(t testing.TB, format imageFormat, entries ...indexEntry) v1.Image
 		idx = mutate.IndexMediaType(idx, ggcrtypes.DockerManifestList)
 	}
 	for _, e := range entries {
-		img := imageOf(e.os, e.arch).withVariant(e.variant).inFormat(format).build(t)
-		mt, err := img.MediaType()
+		var add mutate.Appendable = imageOf(e.os, e.arch).withVariant(e.variant).inFormat(format).build(t)
+		if e.nested != nil {
+			add = e.nested
+		}
+		mt, err := add.MediaType()
 		if err != nil {
 			t.Fatal(err)
 		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
-			Add: img,
-			Descriptor: v1.Descriptor{
-				MediaType:   mt,
-				Platform:    &v1.Platform{OS: e.os, Architecture: e.arch, Variant: e.variant},
-				Annotations: e.annotations,
-			},
-		})
+		desc := v1.Descriptor{MediaType: mt, Annotations: e.annotations}
+		if !e.noPlatform {
+			desc.Platform = &v1.Platform{OS: e.os, Architecture: e.arch, Variant: e.variant}
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: add, Descriptor: desc})
 	}
 	return idx
 }

@@ -37,6 +37,14 @@ func TestRegistryInspectorImageKinds(t *testing.T) {
 		indexEntry{os: "linux", arch: "s390x"},
 		indexEntry{os: "linux", arch: "arm", variant: "v7"},
 	))
+	noPlatform := reg.pushIndex("oci/no-platform:1", testIndex(t, formatOCI,
+		indexEntry{os: "linux", arch: "amd64", noPlatform: true},
+		indexEntry{os: "linux", arch: "arm64", noPlatform: true},
+	))
+	nested := reg.pushIndex("oci/nested:1", testIndex(t, formatOCI,
+		indexEntry{noPlatform: true, nested: testIndex(t, formatOCI, indexEntry{os: "linux", arch: "s390x"}, indexEntry{os: "linux", arch: "ppc64le"})},
+		indexEntry{os: "unknown", arch: "unknown", annotations: attestation},
+	))
 	ociSingle := reg.pushImage("oci/single:1", imageOf("linux", "arm64").withVariant("v8").inFormat(formatOCI).build(t))
 	dockerSingle := reg.pushImage("docker/single:1", imageOf("linux", "amd64").build(t))
 	deep := reg.pushImage("team/sub/deep/app:1", imageOf("linux", "s390x").build(t))
@@ -68,6 +76,14 @@ location = "%s"
 		"tag and digest: the digest wins": {
 			image: reg.host + "/oci/multi:no-such-tag@" + multi,
 			want:  Result{Architectures: []string{"amd64", "arm64"}, Digest: multi, MediaType: imgspecv1.MediaTypeImageIndex},
+		},
+		"oci index whose entries name no platform: read from their configs": {
+			image: reg.host + "/oci/no-platform:1",
+			want:  Result{Architectures: []string{"amd64", "arm64"}, Digest: noPlatform, MediaType: imgspecv1.MediaTypeImageIndex},
+		},
+		"oci index nesting an index without a platform: its entries count": {
+			image: reg.host + "/oci/nested:1",
+			want:  Result{Architectures: []string{"ppc64le", "s390x"}, Digest: nested, MediaType: imgspecv1.MediaTypeImageIndex},
 		},
 		"docker manifest list": {
 			image: reg.host + "/docker/list:1",
@@ -115,6 +131,13 @@ location = "%s"
 func TestRegistryInspectorErrors(t *testing.T) {
 	reg := newTestRegistry(t)
 	reg.pushImage("present:1", imageOf("linux", "amd64").build(t))
+	var unresolved []indexEntry
+	for range maxResolvedEntries + 1 {
+		unresolved = append(unresolved, indexEntry{os: "linux", arch: "amd64", noPlatform: true})
+	}
+	reg.pushIndex("unresolved:1", testIndex(t, formatOCI, unresolved...))
+	deep := testIndex(t, formatOCI, indexEntry{os: "linux", arch: "amd64", noPlatform: true})
+	reg.pushIndex("too-deep:1", testIndex(t, formatOCI, indexEntry{noPlatform: true, nested: deep}))
 	cfg := newPodmanConfig(t, "")
 	cfg.trust(t, reg)
 	insp := mustInspector(t, cfg.options())
@@ -125,11 +148,13 @@ func TestRegistryInspectorErrors(t *testing.T) {
 		image      string
 		wantReason Reason
 	}{
-		"unknown tag":             {insp: insp, image: reg.host + "/present:2", wantReason: ReasonNotFound},
-		"unknown repository":      {insp: insp, image: reg.host + "/absent:1", wantReason: ReasonNotFound},
-		"invalid reference":       {insp: insp, image: reg.host + "/UPPER:1", wantReason: ReasonInvalidReference},
-		"nothing listening":       {insp: insp, image: closedAddress(t) + "/app:1", wantReason: ReasonNetwork},
-		"certificate not trusted": {insp: untrusted, image: reg.host + "/present:1", wantReason: ReasonNetwork},
+		"unknown tag":                           {insp: insp, image: reg.host + "/present:2", wantReason: ReasonNotFound},
+		"too many entries without a platform":   {insp: insp, image: reg.host + "/unresolved:1", wantReason: ReasonOther},
+		"platform-less entries two levels down": {insp: insp, image: reg.host + "/too-deep:1", wantReason: ReasonOther},
+		"unknown repository":                    {insp: insp, image: reg.host + "/absent:1", wantReason: ReasonNotFound},
+		"invalid reference":                     {insp: insp, image: reg.host + "/UPPER:1", wantReason: ReasonInvalidReference},
+		"nothing listening":                     {insp: insp, image: closedAddress(t) + "/app:1", wantReason: ReasonNetwork},
+		"certificate not trusted":               {insp: untrusted, image: reg.host + "/present:1", wantReason: ReasonNetwork},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -343,3 +343,42 @@ func TestPublisherSkipsAnUnchangedCache(t *testing.T) {
 		t.Errorf("%d copies after a change, want 2", src.copies)
 	}
 }
+
+// FuzzParse feeds arbitrary documents to Parse (the ConfigMap is in the operator's namespace,
+// but the webhook must survive any content): nothing may panic, and a document it accepts
+// encodes back to one that parses to the same entries, each found by Lookup while live.
+func FuzzParse(f *testing.F) {
+	live := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	seed, _, err := Encode([]inspect.KnownImage{
+		{Ref: "docker.io/library/nginx:latest", Architectures: []string{"amd64", "arm64"}, Expires: &live},
+		{Ref: "r.example:5000/team/app@sha256:" + strings.Repeat("a", 64), AnyArchitecture: true},
+	}, MaxDataBytes)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{string(seed), `{"entries":[]}`, `{"entries":[{"ref":"nginx"}]}`, `{"entries":null}`, `[]`, `{`, ""} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, data string) {
+		ix, err := Parse(data)
+		if err != nil {
+			return
+		}
+		entries := slices.Collect(maps.Values(ix.entries))
+		again, kept, err := Encode(entries, 1<<30)
+		if err != nil || kept != len(entries) {
+			t.Fatalf("re-encoding %d entries: kept %d, %v", len(entries), kept, err)
+		}
+		ix2, err := Parse(string(again))
+		if err != nil || ix2.Len() != ix.Len() {
+			t.Fatalf("the re-encoded document parses to %d entries (%v), want %d", ix2.Len(), err, ix.Len())
+		}
+		for ref, e := range ix.entries {
+			_, ok := ix.Lookup(ref, now)
+			if live := e.Expires == nil || now.Before(*e.Expires); ok != live {
+				t.Errorf("Lookup(%q) found %v, want %v (expires %v)", ref, ok, live, e.Expires)
+			}
+		}
+	})
+}

@@ -42,6 +42,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"golang.org/x/time/rate"
 )
 
 // Cache size and lifetimes: a scraper asks every few seconds with the same token, so its
@@ -52,6 +54,15 @@ const (
 	allowTTL      = time.Minute
 	denyTTL       = 10 * time.Second
 	reviewTimeout = 10 * time.Second
+)
+
+// Reviews not answered from the cache are limited: anyone who reaches the port can send a new
+// random token with every request, and each costs the apiserver a TokenReview. A few scrapers
+// with steady tokens need a handful a minute; beyond reviewsPerSecond (with a burst of
+// reviewBurst) a request gets 429 and a Retry-After.
+const (
+	reviewsPerSecond = 5
+	reviewBurst      = 20
 )
 
 // Reviewer answers whether a request's bearer token may use verb on path.
@@ -114,6 +125,11 @@ func FilterProvider(c *rest.Config, httpClient *http.Client) (metricsserver.Filt
 // apiserver knows, 403 when its user may not use the verb on the path, 500 when a review
 // failed. Decisions are cached by a hash of the token (never the token itself), verb and path.
 func Filter(r Reviewer) metricsserver.Filter {
+	return filter(r, rate.NewLimiter(reviewsPerSecond, reviewBurst))
+}
+
+// filter is Filter with the limiter of uncached reviews passed in (tests give a small one).
+func filter(r Reviewer, reviews *rate.Limiter) metricsserver.Filter {
 	allowed := expirable.NewLRU[[sha256.Size]byte, Decision](cacheEntries, nil, allowTTL)
 	refused := expirable.NewLRU[[sha256.Size]byte, Decision](cacheEntries, nil, denyTTL)
 	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
@@ -128,6 +144,11 @@ func Filter(r Reviewer) metricsserver.Filter {
 			d, cached := allowed.Get(key)
 			if !cached {
 				d, cached = refused.Get(key)
+			}
+			if !cached && !reviews.Allow() {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "Too many token reviews", http.StatusTooManyRequests)
+				return
 			}
 			if !cached {
 				ctx, cancel := context.WithTimeout(req.Context(), reviewTimeout)

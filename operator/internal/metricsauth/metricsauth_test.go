@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 )
 
 // reviewer answers from a table of tokens and counts its reviews.
@@ -92,5 +93,44 @@ func TestFilter(t *testing.T) {
 				t.Errorf("reviews = %d, want %d", r.calls, wantCalls)
 			}
 		})
+	}
+}
+
+// TestFilterLimitsUncachedReviews checks that requests with new tokens beyond the limiter's
+// burst get 429 without a review, while a token already reviewed is still answered from the
+// cache.
+func TestFilterLimitsUncachedReviews(t *testing.T) {
+	r := &reviewer{decisions: map[string]Decision{"reader": {Authenticated: true, Allowed: true, User: "prometheus"}}}
+	h, err := filter(r, rate.NewLimiter(0, 2))(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(token string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	for _, step := range []struct {
+		token string
+		want  int
+	}{
+		{"reader", http.StatusOK},                // reviewed: one of the burst of two
+		{"random-1", http.StatusUnauthorized},    // reviewed: the second
+		{"random-2", http.StatusTooManyRequests}, // over the limit: no review
+		{"random-3", http.StatusTooManyRequests},
+		{"reader", http.StatusOK}, // cached: no review needed
+	} {
+		rec := serve(step.token)
+		if rec.Code != step.want {
+			t.Errorf("token %s: status %d, want %d", step.token, rec.Code, step.want)
+		}
+		if rec.Code == http.StatusTooManyRequests && rec.Header().Get("Retry-After") == "" {
+			t.Errorf("token %s: 429 without Retry-After", step.token)
+		}
+	}
+	if r.calls != 2 {
+		t.Errorf("reviews = %d, want 2 (the limiter's burst)", r.calls)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"time"
 
@@ -79,6 +80,9 @@ type ControllerOptions struct {
 	// InspectWorkers bounds the images of one pod inspected concurrently; DefaultInspectWorkers
 	// when zero.
 	InspectWorkers int
+	// NamespaceWorkers bounds the pods of one namespace processed concurrently; a quarter of
+	// Workers when zero (podplacement.Options).
+	NamespaceWorkers int
 	// ImageInspection is the resolved spec.imageInspection of the ClusterPodPlacementConfig
 	// (cache size and TTL, inspection timeout, retry budget), used as is after validation: zero
 	// means zero (no cache, no retry). Nil means the API's defaults,
@@ -269,9 +273,11 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 		GlobalPullSecret: opts.GlobalPullSecret,
 		Workers:          opts.Workers,
 		InspectWorkers:   opts.InspectWorkers,
+		NamespaceWorkers: opts.NamespaceWorkers,
 		InspectTimeout:   ii.Timeout,
 		MaxRetries:       ii.MaxRetries,
 		MaxGateAge:       ii.MaxGateAge,
+		MaxImagesPerPod:  ii.MaxImagesPerPod,
 		RetryBaseDelay:   opts.RetryBaseDelay,
 		RetryMaxDelay:    opts.RetryMaxDelay,
 		Metrics:          metrics,
@@ -281,6 +287,19 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
+	}
+	// Liveness that means progress: a leader whose workers are stuck still renews its lease and
+	// serves its probes; failing this check restarts it, and the standby (or the restarted
+	// replica) takes the pods over. A replica that does not lead releases nothing, by design.
+	if err := mgr.AddHealthzCheck("progress", func(req *http.Request) error {
+		select {
+		case <-mgr.Elected():
+			return r.Stalled(req.Context())
+		default:
+			return nil
+		}
+	}); err != nil {
+		return fmt.Errorf("adding the progress check: %w", err)
 	}
 	if opts.ExecFormatErrorMonitor {
 		if err := setUpExecFormatErrorMonitor(mgr, opts); err != nil {

@@ -51,13 +51,13 @@ func TestControllerOptionsDefaults(t *testing.T) {
 			want: func(o *ControllerOptions) {},
 		},
 		"zero settings are kept, not re-defaulted": {
-			in: ControllerOptions{ImageInspection: &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Second, Timeout: time.Second, MaxRetries: 0, MaxGateAge: time.Minute}},
+			in: ControllerOptions{ImageInspection: &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Second, Timeout: time.Second, MaxRetries: 0, MaxGateAge: time.Minute, MaxImagesPerPod: 1}},
 			want: func(o *ControllerOptions) {
-				o.ImageInspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Second, Timeout: time.Second, MaxRetries: 0, MaxGateAge: time.Minute}
+				o.ImageInspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Second, Timeout: time.Second, MaxRetries: 0, MaxGateAge: time.Minute, MaxImagesPerPod: 1}
 			},
 		},
 		"invalid settings are refused with the field and the value": {
-			in:      ControllerOptions{ImageInspection: &v1beta1.ImageInspectionSettings{CacheSize: -1, CacheTTL: time.Second, Timeout: 0, MaxRetries: 2, MaxGateAge: time.Hour}},
+			in:      ControllerOptions{ImageInspection: &v1beta1.ImageInspectionSettings{CacheSize: -1, CacheTTL: time.Second, Timeout: 0, MaxRetries: 2, MaxGateAge: time.Hour, MaxImagesPerPod: 64}},
 			wantErr: `invalid controller settings: [imageInspection.cacheSize: Invalid value: -1: must be within [0, 1000000], imageInspection.timeout: Invalid value: "0s": must be within [1s, 5m0s]]`,
 		},
 		"explicit values are kept; the lease namespace follows the operator's": {

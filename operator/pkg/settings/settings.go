@@ -37,6 +37,7 @@ const (
 	FlagMaxRetries     = "max-retries"
 	FlagFailureTTL     = "failure-cache-ttl"
 	FlagMaxGateAge     = "max-gate-age"
+	FlagMaxImages      = "max-images-per-pod"
 )
 
 // FlagKnownImagesConfigMap names the ConfigMap of the operator's namespace through which the
@@ -67,6 +68,7 @@ func ImageInspectionArgs(s v1beta1.ImageInspectionSettings) []string {
 		"--" + FlagMaxRetries + "=" + strconv.Itoa(s.MaxRetries),
 		"--" + FlagFailureTTL + "=" + s.FailureCacheTTL.String(),
 		"--" + FlagMaxGateAge + "=" + s.MaxGateAge.String(),
+		"--" + FlagMaxImages + "=" + strconv.Itoa(s.MaxImagesPerPod),
 	}
 }
 
@@ -80,4 +82,5 @@ func BindImageInspectionFlags(fs *pflag.FlagSet, s *v1beta1.ImageInspectionSetti
 	fs.DurationVar(&s.FailureCacheTTL, FlagFailureTTL, d.FailureCacheTTL, "How long a failed inspection is remembered for every pod asking again (spec.imageInspection.failureCacheTTL); 0 for never.")
 	fs.IntVar(&s.MaxRetries, FlagMaxRetries, d.MaxRetries, "Inspection retries before the gate is removed without changes (spec.imageInspection.maxRetries); 0 for none.")
 	fs.DurationVar(&s.MaxGateAge, FlagMaxGateAge, d.MaxGateAge, "Longest a pod keeps the scheduling gate, from its creation, before it is released unplaced (spec.imageInspection.maxGateAge).")
+	fs.IntVar(&s.MaxImagesPerPod, FlagMaxImages, d.MaxImagesPerPod, "Most distinct images of a pod inspected; a pod naming more is released unplaced at once (spec.imageInspection.maxImagesPerPod).")
 }

@@ -281,3 +281,66 @@ func TestFleetExampleRenders(t *testing.T) {
 		t.Errorf("BindingPolicy apiVersion %s", bp.GetAPIVersion())
 	}
 }
+
+// TestNetworkPolicy checks the NetworkPolicy of archgate's namespace in every overlay: it
+// covers every pod of the namespace, lets in exactly the ports the components serve, and lets
+// out DNS and every address but the link-local ranges (the cloud's instance metadata service).
+func TestNetworkPolicy(t *testing.T) {
+	for _, overlay := range overlays(t) {
+		t.Run(overlay, func(t *testing.T) {
+			np := find(render(t, filepath.Join(deployDir, "overlays", overlay)), "NetworkPolicy", "archgate")
+			if np == nil {
+				t.Fatal("no NetworkPolicy archgate")
+			}
+			var spec struct {
+				PodSelector map[string]any `json:"podSelector"`
+				Ingress     []struct {
+					From  []any `json:"from"`
+					Ports []struct {
+						Port int `json:"port"`
+					} `json:"ports"`
+				} `json:"ingress"`
+				Egress []struct {
+					To []struct {
+						IPBlock struct {
+							CIDR   string   `json:"cidr"`
+							Except []string `json:"except"`
+						} `json:"ipBlock"`
+					} `json:"to"`
+				} `json:"egress"`
+			}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(np.Object["spec"].(map[string]any), &spec); err != nil {
+				t.Fatal(err)
+			}
+			if len(spec.PodSelector) != 0 {
+				t.Errorf("podSelector %v, want every pod of the namespace", spec.PodSelector)
+			}
+			var ports []int
+			for _, in := range spec.Ingress {
+				if len(in.From) != 0 {
+					t.Errorf("ingress restricted to %v: the apiserver's address is not known here", in.From)
+				}
+				for _, p := range in.Ports {
+					ports = append(ports, p.Port)
+				}
+			}
+			slices.Sort(ports)
+			if want := []int{operator.HealthPort, operator.MetricsPort, operator.WebhookPort}; !slices.Equal(ports, want) {
+				t.Errorf("ingress ports %v, want %v (what the components serve)", ports, want)
+			}
+			blocked := map[string]bool{}
+			for _, out := range spec.Egress {
+				for _, to := range out.To {
+					for _, e := range to.IPBlock.Except {
+						blocked[e] = true
+					}
+				}
+			}
+			for _, want := range []string{"169.254.0.0/16", "fe80::/10"} {
+				if !blocked[want] {
+					t.Errorf("egress does not exclude %s (link-local: the instance metadata service)", want)
+				}
+			}
+		})
+	}
+}

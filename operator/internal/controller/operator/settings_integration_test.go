@@ -41,7 +41,7 @@ func controllerSettings(t *testing.T) (v1beta1.ImageInspectionSettings, error) {
 	var got v1beta1.ImageInspectionSettings
 	settings.BindImageInspectionFlags(fs, &got)
 	args := getDeployment(t, operator.ControllerComponentName).Spec.Template.Spec.Containers[0].Args
-	for _, flag := range []string{settings.FlagCacheSize, settings.FlagCacheTTL, settings.FlagInspectTimeout, settings.FlagMaxRetries, settings.FlagFailureTTL, settings.FlagMaxGateAge} {
+	for _, flag := range []string{settings.FlagCacheSize, settings.FlagCacheTTL, settings.FlagInspectTimeout, settings.FlagMaxRetries, settings.FlagFailureTTL, settings.FlagMaxGateAge, settings.FlagMaxImages} {
 		if argWithPrefix(args, "--"+flag+"=") == "" {
 			return got, fmt.Errorf("controller args %q lack --%s: the binary's default would decide", args, flag)
 		}
@@ -68,10 +68,11 @@ func TestImageInspectionSettingsReachTheController(t *testing.T) {
 			CacheSize: ptr.To[int32](0), CacheTTL: &metav1.Duration{Duration: 90 * time.Second},
 			Timeout: &metav1.Duration{Duration: 45 * time.Second}, MaxRetries: ptr.To[int32](8),
 			FailureCacheTTL: &metav1.Duration{Duration: 20 * time.Second}, MaxGateAge: &metav1.Duration{Duration: 2 * time.Hour},
+			MaxImagesPerPod: ptr.To[int32](12),
 		}
 	})
 	want := v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8,
-		FailureCacheTTL: 20 * time.Second, MaxGateAge: 2 * time.Hour}
+		FailureCacheTTL: 20 * time.Second, MaxGateAge: 2 * time.Hour, MaxImagesPerPod: 12}
 	eventually(t, 30*time.Second, "the CR's imageInspection in the controller's arguments", func() error {
 		got, err := controllerSettings(t)
 		if err != nil {

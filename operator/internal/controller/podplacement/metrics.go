@@ -52,6 +52,7 @@ type Metrics struct {
 	podsProcessed      *prometheus.CounterVec
 	inspectionErrors   *prometheus.CounterVec
 	retries            prometheus.Counter
+	namespaceDeferrals prometheus.Counter
 	patches            *prometheus.CounterVec
 	events             *prometheus.CounterVec
 	sourcesSkipped     *prometheus.CounterVec
@@ -85,6 +86,10 @@ func NewMetrics() *Metrics {
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "archgate_placement_inspection_retries_total",
 			Help: "Inspection retries scheduled with backoff after a failed attempt.",
+		}),
+		namespaceDeferrals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "archgate_placement_namespace_deferrals_total",
+			Help: "Pod reconciles put back for a moment because the pod's namespace already held its share of the workers (--namespace-workers).",
 		}),
 		patches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "archgate_placement_pod_patches_total",
@@ -132,7 +137,7 @@ func NewMetrics() *Metrics {
 
 // Collectors returns every collector, for callers that register them with their own policy.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.inspectionDuration, m.phaseDuration, m.podsProcessed, m.inspectionErrors, m.retries,
+	return []prometheus.Collector{m.inspectionDuration, m.phaseDuration, m.podsProcessed, m.inspectionErrors, m.retries, m.namespaceDeferrals,
 		m.patches, m.events, m.sourcesSkipped, m.gated}
 }
 

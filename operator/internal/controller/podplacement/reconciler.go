@@ -24,6 +24,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -94,6 +95,10 @@ type Options struct {
 	NodeCredentials NodeCredentials
 	// Workers is the number of pods reconciled concurrently.
 	Workers int
+	// NamespaceWorkers bounds the pods of one namespace reconciled concurrently, so that one
+	// namespace whose registries hang cannot hold every worker; a quarter of Workers (at least
+	// one) when zero.
+	NamespaceWorkers int
 	// InspectWorkers bounds the images of one pod inspected concurrently.
 	InspectWorkers int
 	// InspectTimeout bounds the inspection of one image; a pod's deadline is this times the
@@ -107,6 +112,10 @@ type Options struct {
 	// MaxGateAge is the longest a pod keeps the gate, from its creation, whatever holds it:
 	// spec.imageInspection.maxGateAge as the operator renders it. The default is the API's.
 	MaxGateAge time.Duration
+	// MaxImagesPerPod is the most distinct images of a pod inspected; a pod naming more is
+	// released at once: spec.imageInspection.maxImagesPerPod as the operator renders it. The
+	// default is the API's.
+	MaxImagesPerPod int
 	// RetryBaseDelay and RetryMaxDelay shape the per-pod exponential backoff.
 	RetryBaseDelay, RetryMaxDelay time.Duration
 	// PullSecretCacheSize and PullSecretCacheTTL bound the cache of parsed imagePullSecrets.
@@ -131,9 +140,11 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	o.Workers = cmp.Or(max(o.Workers, 0), DefaultWorkers)
 	o.InspectWorkers = cmp.Or(max(o.InspectWorkers, 0), DefaultInspectWorkers)
+	o.NamespaceWorkers = min(cmp.Or(max(o.NamespaceWorkers, 0), max(o.Workers/4, 1)), o.Workers)
 	o.InspectTimeout = cmp.Or(max(o.InspectTimeout, 0), v1beta1.DefaultImageInspectionTimeout)
 	o.MaxRetries = max(o.MaxRetries, 0)
 	o.MaxGateAge = cmp.Or(max(o.MaxGateAge, 0), v1beta1.DefaultMaxGateAge)
+	o.MaxImagesPerPod = cmp.Or(max(o.MaxImagesPerPod, 0), v1beta1.DefaultMaxImagesPerPod)
 	o.RetryBaseDelay = cmp.Or(max(o.RetryBaseDelay, 0), DefaultRetryBaseDelay)
 	o.RetryMaxDelay = cmp.Or(max(o.RetryMaxDelay, 0), DefaultRetryMaxDelay)
 	o.RetryMaxDelay = max(o.RetryMaxDelay, o.RetryBaseDelay)
@@ -183,8 +194,13 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	metrics  *Metrics
 	retries  *retryTracker
-	secrets  *podSecrets
-	global   *globalPullSecret // nil without a global pull secret
+	tenants  *tenantSlots
+	// cached reads the gated pods' metadata (Stalled); lastRelease is when a pod last left the
+	// gate, in Unix nanoseconds.
+	cached      client.Reader
+	lastRelease atomic.Int64
+	secrets     *podSecrets
+	global      *globalPullSecret // nil without a global pull secret
 	// overlaps records overlap Events; nil records none (unit tests without it).
 	overlaps *OverlapEvents
 }
@@ -197,12 +213,15 @@ func New(opts Options) (*Reconciler, error) {
 	if opts.Inspector == nil {
 		return nil, errors.New("podplacement: Options.Inspector is required")
 	}
-	return &Reconciler{
+	r := &Reconciler{
 		opts:     opts,
 		metrics:  opts.Metrics,
 		retries:  newRetryTracker(opts.RetryBaseDelay, opts.RetryMaxDelay, opts.Clock),
+		tenants:  newTenantSlots(opts.NamespaceWorkers),
 		overlaps: opts.OverlapEvents,
-	}, nil
+	}
+	r.released() // a new controller has StallGrace before it can be stalled
+	return r, nil
 }
 
 // SetupWithManager registers the pod controller (and the global-pull-secret controller when a
@@ -274,7 +293,7 @@ func startConfigInformers(c cache.Cache) error {
 // the pod of each reconcile and imagePullSecrets (uncached), cached for the global pull secret and
 // the gated-pods gauges.
 func (r *Reconciler) bind(c client.Client, apiReader, cached client.Reader, recorder events.EventRecorder) {
-	r.client, r.pods, r.recorder = c, apiReader, recorder
+	r.client, r.pods, r.recorder, r.cached = c, apiReader, recorder, cached
 	r.secrets = newPodSecrets(apiReader, r.opts.PullSecretCacheSize, r.opts.PullSecretCacheTTL)
 	r.metrics.gated.attach(cached, r.opts.Clock.Now)
 	if r.opts.GlobalPullSecret != nil {
@@ -401,6 +420,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if wait := r.retries.Remaining(pod.UID); wait > 0 {
 		return reconcile.Result{RequeueAfter: r.byDeadline(wait, deadline)}, nil
 	}
+	if !r.tenants.acquire(pod.Namespace) {
+		r.metrics.namespaceDeferrals.Inc()
+		return reconcile.Result{RequeueAfter: r.byDeadline(r.tenants.wait(), deadline)}, nil
+	}
+	defer r.tenants.release(pod.Namespace)
 	s := newScope(ctx, pod, deadline)
 
 	// Each phase a reconcile reached is observed once, with the time of its steps summed.
@@ -562,8 +586,17 @@ func (r *Reconciler) loadConfig(ctx context.Context, s *scope) error {
 	return nil
 }
 
+// collectImages lists the pod's distinct images. A pod naming more than MaxImagesPerPod is
+// released at once, none inspected: each image costs registry requests and a share of the
+// workers that one pod must not take from the others, and no retry would change the count.
 func (r *Reconciler) collectImages(_ context.Context, s *scope) error {
 	s.images = placement.PodImages(&s.pod.Spec)
+	if n := len(s.images); n > r.opts.MaxImagesPerPod {
+		s.done = true
+		why := fmt.Sprintf("the pod names %d images, more than maxImagesPerPod (%d); none was inspected", n, r.opts.MaxImagesPerPod)
+		r.markInspectionFailed(s, why, why)
+		s.log.Info("Too many images to inspect, scheduling gate removed without node affinity changes", "images", n, "maxImagesPerPod", r.opts.MaxImagesPerPod)
+	}
 	return nil
 }
 
@@ -789,6 +822,7 @@ func (r *Reconciler) commit(ctx context.Context, s *scope) (reconcile.Result, er
 		return reconcile.Result{}, fmt.Errorf("removing the scheduling gate: %w", err)
 	}
 	r.retries.Forget(s.pod.UID)
+	r.released()
 	r.metrics.podsProcessed.WithLabelValues(s.outcome.LabelValue()).Inc()
 	for _, e := range s.events {
 		r.metrics.events.WithLabelValues(e.reason).Inc()

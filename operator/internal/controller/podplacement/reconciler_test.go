@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -362,6 +363,7 @@ func TestReconcile(t *testing.T) {
 		scripts     map[string][]answer // overrides
 		maxRetries  int
 		maxGateAge  time.Duration     // 0: the default
+		maxImages   int               // 0: the default
 		secretErr   error             // every Secret read fails with it
 		wantOutcome placement.Outcome // "": not ungated
 		wantLabels  map[string]string // nil: as wantOutcome implies
@@ -559,6 +561,22 @@ func TestReconcile(t *testing.T) {
 			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonGateAgeExceeded}},
 			wantCalls:   0, wantWrites: 1,
 		},
+		"more images than maxImagesPerPod: released at once, none inspected": {
+			pod:         newPod("p", multi, amd, arm).build(),
+			maxImages:   2,
+			wantOutcome: placement.OutcomeInspectionFailed,
+			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "the pod names 3 images, more than maxImagesPerPod (2); none was inspected"},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
+			wantCalls:   0, wantWrites: 1,
+		},
+		"as many images as maxImagesPerPod: inspected": {
+			pod:         newPod("p", multi, amd).build(),
+			maxImages:   2,
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64"},
+			wantCalls:   2, wantWrites: 1,
+		},
 		"a pod younger than the maximum gate age is placed as usual": {
 			pod:         newPod("p", arm).createdAgo(9 * time.Minute).build(),
 			wantOutcome: placement.OutcomeArchSet,
@@ -607,7 +625,8 @@ func TestReconcile(t *testing.T) {
 			for k, v := range tc.scripts {
 				s[k] = v
 			}
-			h := newHarness(t, Options{MaxRetries: tc.maxRetries, MaxGateAge: tc.maxGateAge, RetryBaseDelay: 100 * time.Millisecond, RetryMaxDelay: time.Second},
+			h := newHarness(t, Options{MaxRetries: tc.maxRetries, MaxGateAge: tc.maxGateAge, MaxImagesPerPod: tc.maxImages,
+				RetryBaseDelay: 100 * time.Millisecond, RetryMaxDelay: time.Second},
 				s, append([]client.Object{tc.pod}, tc.objs...)...)
 			h.secretErr = tc.secretErr
 			h.drive(t, tc.pod.Name)
@@ -845,5 +864,35 @@ func TestReconcileReleasesWhenInspectionReachesTheDeadline(t *testing.T) {
 	}
 	if h.writes != 1 || h.inspector.totalCalls() != 1 {
 		t.Errorf("writes %d, inspections %d; want 1 and 1", h.writes, h.inspector.totalCalls())
+	}
+}
+
+// TestReconcileNamespaceShare checks that a pod whose namespace already holds its share of the
+// workers is put back for a moment without inspecting, writing or spending a retry, and is
+// placed once a worker of its namespace is free.
+func TestReconcileNamespaceShare(t *testing.T) {
+	const image = "reg.example/arm:1"
+	h := newHarness(t, Options{Workers: 8, NamespaceWorkers: 1}, map[string][]answer{image: {ok("arm64")}}, newPod("p", image).build())
+	if !h.r.tenants.acquire(testNamespace) { // another pod of the namespace is being worked on
+		t.Fatal("the namespace's only worker was not free")
+	}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}}
+	res, err := h.r.Reconcile(context.Background(), req)
+	if err != nil || res.RequeueAfter < tenantWait || res.RequeueAfter >= 2*tenantWait {
+		t.Fatalf("Reconcile = %+v, %v; want a requeue within [%s, %s)", res, err, tenantWait, 2*tenantWait)
+	}
+	if h.inspector.totalCalls() != 0 || h.writes != 0 || h.r.retries.Retries("uid-p") != 0 {
+		t.Fatalf("inspections %d, writes %d, retries %d while deferred; want none", h.inspector.totalCalls(), h.writes, h.r.retries.Retries("uid-p"))
+	}
+	if got := testutil.ToFloat64(h.r.metrics.namespaceDeferrals); got != 1 {
+		t.Errorf("namespace deferrals counted %v, want 1", got)
+	}
+	h.r.tenants.release(testNamespace)
+	h.drive(t, "p")
+	if got := h.pod(t, "p").Labels[v1beta1.LabelPlacement]; got != placement.OutcomeArchSet.LabelValue() {
+		t.Errorf("placement label = %q, want %q once a worker was free", got, placement.OutcomeArchSet)
+	}
+	if len(h.r.tenants.inUse) != 0 {
+		t.Errorf("workers still held after the reconcile: %v", h.r.tenants.inUse)
 	}
 }

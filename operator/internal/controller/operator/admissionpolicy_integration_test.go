@@ -1,0 +1,201 @@
+//go:build integration
+
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operator_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+)
+
+// TestControllerPodWritesFence applies deploy/'s ValidatingAdmissionPolicy and proves, with
+// requests refused by the apiserver, that archgate-controller's ServiceAccount can make a
+// pod's placement writes and nothing else: not an image, a toleration, a gate added, or a
+// label or annotation of someone else's. Another user's same writes are not fenced.
+func TestControllerPodWritesFence(t *testing.T) {
+	ctx := t.Context()
+	for _, obj := range policyObjects(t) {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+		t.Cleanup(func() { _ = k8s.Delete(ctx, obj) })
+	}
+	const ns = "fence-test"
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	controller := impersonating(t, "system:serviceaccount:archgate-system:archgate-controller")
+	other := impersonating(t, "system:serviceaccount:team:deployer")
+	waitFenceActive(t, ns, controller)
+
+	tests := map[string]struct {
+		client  client.Client
+		mutate  func(*corev1.Pod)
+		wantErr string // "": allowed
+	}{
+		"the placement write: gate removed, affinity, archgate's labels and annotations": {
+			client: controller,
+			mutate: func(p *corev1.Pod) {
+				p.Spec.SchedulingGates = nil
+				p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+						{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"arm64"}}}}}}}}
+				p.Labels[v1beta1.LabelSchedulingGate] = v1beta1.LabelValueRemoved
+				p.Labels[v1beta1.LabelPlacement] = "arch-set"
+				p.Annotations = map[string]string{v1beta1.AnnotationArchitectures: "arm64"}
+			},
+		},
+		"an image": {
+			client: controller, mutate: func(p *corev1.Pod) { p.Spec.Containers[0].Image = "attacker.example/app:1" },
+			wantErr: "may not change a container's image",
+		},
+		"a toleration": {
+			client: controller, mutate: func(p *corev1.Pod) {
+				p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists})
+			},
+			wantErr: "may not change a pod's tolerations",
+		},
+		"a user's label": {
+			client: controller, mutate: func(p *corev1.Pod) { p.Labels["app"] = "other" },
+			wantErr: "only the multiarch.openshift.io/ labels",
+		},
+		"a user's label removed": {
+			client: controller, mutate: func(p *corev1.Pod) { delete(p.Labels, "app") },
+			wantErr: "only the multiarch.openshift.io/ labels",
+		},
+		"a user's annotation": {
+			client: controller, mutate: func(p *corev1.Pod) { p.Annotations = map[string]string{"team.example/owner": "x"} },
+			wantErr: "only the multiarch.openshift.io/ annotations",
+		},
+		"another user may change an image": {
+			client: other, mutate: func(p *corev1.Pod) { p.Spec.Containers[0].Image = "registry.example/app:2" },
+		},
+	}
+	i := 0
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			i++
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: ns,
+					Labels: map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}},
+				Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}},
+					Containers: []corev1.Container{{Name: "c", Image: "registry.example/app:1"}}},
+			}
+			if err := k8s.Create(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = k8s.Delete(ctx, pod) })
+			updated := pod.DeepCopy()
+			tc.mutate(updated)
+			err := tc.client.Patch(ctx, updated, client.MergeFrom(pod))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.wantErr != "" && err == nil:
+				t.Errorf("allowed, want refused with %q", tc.wantErr)
+			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
+				t.Errorf("refused with %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// waitFenceActive waits until the apiserver enforces the policy (it compiles a new policy in
+// the background): the controller's image changes on a pod of its own are refused.
+func waitFenceActive(t *testing.T, ns string, controller client.Client) {
+	t.Helper()
+	ctx := t.Context()
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.example/app:0"}}}}
+	if err := k8s.Create(ctx, probe); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, probe) })
+	n := 0
+	eventually(t, 30*time.Second, "the policy enforced", func() error {
+		current := &corev1.Pod{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(probe), current); err != nil {
+			return err
+		}
+		n++
+		updated := current.DeepCopy()
+		updated.Spec.Containers[0].Image = fmt.Sprintf("registry.example/app:%d", n) // a change every time
+		if err := controller.Patch(ctx, updated, client.MergeFrom(current)); err == nil {
+			return errors.New("an image change was allowed")
+		} else if !apierrors.IsInvalid(err) && !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
+			return err
+		}
+		return nil
+	})
+}
+
+// impersonating is an administrator client that acts as user: authorized for everything, so
+// that only admission can refuse it.
+func impersonating(t *testing.T, user string) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:masters", "system:authenticated"}}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// policyObjects reads deploy/base/admission-policies.yaml.
+func policyObjects(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "deploy", "base", "admission-policies.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+	if len(out) != 2 {
+		t.Fatalf("found %d objects, want the policy and its binding", len(out))
+	}
+	return out
+}
