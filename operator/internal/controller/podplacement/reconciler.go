@@ -401,6 +401,10 @@ type phase func(ctx context.Context, s *scope) error
 
 // Reconcile removes the scheduling gate of one pod: fetch → scope → phases → one write.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if !r.tenants.acquire(req.Namespace) {
+		return r.overShare(ctx, req)
+	}
+	defer r.tenants.release(req.Namespace)
 	full, err := r.readPod(ctx, req.NamespacedName)
 	if err != nil || full == nil {
 		return reconcile.Result{}, err
@@ -420,11 +424,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if wait := r.retries.Remaining(pod.UID); wait > 0 {
 		return reconcile.Result{RequeueAfter: r.byDeadline(wait, deadline)}, nil
 	}
-	if !r.tenants.acquire(pod.Namespace) {
-		r.metrics.namespaceDeferrals.Inc()
-		return reconcile.Result{RequeueAfter: r.byDeadline(r.tenants.wait(), deadline)}, nil
-	}
-	defer r.tenants.release(pod.Namespace)
 	s := newScope(ctx, pod, deadline)
 
 	// Each phase a reconcile reached is observed once, with the time of its steps summed.
@@ -459,14 +458,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return r.commit(ctx, s)
 }
 
+// overShare handles a pod whose namespace already holds its share of the workers. The pod's
+// cached metadata, not an apiserver read (which a namespace's many waiting pods would
+// multiply), says whether its gate deadline has passed: if so it is released now, without a
+// worker of its namespace's share; otherwise it waits a moment, at most until that deadline.
+func (r *Reconciler) overShare(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	r.metrics.namespaceDeferrals.Inc()
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	if err := r.cached.Get(ctx, req.NamespacedName, meta); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, nil // released or deleted meanwhile
+		}
+		return reconcile.Result{RequeueAfter: r.tenants.wait()}, nil
+	}
+	deadline := r.gateDeadline(meta)
+	if !r.pastDeadline(deadline) {
+		return reconcile.Result{RequeueAfter: r.byDeadline(r.tenants.wait(), deadline)}, nil
+	}
+	full, err := r.readPod(ctx, req.NamespacedName)
+	if err != nil || full == nil {
+		return reconcile.Result{}, err
+	}
+	pod := placementView(full)
+	if pod.DeletionTimestamp != nil || !readyForClusterStage(pod) {
+		return reconcile.Result{}, nil // not the gate this controller releases
+	}
+	return r.releaseOverAge(ctx, newScope(ctx, pod, r.gateDeadline(pod)))
+}
+
 // gateDeadline is when pod must be released whatever holds it: its creation plus MaxGateAge.
 // It is zero, no limit, for a pod without a creation time (only objects that never went
 // through an apiserver lack one).
-func (r *Reconciler) gateDeadline(pod *corev1.Pod) time.Time {
-	if pod.CreationTimestamp.IsZero() {
+func (r *Reconciler) gateDeadline(pod metav1.Object) time.Time {
+	created := pod.GetCreationTimestamp()
+	if created.IsZero() {
 		return time.Time{}
 	}
-	return pod.CreationTimestamp.Add(r.opts.MaxGateAge)
+	return created.Add(r.opts.MaxGateAge)
 }
 
 // byDeadline shortens a wait so that the pod is reconciled again by its deadline, when

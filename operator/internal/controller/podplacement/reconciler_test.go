@@ -876,13 +876,16 @@ func TestReconcileNamespaceShare(t *testing.T) {
 	if !h.r.tenants.acquire(testNamespace) { // another pod of the namespace is being worked on
 		t.Fatal("the namespace's only worker was not free")
 	}
+	reads := 0
+	h.r.pods = countingReader{Reader: h.c, reads: &reads}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}}
 	res, err := h.r.Reconcile(context.Background(), req)
 	if err != nil || res.RequeueAfter < tenantWait || res.RequeueAfter >= 2*tenantWait {
 		t.Fatalf("Reconcile = %+v, %v; want a requeue within [%s, %s)", res, err, tenantWait, 2*tenantWait)
 	}
-	if h.inspector.totalCalls() != 0 || h.writes != 0 || h.r.retries.Retries("uid-p") != 0 {
-		t.Fatalf("inspections %d, writes %d, retries %d while deferred; want none", h.inspector.totalCalls(), h.writes, h.r.retries.Retries("uid-p"))
+	if h.inspector.totalCalls() != 0 || h.writes != 0 || reads != 0 || h.r.retries.Retries("uid-p") != 0 {
+		t.Fatalf("inspections %d, writes %d, apiserver reads %d, retries %d while deferred; want none",
+			h.inspector.totalCalls(), h.writes, reads, h.r.retries.Retries("uid-p"))
 	}
 	if got := testutil.ToFloat64(h.r.metrics.namespaceDeferrals); got != 1 {
 		t.Errorf("namespace deferrals counted %v, want 1", got)
@@ -894,5 +897,37 @@ func TestReconcileNamespaceShare(t *testing.T) {
 	}
 	if len(h.r.tenants.inUse) != 0 {
 		t.Errorf("workers still held after the reconcile: %v", h.r.tenants.inUse)
+	}
+}
+
+// countingReader counts the reads of the pods' apiserver reader.
+type countingReader struct {
+	client.Reader
+	reads *int
+}
+
+func (c countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	*c.reads++
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestReconcileOverAgeWhileNamespaceBusy checks that a pod past its gate deadline is released
+// even while its namespace holds its whole share of the workers.
+func TestReconcileOverAgeWhileNamespaceBusy(t *testing.T) {
+	const image = "reg.example/hangs:1"
+	h := newHarness(t, Options{Workers: 8, NamespaceWorkers: 1, MaxGateAge: time.Minute}, map[string][]answer{},
+		newPod("p", image).createdAgo(2*time.Minute).build())
+	if !h.r.tenants.acquire(testNamespace) {
+		t.Fatal("the namespace's only worker was not free")
+	}
+	res, err := h.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}})
+	if err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("Reconcile = %+v, %v; want the pod released, no requeue", res, err)
+	}
+	if got := h.pod(t, "p").Labels[v1beta1.LabelPlacement]; got != placement.OutcomeGateAgeExceeded.LabelValue() {
+		t.Errorf("placement label = %q, want %q", got, placement.OutcomeGateAgeExceeded)
+	}
+	if h.inspector.totalCalls() != 0 {
+		t.Errorf("%d inspections for an over-age pod", h.inspector.totalCalls())
 	}
 }
