@@ -415,7 +415,7 @@ func controllerOptions() components.ControllerOptions {
 		CredentialProviderBinDir: s.pluginBinDir,
 		ImageInspection: &v1beta1.ImageInspectionSettings{
 			CacheSize: v1beta1.DefaultImageCacheSize, CacheTTL: v1beta1.DefaultImageCacheTTL,
-			Timeout: 10 * time.Second, MaxRetries: maxRetries, MaxGateAge: v1beta1.DefaultMaxGateAge,
+			Timeout: 10 * time.Second, MaxRetries: maxRetries, MaxGateAge: v1beta1.DefaultMaxGateAge, MaxImagesPerPod: v1beta1.DefaultMaxImagesPerPod,
 		},
 		RetryBaseDelay:       retryBaseDelay,
 		RetryMaxDelay:        retryMaxDelay,
