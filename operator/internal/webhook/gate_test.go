@@ -364,21 +364,7 @@ func FuzzSchedulingGateHandle(f *testing.F) {
 		var top map[string]json.RawMessage
 		wellFormed := json.Unmarshal(data, &top) == nil && isJSONObject(top["metadata"]) && isJSONObject(top["spec"])
 		if len(resp.Patches) > 0 && wellFormed {
-			if err := resp.Complete(req); err != nil {
-				t.Fatal(err)
-			}
-			decoded, err := jsonpatchv5.DecodePatch(resp.Patch)
-			if err != nil {
-				t.Fatalf("invalid JSON patch %s: %v", resp.Patch, err)
-			}
-			patched, err := decoded.Apply(data)
-			if err != nil {
-				t.Fatalf("patch %s does not apply to %q: %v", resp.Patch, data, err)
-			}
-			var pod corev1.Pod
-			if err := json.Unmarshal(patched, &pod); err != nil {
-				t.Fatalf("patched object is not a pod: %v", err)
-			}
+			pod := patchedPod(t, resp, req, data)
 			if pod.Labels[v1beta1.LabelSchedulingGate] != v1beta1.LabelValueGated || !v1beta1.HasSchedulingGate(&pod.Spec) {
 				t.Errorf("patched pod lacks the gate or the label: %+v", pod.ObjectMeta.Labels)
 			}
@@ -393,6 +379,28 @@ func FuzzSchedulingGateHandle(f *testing.F) {
 			t.Errorf("HTTP status %d", rec.Code)
 		}
 	})
+}
+
+// patchedPod completes resp and applies its JSON patch to data, the pod of req, failing the
+// test when the patch is not valid, does not apply, or does not yield a pod.
+func patchedPod(t *testing.T, resp admission.Response, req admission.Request, data []byte) corev1.Pod {
+	t.Helper()
+	if err := resp.Complete(req); err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := jsonpatchv5.DecodePatch(resp.Patch)
+	if err != nil {
+		t.Fatalf("invalid JSON patch %s: %v", resp.Patch, err)
+	}
+	patched, err := decoded.Apply(data)
+	if err != nil {
+		t.Fatalf("patch %s does not apply to %q: %v", resp.Patch, data, err)
+	}
+	var pod corev1.Pod
+	if err := json.Unmarshal(patched, &pod); err != nil {
+		t.Fatalf("patched object is not a pod: %v", err)
+	}
+	return pod
 }
 
 func isJSONObject(raw json.RawMessage) bool {

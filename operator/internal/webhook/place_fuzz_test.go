@@ -22,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	jsonpatchv5 "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,21 +71,7 @@ func FuzzAdmissionPlacement(f *testing.F) {
 		if len(resp.Patches) == 0 || !wellFormed {
 			return
 		}
-		if err := resp.Complete(req); err != nil {
-			t.Fatal(err)
-		}
-		decoded, err := jsonpatchv5.DecodePatch(resp.Patch)
-		if err != nil {
-			t.Fatalf("invalid JSON patch %s: %v", resp.Patch, err)
-		}
-		patched, err := decoded.Apply(data)
-		if err != nil {
-			t.Fatalf("patch %s does not apply to %q: %v", resp.Patch, data, err)
-		}
-		var pod corev1.Pod
-		if err := json.Unmarshal(patched, &pod); err != nil {
-			t.Fatalf("patched object is not a pod: %v", err)
-		}
+		pod := patchedPod(t, resp, req, data)
 		if pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueGated {
 			if !v1beta1.HasSchedulingGate(&pod.Spec) {
 				t.Errorf("labelled gated without the gate: %s", resp.Patch)
