@@ -169,6 +169,15 @@ func (c *gatedCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.oldest
 }
 
+// gatedPods lists the metadata of the pods labelled gated from the controller's cache, without
+// a deep copy: callers only read it. The controller keeps the label true (releaseStrayLabel).
+func gatedPods(ctx context.Context, reader client.Reader) (*metav1.PartialObjectMetadataList, error) {
+	pods := &metav1.PartialObjectMetadataList{}
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	err := reader.List(ctx, pods, client.MatchingLabels{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}, client.UnsafeDisableDeepCopy)
+	return pods, err
+}
+
 func (c *gatedCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	reader, now := c.reader, c.now
@@ -178,13 +187,9 @@ func (c *gatedCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), gaugeListTimeout)
 	defer cancel()
-	pods := &metav1.PartialObjectMetadataList{}
-	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	// The cache holds the gated-labelled pods' metadata; no deep copy, nothing is modified. The
-	// controller keeps the label true (releaseStrayLabel); a pod still held by a namespace's local
-	// gate is counted, as it is gated.
-	if err := reader.List(ctx, pods, client.MatchingLabels{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated},
-		client.UnsafeDisableDeepCopy); err != nil {
+	// A pod still held by a namespace's local gate is counted, as it is gated.
+	pods, err := gatedPods(ctx, reader)
+	if err != nil {
 		return // not synced yet or shutting down: no sample rather than a wrong one
 	}
 	n, oldest := len(pods.Items), 0.0

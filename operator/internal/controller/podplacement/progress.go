@@ -21,10 +21,8 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 )
@@ -48,10 +46,8 @@ func (r *Reconciler) Stalled(ctx context.Context) error {
 	if now.Sub(last) <= StallGrace {
 		return nil
 	}
-	pods := &metav1.PartialObjectMetadataList{}
-	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := r.cached.List(ctx, pods, client.MatchingLabels{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated},
-		client.UnsafeDisableDeepCopy); err != nil {
+	pods, err := gatedPods(ctx, r.cached)
+	if err != nil {
 		return nil // not synced yet or stopping: readiness says so, not liveness
 	}
 	var oldest *metav1.PartialObjectMetadata

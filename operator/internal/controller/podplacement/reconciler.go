@@ -401,10 +401,12 @@ type phase func(ctx context.Context, s *scope) error
 
 // Reconcile removes the scheduling gate of one pod: fetch → scope → phases → one write.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	if !r.tenants.acquire(req.Namespace) {
-		return r.overShare(ctx, req)
+	slot := r.tenants.acquire(req.Namespace)
+	if slot {
+		defer r.tenants.release(req.Namespace)
+	} else if res, wait := r.overShare(ctx, req); wait {
+		return res, nil
 	}
-	defer r.tenants.release(req.Namespace)
 	full, err := r.readPod(ctx, req.NamespacedName)
 	if err != nil || full == nil {
 		return reconcile.Result{}, err
@@ -419,6 +421,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	deadline := r.gateDeadline(pod)
 	if r.pastDeadline(deadline) {
 		return r.releaseOverAge(ctx, newScope(ctx, pod, deadline))
+	}
+	if !slot { // recreated under the same name since the cache saw it: it waits for a worker
+		return reconcile.Result{RequeueAfter: r.byDeadline(r.tenants.wait(), deadline)}, nil
 	}
 	// A pod event before the next attempt is due must not inspect early: that is not backoff.
 	if wait := r.retries.Remaining(pod.UID); wait > 0 {
@@ -458,33 +463,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return r.commit(ctx, s)
 }
 
-// overShare handles a pod whose namespace already holds its share of the workers. The pod's
-// cached metadata, not an apiserver read (which a namespace's many waiting pods would
-// multiply), says whether its gate deadline has passed: if so it is released now, without a
-// worker of its namespace's share; otherwise it waits a moment, at most until that deadline.
-func (r *Reconciler) overShare(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// overShare decides for a pod whose namespace already holds its share of the workers, from
+// its cached metadata rather than an apiserver read (which a namespace's many waiting pods
+// would multiply): it waits (wait true, with res) a moment, at most until its gate deadline;
+// past that deadline Reconcile goes on and releases it without a worker of the share.
+func (r *Reconciler) overShare(ctx context.Context, req reconcile.Request) (res reconcile.Result, wait bool) {
 	r.metrics.namespaceDeferrals.Inc()
 	meta := &metav1.PartialObjectMetadata{}
 	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
 	if err := r.cached.Get(ctx, req.NamespacedName, meta); err != nil {
 		if apierrors.IsNotFound(err) {
-			return reconcile.Result{}, nil // released or deleted meanwhile
+			return reconcile.Result{}, true // released or deleted meanwhile
 		}
-		return reconcile.Result{RequeueAfter: r.tenants.wait()}, nil
+		return reconcile.Result{RequeueAfter: r.tenants.wait()}, true
 	}
 	deadline := r.gateDeadline(meta)
-	if !r.pastDeadline(deadline) {
-		return reconcile.Result{RequeueAfter: r.byDeadline(r.tenants.wait(), deadline)}, nil
+	if r.pastDeadline(deadline) {
+		return reconcile.Result{}, false
 	}
-	full, err := r.readPod(ctx, req.NamespacedName)
-	if err != nil || full == nil {
-		return reconcile.Result{}, err
-	}
-	pod := placementView(full)
-	if pod.DeletionTimestamp != nil || !readyForClusterStage(pod) {
-		return reconcile.Result{}, nil // not the gate this controller releases
-	}
-	return r.releaseOverAge(ctx, newScope(ctx, pod, r.gateDeadline(pod)))
+	return reconcile.Result{RequeueAfter: r.byDeadline(r.tenants.wait(), deadline)}, true
 }
 
 // gateDeadline is when pod must be released whatever holds it: its creation plus MaxGateAge.
