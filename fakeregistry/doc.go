@@ -5,7 +5,8 @@
 // style images without binaries, plus real images from OCI image layout directories) from its own
 // store, as the distribution spec asks (content negotiation by Accept, repository-scoped blobs with
 // RFC 9110 ranges, paginated tags and catalog, the OCI 1.1 referrers API, JSON errors; pushes with
-// Options.Writable, upload sessions tied to their repository), behind three layers applied in this order: request counters,
+// Options.Writable, deletion of manifests, tags and blobs, upload sessions tied to their
+// repository), behind three layers applied in this order: request counters,
 // fault injection, authentication. Content is deterministic: the same
 // catalog (and generator seeds) always yields the same digests, and Catalog.TrueArchitectures gives
 // the ground truth of where each image can run.

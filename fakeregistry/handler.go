@@ -26,11 +26,15 @@ type api struct {
 	sessions    *uploadSessions
 	negotiation Negotiation
 	writable    bool
+	// deletable is set when clients may delete manifests, tags and blobs (Options.Writable without
+	// Options.NoDelete).
+	deletable bool
 }
 
-// newAPI returns the API over s.
-func newAPI(s *store, negotiation Negotiation, writable bool) *api {
-	return &api{store: s, sessions: newUploadSessions(), negotiation: negotiation, writable: writable}
+// newAPI returns the API over s, writable and deletable as opts say.
+func newAPI(s *store, negotiation Negotiation, opts Options) *api {
+	return &api{store: s, sessions: newUploadSessions(), negotiation: negotiation,
+		writable: opts.Writable, deletable: opts.Writable && !opts.NoDelete}
 }
 
 // ServeHTTP routes by endpoint.
@@ -43,6 +47,16 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if info.write && !a.writable {
 		writeRegistryError(w, http.StatusMethodNotAllowed, codeUnsupported, "fakeregistry is read-only (start it writable to push)")
+		return
+	}
+	if info.deletes() && !a.deletable {
+		// RFC 9110 §15.5.6: a 405 names the methods the resource allows.
+		allowed := []string{http.MethodGet, http.MethodHead}
+		if info.endpoint == endpointManifests {
+			allowed = append(allowed, http.MethodPut)
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeRegistryError(w, http.StatusMethodNotAllowed, codeUnsupported, "deletion is disabled on this fakeregistry")
 		return
 	}
 	switch info.endpoint {
@@ -132,23 +146,22 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// serveManifest serves GET and HEAD with content negotiation, and PUT when writable.
+// serveManifest serves GET and HEAD with content negotiation, and PUT and DELETE when writable.
 func (a *api) serveManifest(w http.ResponseWriter, r *http.Request, info requestInfo) {
-	if !allowMethods(w, r, http.MethodGet, http.MethodHead, http.MethodPut) {
+	if !allowMethods(w, r, http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete) {
 		return
 	}
-	if r.Method == http.MethodPut {
+	switch r.Method {
+	case http.MethodPut:
 		a.putManifest(w, r, info)
+		return
+	case http.MethodDelete:
+		a.deleteManifest(w, info)
 		return
 	}
 	m, repoFound, found := a.store.manifest(info.repository, info.reference)
-	switch {
-	case !repoFound:
-		writeRegistryError(w, http.StatusNotFound, codeNameUnknown, fmt.Sprintf("repository %q not known", info.repository))
-		return
-	case !found:
-		writeRegistryError(w, http.StatusNotFound, codeManifestUnknown,
-			fmt.Sprintf("manifest %q not known in %q", info.reference, info.repository))
+	if !found {
+		writeManifestNotFound(w, info, repoFound)
 		return
 	}
 	m, err := a.negotiated(info.repository, m, parseAccept(r.Header.Values("Accept")))
@@ -165,6 +178,33 @@ func (a *api) serveManifest(w http.ResponseWriter, r *http.Request, info request
 	if r.Method == http.MethodGet {
 		_, _ = w.Write(m.data)
 	}
+}
+
+// writeManifestNotFound answers 404: NAME_UNKNOWN for an unknown repository, else MANIFEST_UNKNOWN.
+func writeManifestNotFound(w http.ResponseWriter, info requestInfo, repoFound bool) {
+	if !repoFound {
+		writeRegistryError(w, http.StatusNotFound, codeNameUnknown, fmt.Sprintf("repository %q not known", info.repository))
+		return
+	}
+	writeRegistryError(w, http.StatusNotFound, codeManifestUnknown,
+		fmt.Sprintf("manifest %q not known in %q", info.reference, info.repository))
+}
+
+// deleteManifest answers DELETE: by digest the manifest goes with every tag naming it, by tag only
+// the tag (the spec's tag deletion); 202 Accepted, or 404 when the repository or reference is
+// unknown (so a second delete of the same digest is 404).
+func (a *api) deleteManifest(w http.ResponseWriter, info requestInfo) {
+	var repoFound, found bool
+	if _, err := v1.NewHash(info.reference); err == nil {
+		repoFound, found = a.store.deleteManifest(info.repository, info.reference)
+	} else {
+		repoFound, found = a.store.deleteTag(info.repository, info.reference)
+	}
+	if !found {
+		writeManifestNotFound(w, info, repoFound)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
 }
 
 // negotiated returns the manifest to serve a client accepting accept (see Negotiation).
@@ -224,9 +264,10 @@ func (a *api) putManifest(w http.ResponseWriter, r *http.Request, info requestIn
 	w.WriteHeader(http.StatusCreated)
 }
 
-// serveBlob serves a blob the repository references, with RFC 9110 ranges from http.ServeContent.
+// serveBlob serves a blob the repository references, with RFC 9110 ranges from http.ServeContent,
+// and deletes it from the repository on DELETE when writable.
 func (a *api) serveBlob(w http.ResponseWriter, r *http.Request, info requestInfo) {
-	if !allowMethods(w, r, http.MethodGet, http.MethodHead) {
+	if !allowMethods(w, r, http.MethodGet, http.MethodHead, http.MethodDelete) {
 		return
 	}
 	h, err := v1.NewHash(info.reference)
@@ -234,9 +275,17 @@ func (a *api) serveBlob(w http.ResponseWriter, r *http.Request, info requestInfo
 		writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, fmt.Sprintf("invalid digest %q", info.reference))
 		return
 	}
+	if r.Method == http.MethodDelete {
+		if !a.store.deleteBlob(info.repository, h) {
+			writeBlobUnknown(w, info.repository, h)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	data, ok := a.store.blob(info.repository, h)
 	if !ok {
-		writeRegistryError(w, http.StatusNotFound, codeBlobUnknown, fmt.Sprintf("blob %s not known in %q", h, info.repository))
+		writeBlobUnknown(w, info.repository, h)
 		return
 	}
 	hdr := w.Header()
@@ -249,6 +298,11 @@ func (a *api) serveBlob(w http.ResponseWriter, r *http.Request, info requestInfo
 		r.Header.Del("Range")
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+}
+
+// writeBlobUnknown answers 404 BLOB_UNKNOWN for a blob repo does not serve.
+func writeBlobUnknown(w http.ResponseWriter, repo string, h v1.Hash) {
+	writeRegistryError(w, http.StatusNotFound, codeBlobUnknown, fmt.Sprintf("blob %s not known in %q", h, repo))
 }
 
 // mount links a blob from another repository the caller may pull (201); when it cannot, the

@@ -248,8 +248,14 @@ func TestAuthHTTP(t *testing.T) {
 // fetchToken gets a bearer token for pulling repo, as user (anonymous when empty).
 func fetchToken(t *testing.T, reg *Registry, client *http.Client, user, pass, repo string) string {
 	t.Helper()
+	return fetchScopedToken(t, reg, client, user, pass, "repository:"+repo+":pull")
+}
+
+// fetchScopedToken gets a bearer token for scope, as user (anonymous when empty).
+func fetchScopedToken(t *testing.T, reg *Registry, client *http.Client, user, pass, scope string) string {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet,
-		reg.URL()+"/token?service=fakeregistry&scope=repository:"+repo+":pull", nil)
+		reg.URL()+"/token?service=fakeregistry&scope="+scope, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

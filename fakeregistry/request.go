@@ -21,7 +21,12 @@ const (
 	KindBlobGet RequestKind = "blob_get"
 	// KindBlobHead is HEAD /v2/<name>/blobs/<digest>.
 	KindBlobHead RequestKind = "blob_head"
-	// KindOther is every other request (tag lists, catalog, uploads, unknown paths).
+	// KindManifestDelete is DELETE /v2/<name>/manifests/<reference>, of a manifest or a tag.
+	KindManifestDelete RequestKind = "manifest_delete"
+	// KindBlobDelete is DELETE /v2/<name>/blobs/<digest>.
+	KindBlobDelete RequestKind = "blob_delete"
+	// KindOther is every other request (tag lists, catalog, uploads and their cancelling, manifest
+	// pushes, unknown paths).
 	KindOther RequestKind = "other"
 	// AllKinds is the Faults.Latency key that applies to kinds without their own entry.
 	AllKinds RequestKind = "*"
@@ -29,7 +34,8 @@ const (
 
 // RequestKinds lists every concrete request kind, in a stable order.
 func RequestKinds() []RequestKind {
-	return []RequestKind{KindPing, KindToken, KindManifestGet, KindManifestHead, KindBlobGet, KindBlobHead, KindOther}
+	return []RequestKind{KindPing, KindToken, KindManifestGet, KindManifestHead, KindBlobGet, KindBlobHead,
+		KindManifestDelete, KindBlobDelete, KindOther}
 }
 
 // tokenPath is where the bearer token endpoint is served.
@@ -47,6 +53,12 @@ type requestInfo struct {
 	endpoint endpoint
 	// write is true for methods that change content (everything but GET and HEAD).
 	write bool
+}
+
+// deletes reports whether the request deletes content: a manifest, a tag or a blob (cancelling an
+// upload is not deleting content).
+func (i requestInfo) deletes() bool {
+	return i.kind == KindManifestDelete || i.kind == KindBlobDelete
 }
 
 // endpoint names a registry API.
@@ -97,6 +109,8 @@ func classifyPath(r *http.Request) requestInfo {
 			info.kind = KindManifestGet
 		case http.MethodHead:
 			info.kind = KindManifestHead
+		case http.MethodDelete:
+			info.kind = KindManifestDelete
 		}
 		return info
 	}
@@ -108,6 +122,8 @@ func classifyPath(r *http.Request) requestInfo {
 			info.kind = KindBlobGet
 		case http.MethodHead:
 			info.kind = KindBlobHead
+		case http.MethodDelete:
+			info.kind = KindBlobDelete
 		}
 		return info
 	}

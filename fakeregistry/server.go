@@ -35,14 +35,19 @@ type Options struct {
 	Seed uint64
 	// Logger receives the registry's own logs; default discards.
 	Logger *slog.Logger
-	// Writable accepts pushes (blob uploads, manifest PUTs) within the auth rules; by default the
-	// registry is read-only and writes are 405 UNSUPPORTED.
+	// Writable accepts pushes (blob uploads, manifest PUTs) and deletions (manifests, tags, blobs)
+	// within the auth rules; by default the registry is read-only and writes are 405 UNSUPPORTED.
 	Writable bool
+	// NoDelete makes a writable registry refuse DELETE of manifests, tags and blobs with 405
+	// UNSUPPORTED, as registries with deletion disabled do; uploads can still be cancelled.
+	// Registry.DeleteImage works either way.
+	NoDelete bool
 }
 
 // Registry is a running fake registry. Its methods are safe for concurrent use.
 type Registry struct {
 	catalog   *Catalog
+	store     *store
 	ln        net.Listener
 	srv       *http.Server
 	tls       *tlsMaterial
@@ -99,7 +104,8 @@ func Start(ctx context.Context, opts Options) (*Registry, error) {
 	if err := opts.Catalog.content.loadInto(st); err != nil {
 		return nil, err
 	}
-	inner := jsonErrors(newAPI(st, opts.Catalog.negotiation, opts.Writable))
+	r.store = st
+	inner := jsonErrors(newAPI(st, opts.Catalog.negotiation, opts))
 	if opts.TLS {
 		if r.tls, err = newTLSMaterial(opts.TLSHostname); err != nil {
 			return nil, err
@@ -272,6 +278,21 @@ func (r *Registry) SetFaults(f Faults) error {
 // Faults returns a copy of the current faults.
 func (r *Registry) Faults() Faults {
 	return r.faults.get()
+}
+
+// ErrManifestUnknown is returned for a tag or digest that names no manifest of the repository.
+var ErrManifestUnknown = errors.New("manifest not in registry")
+
+// DeleteImage deletes the manifest a tag or digest names in repository, with every tag naming it,
+// as a client's DELETE by digest does but whatever Writable and NoDelete say: from then on pulls by
+// that digest or those tags are 404 MANIFEST_UNKNOWN. The manifests an index lists and the blobs
+// stay, as in a registry before garbage collection, and the catalog (with its ground truth) is
+// unchanged. It returns an error wrapping ErrManifestUnknown when there is no such manifest.
+func (r *Registry) DeleteImage(repository, tagOrDigest string) error {
+	if _, found := r.store.deleteManifest(repository, tagOrDigest); !found {
+		return fmt.Errorf("deleting %s from %s: %w", tagOrDigest, repository, ErrManifestUnknown)
+	}
+	return nil
 }
 
 // Catalog returns the catalog the registry serves.

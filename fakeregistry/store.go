@@ -187,14 +187,76 @@ func (s *store) manifest(repo, reference string) (m storedManifest, repoFound, f
 	if r == nil {
 		return storedManifest{}, false, false
 	}
+	m, found = r.resolve(reference)
+	return m, true, found
+}
+
+// resolve returns the manifest a tag or digest names; callers hold the store's mu.
+func (r *repository) resolve(reference string) (storedManifest, bool) {
 	h, err := v1.NewHash(reference)
 	if err != nil {
-		if h, found = r.tags[reference]; !found {
-			return storedManifest{}, true, false
+		var tagged bool
+		if h, tagged = r.tags[reference]; !tagged {
+			return storedManifest{}, false
 		}
 	}
-	m, found = r.manifests[h]
-	return m, true, found
+	m, found := r.manifests[h]
+	return m, found
+}
+
+// deleteManifest removes the manifest a digest (or a tag, resolved first) names from repo, with
+// every tag naming it: afterwards neither its digest nor those tags resolve, and it is no longer
+// among the referrers of its subject. The manifests an index lists and the blobs stay, as in a
+// registry before garbage collection. repoFound is false for an unknown repository, found false
+// when repo holds no such manifest.
+func (s *store) deleteManifest(repo, reference string) (repoFound, found bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repo(repo, false)
+	if r == nil {
+		return false, false
+	}
+	m, found := r.resolve(reference)
+	if !found {
+		return true, false
+	}
+	delete(r.manifests, m.digest)
+	maps.DeleteFunc(r.tags, func(_ string, h v1.Hash) bool { return h == m.digest })
+	return true, true
+}
+
+// deleteTag removes a tag from repo; the manifest it named stays, by digest and under its other
+// tags. repoFound is false for an unknown repository, found false for a tag repo does not have.
+func (s *store) deleteTag(repo, tag string) (repoFound, found bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repo(repo, false)
+	if r == nil {
+		return false, false
+	}
+	if _, found = r.tags[tag]; found {
+		delete(r.tags, tag)
+	}
+	return true, found
+}
+
+// deleteBlob stops repo serving a blob and reports whether it did. Bytes no repository serves any
+// more are dropped; manifests that reference the blob stay, as in registries that do not check.
+func (s *store) deleteBlob(repo string, h v1.Hash) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repo(repo, false)
+	if r == nil || !r.blobs[h] {
+		return false
+	}
+	delete(r.blobs, h)
+	for _, other := range s.repos {
+		if other.blobs[h] {
+			return true
+		}
+	}
+	delete(s.blobs, h)
+	return true
 }
 
 // tags returns repo's tags in lexical order; found is false for an unknown repository.

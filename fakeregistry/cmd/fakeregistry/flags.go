@@ -25,6 +25,7 @@ type serveFlags struct {
 	certsDir string
 	verbose  bool
 	writable bool
+	noDelete bool
 
 	authMode  string
 	authFile  string
@@ -59,7 +60,8 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.hostname, "hostname", fakeregistry.DefaultTLSHostname, "extra DNS name in the serving certificate (with --tls)")
 	fs.StringVar(&f.certsDir, "certs-dir", "", "with --tls, write the CA as <dir>/<host:port>/ca.crt (certs.d layout)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log to stderr")
-	fs.BoolVar(&f.writable, "writable", false, "accept pushes (within --push rules when auth is on)")
+	fs.BoolVar(&f.writable, "writable", false, "accept pushes and deletions (within --push rules when auth is on)")
+	fs.BoolVar(&f.noDelete, "no-delete", false, "with --writable, refuse DELETE of manifests, tags and blobs (405), as registries with deletion disabled do")
 	fs.StringVar(&f.authMode, "auth-mode", "", "none, basic or bearer (default none, or the auth file's mode)")
 	fs.StringVar(&f.authFile, "auth-file", "", "YAML file with mode, users (password, repositories, push), anonymous, service")
 	fs.StringArrayVar(&f.users, "user", nil, "NAME:PASSWORD of a user (repeatable)")
@@ -94,6 +96,9 @@ func (f *serveFlags) options() (fakeregistry.Options, error) {
 	if len(f.push) > 0 && !f.writable {
 		errs = append(errs, errors.New("--push needs --writable: a read-only registry accepts no pushes"))
 	}
+	if f.noDelete && !f.writable {
+		errs = append(errs, errors.New("--no-delete needs --writable: a read-only registry refuses deletions anyway"))
+	}
 	auth, err := f.auth()
 	if err != nil {
 		errs = append(errs, err)
@@ -107,6 +112,7 @@ func (f *serveFlags) options() (fakeregistry.Options, error) {
 	}
 	return fakeregistry.Options{
 		Addr: f.addr, TLS: f.tls, TLSHostname: f.hostname, Auth: auth, Faults: faults, Seed: f.seed, Writable: f.writable,
+		NoDelete: f.noDelete,
 	}, nil
 }
 

@@ -45,7 +45,7 @@ func newRootCommand() *cobra.Command {
 func newServeCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--catalog FILE] [--layout REPOSITORY=DIR ...] [--writable] [--tls [--certs-dir DIR]] [--auth-mode MODE ...] [faults]",
+		Use:   "serve [--catalog FILE] [--layout REPOSITORY=DIR ...] [--writable [--no-delete]] [--tls [--certs-dir DIR]] [--auth-mode MODE ...] [faults]",
 		Short: "Serve a catalog until interrupted",
 		Long: "Serve a catalog until interrupted. Request kinds for --latency and --fault-kinds: " + kindNames() +
 			". Repository patterns: path.Match globs plus ** (everything) and prefix/** (everything below prefix).",

@@ -98,9 +98,18 @@ func TestServeFlags(t *testing.T) {
 		wantAuth fakeregistry.Auth
 		check    func(t *testing.T, o fakeregistry.Options)
 	}{
-		"certs-dir without tls":   {args: []string{"--certs-dir", "/tmp/x"}, wantErr: "--certs-dir needs --tls"},
-		"hostname without tls":    {args: []string{"--hostname", "reg.test"}, wantErr: "--hostname needs --tls"},
-		"push without writable":   {args: []string{"--auth-mode", "basic", "--user", "a:b", "--push", "a=**"}, wantErr: "--push needs --writable"},
+		"certs-dir without tls":      {args: []string{"--certs-dir", "/tmp/x"}, wantErr: "--certs-dir needs --tls"},
+		"hostname without tls":       {args: []string{"--hostname", "reg.test"}, wantErr: "--hostname needs --tls"},
+		"push without writable":      {args: []string{"--auth-mode", "basic", "--user", "a:b", "--push", "a=**"}, wantErr: "--push needs --writable"},
+		"no-delete without writable": {args: []string{"--no-delete"}, wantErr: "--no-delete needs --writable"},
+		"no-delete": {
+			args: []string{"--writable", "--no-delete"}, wantAuth: fakeregistry.Auth{Users: map[string]fakeregistry.User{}},
+			check: func(t *testing.T, o fakeregistry.Options) {
+				if !o.Writable || !o.NoDelete {
+					t.Errorf("Writable, NoDelete = %t, %t; want true, true", o.Writable, o.NoDelete)
+				}
+			},
+		},
 		"users without auth mode": {args: []string{"--user", "a:b"}, wantErr: "need --auth-mode basic or bearer"},
 		"rule for unknown user":   {args: []string{"--auth-mode", "basic", "--pull", "eve=**"}, wantErr: `unknown user "eve"`},
 		"malformed user":          {args: []string{"--auth-mode", "basic", "--user", "alice"}, wantErr: "want NAME:PASSWORD"},

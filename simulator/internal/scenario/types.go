@@ -140,7 +140,7 @@ type RegistrySpec struct {
 	// directory; default true.
 	TLS *bool `json:"tls,omitempty"`
 	// Latency delays requests by kind (ping, token, manifest_get,
-	// manifest_head, blob_get, blob_head, other, or "*" for the rest).
+	// manifest_head, blob_get, blob_head, manifest_delete, blob_delete, other, or "*" for the rest).
 	Latency map[string]LatencySpec `json:"latency,omitempty"`
 	// Errors injects error answers for the whole run.
 	Errors *ErrorRatesSpec `json:"errors,omitempty"`
