@@ -67,24 +67,38 @@ func (u *uploadSessions) appendAt(repo, id string, offset int, chunk []byte) (in
 	if s == nil {
 		return 0, errUploadUnknown
 	}
-	if offset >= 0 && offset != len(s.data) {
-		return len(s.data), fmt.Errorf("%w: chunk starts at %d, upload has %d bytes", errUploadOffset, offset, len(s.data))
+	if err := checkOffset(s, offset); err != nil {
+		return len(s.data), err
 	}
 	s.data = append(s.data, chunk...)
 	return len(s.data), nil
 }
 
-// finish removes the session and returns its bytes with last appended; ok is false for an id
-// unknown in repo. The session ends whatever the caller then finds, as in go-containerregistry.
-func (u *uploadSessions) finish(repo, id string, last []byte) (data []byte, ok bool) {
+// finish removes the session and returns its bytes with last appended at offset (offset < 0:
+// wherever the session ends). errUploadUnknown says the id is unknown in repo; errUploadOffset
+// that last does not start where the upload ends, and then the session stays open with its size
+// in n, as the distribution spec asks of an out-of-order final chunk. Otherwise the session ends
+// whatever the caller then finds (a digest mismatch ends it, as in go-containerregistry).
+func (u *uploadSessions) finish(repo, id string, offset int, last []byte) (data []byte, n int, err error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	s := u.lookup(repo, id)
 	if s == nil {
-		return nil, false
+		return nil, 0, errUploadUnknown
+	}
+	if err := checkOffset(s, offset); err != nil {
+		return nil, len(s.data), err
 	}
 	delete(u.byID, id)
-	return append(s.data, last...), true
+	return append(s.data, last...), len(s.data) + len(last), nil
+}
+
+// checkOffset reports errUploadOffset unless a chunk at offset (< 0: at the end) continues s.
+func checkOffset(s *uploadSession, offset int) error {
+	if offset >= 0 && offset != len(s.data) {
+		return fmt.Errorf("%w: chunk starts at %d, upload has %d bytes", errUploadOffset, offset, len(s.data))
+	}
+	return nil
 }
 
 // lookup returns the session id if it belongs to repo; callers hold mu.
@@ -178,45 +192,65 @@ func (a *api) uploadStatus(w http.ResponseWriter, info requestInfo) {
 
 // patchUpload answers PATCH: appends a chunk that starts where the upload ends.
 func (a *api) patchUpload(w http.ResponseWriter, r *http.Request, info requestInfo) {
-	offset, err := parseContentRange(r.Header.Get("Content-Range"))
-	if err != nil {
-		writeRegistryError(w, http.StatusRequestedRangeNotSatisfiable, codeBlobUploadInvalid, err.Error())
-		return
-	}
-	chunk, ok := readUploadBody(w, r)
+	offset, chunk, ok := a.readChunk(w, r, info)
 	if !ok {
 		return
 	}
 	n, err := a.sessions.appendAt(info.repository, info.reference, offset, chunk)
-	switch {
-	case err == nil:
-		writeUploadProgress(w, http.StatusAccepted, info.repository, info.reference, n)
-	case errors.Is(err, errUploadUnknown):
-		writeUploadUnknown(w, info)
-	default:
-		w.Header().Set("Location", uploadLocation(info.repository, info.reference))
-		w.Header().Set("Range", uploadRange(n))
-		writeRegistryError(w, http.StatusRequestedRangeNotSatisfiable, codeBlobUploadInvalid, err.Error())
+	if err != nil {
+		writeChunkRefused(w, info, n, err)
+		return
 	}
+	writeUploadProgress(w, http.StatusAccepted, info.repository, info.reference, n)
 }
 
-// commitUpload answers PUT: appends the last chunk, checks the digest and stores the blob.
+// commitUpload answers PUT: appends the last chunk when it starts where the upload ends (416 and
+// the session kept otherwise), checks the digest and stores the blob.
 func (a *api) commitUpload(w http.ResponseWriter, r *http.Request, info requestInfo) {
-	last, ok := readUploadBody(w, r)
+	offset, last, ok := a.readChunk(w, r, info)
 	if !ok {
 		return
 	}
-	data, ok := a.sessions.finish(info.repository, info.reference, last)
-	if !ok {
-		writeUploadUnknown(w, info)
+	data, n, err := a.sessions.finish(info.repository, info.reference, offset, last)
+	if err != nil {
+		writeChunkRefused(w, info, n, err)
 		return
 	}
 	a.storeUploaded(w, info.repository, r.URL.Query().Get("digest"), data)
 }
 
+// readChunk reads a chunk's Content-Range start (-1 without the header) and body; on failure it
+// answers (416 with the session's Range for a malformed Content-Range) and reports false.
+func (a *api) readChunk(w http.ResponseWriter, r *http.Request, info requestInfo) (offset int, chunk []byte, ok bool) {
+	offset, err := parseContentRange(r.Header.Get("Content-Range"))
+	if err != nil {
+		n, open := a.sessions.size(info.repository, info.reference)
+		if !open {
+			err = errUploadUnknown
+		}
+		writeChunkRefused(w, info, n, err)
+		return 0, nil, false
+	}
+	chunk, ok = readUploadBody(w, r)
+	return offset, chunk, ok
+}
+
+// writeChunkRefused answers a chunk the session did not take: 404 for an unknown session, else 416
+// BLOB_UPLOAD_INVALID with the session's Location and its current Range (n bytes), from which the
+// client resumes.
+func writeChunkRefused(w http.ResponseWriter, info requestInfo, n int, err error) {
+	if errors.Is(err, errUploadUnknown) {
+		writeUploadUnknown(w, info)
+		return
+	}
+	w.Header().Set("Location", uploadLocation(info.repository, info.reference))
+	w.Header().Set("Range", uploadRange(n))
+	writeRegistryError(w, http.StatusRequestedRangeNotSatisfiable, codeBlobUploadInvalid, err.Error())
+}
+
 // cancelUpload answers DELETE: the session ends and its id is unknown from then on.
 func (a *api) cancelUpload(w http.ResponseWriter, info requestInfo) {
-	if _, ok := a.sessions.finish(info.repository, info.reference, nil); !ok {
+	if _, _, err := a.sessions.finish(info.repository, info.reference, -1, nil); err != nil {
 		writeUploadUnknown(w, info)
 		return
 	}

@@ -187,3 +187,58 @@ func TestGGCRUploadsStayInTheirRepository(t *testing.T) {
 		t.Errorf("WriteLayer continued through team/b: %v, want 404 %s", err, codeBlobUploadUnknown)
 	}
 }
+
+// TestCommitWithFinalChunk closes sessions holding 4 bytes with a PUT that carries the last 6 bytes
+// under various Content-Ranges: in order it commits; out of order it is 416 BLOB_UPLOAD_INVALID with
+// the current Range, and the session stays open so the client resumes from there.
+func TestCommitWithFinalChunk(t *testing.T) {
+	blob := []byte("0123456789")
+	d := digestOf(blob)
+	tests := map[string]struct {
+		contentRange string
+		wantStatus   int
+	}{
+		"in order":          {contentRange: "4-9", wantStatus: http.StatusCreated},
+		"without a range":   {wantStatus: http.StatusCreated},
+		"past the end":      {contentRange: "6-9", wantStatus: http.StatusRequestedRangeNotSatisfiable},
+		"overlapping":       {contentRange: "2-7", wantStatus: http.StatusRequestedRangeNotSatisfiable},
+		"from the start":    {contentRange: "0-5", wantStatus: http.StatusRequestedRangeNotSatisfiable},
+		"malformed":         {contentRange: "bytes 4-9/10", wantStatus: http.StatusRequestedRangeNotSatisfiable},
+		"end before start":  {contentRange: "9-4", wantStatus: http.StatusRequestedRangeNotSatisfiable},
+		"negative position": {contentRange: "-4-9", wantStatus: http.StatusRequestedRangeNotSatisfiable},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			reg := startRegistry(t, Options{Writable: true})
+			loc := startUpload(t, reg, "team/up")
+			if r := do(t, reg, http.MethodPatch, loc, http.Header{"Content-Range": {"0-3"}}, bytes.NewReader(blob[:4])); r.status != http.StatusAccepted {
+				t.Fatalf("PATCH 0-3 = %d %s", r.status, r.body)
+			}
+			var h http.Header
+			if tc.contentRange != "" {
+				h = http.Header{"Content-Range": {tc.contentRange}}
+			}
+			put := do(t, reg, http.MethodPut, loc+"?digest="+d.String(), h, bytes.NewReader(blob[4:]))
+			if put.status != tc.wantStatus {
+				t.Fatalf("PUT Content-Range %q = %d %s, want %d", tc.contentRange, put.status, put.body, tc.wantStatus)
+			}
+			if put.status == http.StatusRequestedRangeNotSatisfiable {
+				if code := errorCode(t, put); code != codeBlobUploadInvalid {
+					t.Errorf("code = %s, want %s", code, codeBlobUploadInvalid)
+				}
+				status := do(t, reg, http.MethodGet, loc, nil, nil)
+				if status.status != http.StatusNoContent || status.header.Get("Range") != "0-3" {
+					t.Fatalf("session after the refused PUT = %d Range %q, want 204 Range 0-3 (%s)", status.status, status.header.Get("Range"), status.body)
+				}
+				if put.header.Get("Range") != "0-3" || put.header.Get("Location") != loc {
+					t.Errorf("416 Range %q Location %q, want 0-3 and %s", put.header.Get("Range"), put.header.Get("Location"), loc)
+				}
+				put = do(t, reg, http.MethodPut, loc+"?digest="+d.String(), http.Header{"Content-Range": {"4-9"}}, bytes.NewReader(blob[4:]))
+				if put.status != http.StatusCreated {
+					t.Fatalf("PUT 4-9 after the 416 = %d %s, want 201", put.status, put.body)
+				}
+			}
+			wantBlobOnlyIn(t, reg, blob, "team/up", "team/other")
+		})
+	}
+}
