@@ -228,8 +228,8 @@ func splitReference(ref string) (repo, tag, dgst string, err error) {
 	name := strings.TrimPrefix(strings.TrimPrefix(ref, "docker:"), "//")
 	if i := strings.IndexByte(name, '@'); i >= 0 {
 		name, dgst = name[:i], name[i+1:]
-		if !strings.HasPrefix(dgst, "sha256:") || len(dgst) != len("sha256:")+64 {
-			return "", "", "", fmt.Errorf("reference %q: invalid digest %q", ref, dgst)
+		if _, err := parseDigest(dgst); err != nil {
+			return "", "", "", fmt.Errorf("reference %q: %w", ref, err)
 		}
 	}
 	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {

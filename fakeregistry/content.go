@@ -4,8 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -208,9 +206,10 @@ func (b *builder) referrersTag(repo string, subject v1.Hash, att v1.Descriptor, 
 	return nil
 }
 
-// referrersTagOf returns the tag-schema fallback tag of a subject digest.
+// referrersTagOf returns the tag-schema fallback tag of a subject digest: its algorithm and its
+// encoded part truncated to 32 and 64 characters, joined by "-".
 func referrersTagOf(subject v1.Hash) string {
-	return subject.Algorithm + "-" + subject.Hex
+	return subject.Algorithm[:min(len(subject.Algorithm), 32)] + "-" + subject.Hex[:min(len(subject.Hex), 64)]
 }
 
 // putManifest queues a manifest for storing by digest.
@@ -405,12 +404,6 @@ func (b *builder) addBlob(mediaType types.MediaType, data []byte) v1.Descriptor 
 	return v1.Descriptor{MediaType: mediaType, Size: int64(len(data)), Digest: d}
 }
 
-// digestOf returns the sha256 digest of data.
-func digestOf(data []byte) v1.Hash {
-	sum := sha256.Sum256(data)
-	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}
-}
-
 // loadInto stores the content's blobs and manifests in s.
 func (c *content) loadInto(s *store) error {
 	for h, data := range c.blobs {
@@ -422,8 +415,9 @@ func (c *content) loadInto(s *store) error {
 			return fmt.Errorf("loading manifest %s:%s: %w", put.repository, put.reference, err)
 		}
 		tag := put.reference
-		if _, err := v1.NewHash(tag); err == nil {
-			tag = ""
+		if h, err := v1.NewHash(tag); err == nil {
+			// A layout may name a manifest by a sha512 digest.
+			m.digest, tag = digestWith(h.Algorithm, m.data), ""
 		}
 		if err := s.putManifest(put.repository, tag, m, false); err != nil {
 			return fmt.Errorf("loading manifest %s:%s: %w", put.repository, put.reference, err)

@@ -195,7 +195,11 @@ func writeManifestNotFound(w http.ResponseWriter, info requestInfo, repoFound bo
 // unknown (so a second delete of the same digest is 404).
 func (a *api) deleteManifest(w http.ResponseWriter, info requestInfo) {
 	var repoFound, found bool
-	if _, err := v1.NewHash(info.reference); err == nil {
+	if isDigest(info.reference) {
+		if _, err := parseDigest(info.reference); err != nil {
+			writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, err.Error())
+			return
+		}
 		repoFound, found = a.store.deleteManifest(info.repository, info.reference)
 	} else {
 		repoFound, found = a.store.deleteTag(info.repository, info.reference)
@@ -241,12 +245,17 @@ func (a *api) putManifest(w http.ResponseWriter, r *http.Request, info requestIn
 		return
 	}
 	tag := ""
-	if want, err := v1.NewHash(info.reference); err == nil {
-		if want != m.digest {
-			writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid,
-				fmt.Sprintf("manifest digest is %s, not %s", m.digest, want))
+	if isDigest(info.reference) {
+		// Stored under the digest it was put by, which may be sha512; by tag it is sha256.
+		want, err := parseDigest(info.reference)
+		if err == nil {
+			err = verifyDigest(want, data)
+		}
+		if err != nil {
+			writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, "manifest: "+err.Error())
 			return
 		}
+		m.digest = want
 	} else if tag = info.reference; !tagRE.MatchString(tag) {
 		writeRegistryError(w, http.StatusBadRequest, codeTagInvalid, fmt.Sprintf("invalid tag %q", tag))
 		return
@@ -270,9 +279,9 @@ func (a *api) serveBlob(w http.ResponseWriter, r *http.Request, info requestInfo
 	if !allowMethods(w, r, http.MethodGet, http.MethodHead, http.MethodDelete) {
 		return
 	}
-	h, err := v1.NewHash(info.reference)
+	h, err := parseDigest(info.reference)
 	if err != nil {
-		writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, fmt.Sprintf("invalid digest %q", info.reference))
+		writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, err.Error())
 		return
 	}
 	if r.Method == http.MethodDelete {
@@ -309,7 +318,7 @@ func writeBlobUnknown(w http.ResponseWriter, repo string, h v1.Hash) {
 // client gets an upload session instead, as the distribution spec asks.
 func (a *api) mount(w http.ResponseWriter, r *http.Request, info requestInfo) bool {
 	q := r.URL.Query()
-	h, err := v1.NewHash(q.Get("mount"))
+	h, err := parseDigest(q.Get("mount"))
 	from := q.Get("from")
 	if err != nil || !callerFrom(r.Context())(from) || !a.store.mountBlob(info.repository, from, h) {
 		return false
@@ -326,9 +335,9 @@ func (a *api) serveReferrers(w http.ResponseWriter, r *http.Request, info reques
 	if !allowMethods(w, r, http.MethodGet) {
 		return
 	}
-	subject, err := v1.NewHash(info.reference)
+	subject, err := parseDigest(info.reference)
 	if err != nil {
-		writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, fmt.Sprintf("invalid digest %q", info.reference))
+		writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, err.Error())
 		return
 	}
 	descs := a.store.referrers(info.repository, subject)

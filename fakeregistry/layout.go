@@ -284,8 +284,8 @@ func (r *layoutReader) blob(h v1.Hash) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading blob %s: %w", h, err)
 	}
-	if got := digestOf(data); got != h {
-		return nil, fmt.Errorf("blob %s has digest %s", h, got)
+	if err := verifyDigest(h, data); err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
 	}
 	r.content.blobs[h] = data
 	return data, nil

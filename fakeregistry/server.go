@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 )
@@ -225,9 +224,9 @@ func (r *Registry) URL() string {
 	return "http://" + r.Host()
 }
 
-// Reference returns Host()/repository:tag, or Host()/repository@digest for a sha256: digest.
+// Reference returns Host()/repository:tag, or Host()/repository@digest for a digest.
 func (r *Registry) Reference(repository, tagOrDigest string) string {
-	if strings.HasPrefix(tagOrDigest, "sha256:") {
+	if isDigest(tagOrDigest) {
 		return r.Host() + "/" + repository + "@" + tagOrDigest
 	}
 	return r.Host() + "/" + repository + ":" + tagOrDigest

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // uploadSessions are the blob uploads in progress. Each is tied to the repository it was started
@@ -20,9 +18,11 @@ type uploadSessions struct {
 	byID map[string]*uploadSession
 }
 
-// uploadSession is one upload: its repository and the bytes received so far.
+// uploadSession is one upload: its repository, the digest algorithm the client announced with
+// digest-algorithm (empty when it did not) and the bytes received so far.
 type uploadSession struct {
 	repository string
+	algorithm  string
 	data       []byte
 }
 
@@ -38,12 +38,12 @@ func newUploadSessions() *uploadSessions {
 	return &uploadSessions{byID: map[string]*uploadSession{}}
 }
 
-// start opens a session in repo and returns its id.
-func (u *uploadSessions) start(repo string) string {
+// start opens a session in repo for a blob of digest algorithm (empty: any) and returns its id.
+func (u *uploadSessions) start(repo, algorithm string) string {
 	id := rand.Text()
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.byID[id] = &uploadSession{repository: repo}
+	u.byID[id] = &uploadSession{repository: repo, algorithm: algorithm}
 	return id
 }
 
@@ -74,23 +74,25 @@ func (u *uploadSessions) appendAt(repo, id string, offset int, chunk []byte) (in
 	return len(s.data), nil
 }
 
-// finish removes the session and returns its bytes with last appended at offset (offset < 0:
-// wherever the session ends). errUploadUnknown says the id is unknown in repo; errUploadOffset
-// that last does not start where the upload ends, and then the session stays open with its size
-// in n, as the distribution spec asks of an out-of-order final chunk. Otherwise the session ends
-// whatever the caller then finds (a digest mismatch ends it, as in go-containerregistry).
-func (u *uploadSessions) finish(repo, id string, offset int, last []byte) (data []byte, n int, err error) {
+// finish removes the session and returns it with last appended at offset (offset < 0: wherever
+// the session ends). errUploadUnknown says the id is unknown in repo; errUploadOffset that last
+// does not start where the upload ends, and then the session stays open with its size in n, as
+// the distribution spec asks of an out-of-order final chunk. Otherwise the session ends whatever
+// the caller then finds (a digest mismatch ends it, as in go-containerregistry).
+func (u *uploadSessions) finish(repo, id string, offset int, last []byte) (done uploadSession, n int, err error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	s := u.lookup(repo, id)
 	if s == nil {
-		return nil, 0, errUploadUnknown
+		return uploadSession{}, 0, errUploadUnknown
 	}
 	if err := checkOffset(s, offset); err != nil {
-		return nil, len(s.data), err
+		return uploadSession{}, len(s.data), err
 	}
 	delete(u.byID, id)
-	return append(s.data, last...), len(s.data) + len(last), nil
+	done = *s
+	done.data = append(done.data, last...)
+	return done, len(done.data), nil
 }
 
 // checkOffset reports errUploadOffset unless a chunk at offset (< 0: at the end) continues s.
@@ -163,20 +165,29 @@ func (a *api) serveUpload(w http.ResponseWriter, r *http.Request, info requestIn
 	}
 }
 
-// startUpload answers POST: a monolithic upload, a mount, or a new session.
+// startUpload answers POST: a monolithic upload, a mount, or a new session, for a blob of the
+// digest-algorithm the client names (any supported one when it names none).
 func (a *api) startUpload(w http.ResponseWriter, r *http.Request, info requestInfo) {
 	q := r.URL.Query()
+	var algorithm string
+	if q.Has("digest-algorithm") {
+		var err error
+		if algorithm, err = parseAlgorithm(q.Get("digest-algorithm")); err != nil {
+			writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, "digest-algorithm: "+err.Error())
+			return
+		}
+	}
 	if q.Has("digest") {
 		body, ok := readUploadBody(w, r)
 		if ok {
-			a.storeUploaded(w, info.repository, q.Get("digest"), body)
+			a.storeUploaded(w, info.repository, q.Get("digest"), algorithm, body)
 		}
 		return
 	}
 	if q.Get("mount") != "" && a.mount(w, r, info) {
 		return
 	}
-	id := a.sessions.start(info.repository)
+	id := a.sessions.start(info.repository, algorithm)
 	writeUploadProgress(w, http.StatusAccepted, info.repository, id, 0)
 }
 
@@ -211,12 +222,12 @@ func (a *api) commitUpload(w http.ResponseWriter, r *http.Request, info requestI
 	if !ok {
 		return
 	}
-	data, n, err := a.sessions.finish(info.repository, info.reference, offset, last)
+	done, n, err := a.sessions.finish(info.repository, info.reference, offset, last)
 	if err != nil {
 		writeChunkRefused(w, info, n, err)
 		return
 	}
-	a.storeUploaded(w, info.repository, r.URL.Query().Get("digest"), data)
+	a.storeUploaded(w, info.repository, r.URL.Query().Get("digest"), done.algorithm, done.data)
 }
 
 // readChunk reads a chunk's Content-Range start (-1 without the header) and body; on failure it
@@ -257,16 +268,20 @@ func (a *api) cancelUpload(w http.ResponseWriter, info requestInfo) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// storeUploaded stores data as a blob of repo when it has digest want, answering 201.
-func (a *api) storeUploaded(w http.ResponseWriter, repo, want string, data []byte) {
-	h, err := v1.NewHash(want)
-	if err != nil {
-		writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, fmt.Sprintf("invalid digest %q", want))
-		return
+// storeUploaded stores data as a blob of repo when it has digest want, computed with want's own
+// algorithm, answering 201. algorithm is the upload's digest-algorithm, empty when the client
+// named none; a digest of another algorithm is refused, as a registry hashing the stream with the
+// announced algorithm could not verify it.
+func (a *api) storeUploaded(w http.ResponseWriter, repo, want, algorithm string, data []byte) {
+	h, err := parseDigest(want)
+	if err == nil && algorithm != "" && h.Algorithm != algorithm {
+		err = fmt.Errorf("the upload announced digest-algorithm=%s, but %s is a %s digest", algorithm, h, h.Algorithm)
 	}
-	if got := digestOf(data); got != h {
-		writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid,
-			fmt.Sprintf("uploaded content has digest %s, not %s", got, h))
+	if err == nil {
+		err = verifyDigest(h, data)
+	}
+	if err != nil {
+		writeRegistryError(w, http.StatusBadRequest, codeDigestInvalid, "blob upload: "+err.Error())
 		return
 	}
 	a.store.putBlob(repo, h, data)
