@@ -414,12 +414,12 @@ func (c *content) loadInto(s *store) error {
 		if err != nil {
 			return fmt.Errorf("loading manifest %s:%s: %w", put.repository, put.reference, err)
 		}
-		tag := put.reference
-		if h, err := v1.NewHash(tag); err == nil {
+		tags := []string{put.reference}
+		if h, err := v1.NewHash(put.reference); err == nil {
 			// A layout may name a manifest by a sha512 digest.
-			m.digest, tag = digestWith(h.Algorithm, m.data), ""
+			m.digest, tags = digestWith(h.Algorithm, m.data), nil
 		}
-		if err := s.putManifest(put.repository, tag, m, false); err != nil {
+		if err := s.putManifest(put.repository, tags, m, false); err != nil {
 			return fmt.Errorf("loading manifest %s:%s: %w", put.repository, put.reference, err)
 		}
 	}

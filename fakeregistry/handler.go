@@ -244,7 +244,7 @@ func (a *api) putManifest(w http.ResponseWriter, r *http.Request, info requestIn
 		writeRegistryError(w, http.StatusBadRequest, codeManifestInvalid, err.Error())
 		return
 	}
-	tag := ""
+	var tags []string
 	if isDigest(info.reference) {
 		// Stored under the digest it was put by, which may be sha512; by tag it is sha256.
 		want, err := parseDigest(info.reference)
@@ -256,17 +256,27 @@ func (a *api) putManifest(w http.ResponseWriter, r *http.Request, info requestIn
 			return
 		}
 		m.digest = want
-	} else if tag = info.reference; !tagRE.MatchString(tag) {
-		writeRegistryError(w, http.StatusBadRequest, codeTagInvalid, fmt.Sprintf("invalid tag %q", tag))
-		return
+		// The spec's tag parameters: PUT /v2/<name>/manifests/<digest>?tag=a&tag=b.
+		tags = r.URL.Query()["tag"]
+	} else {
+		tags = []string{info.reference}
 	}
-	if err := a.store.putManifest(info.repository, tag, m, true); err != nil {
+	for _, tag := range tags {
+		if !tagRE.MatchString(tag) {
+			writeRegistryError(w, http.StatusBadRequest, codeTagInvalid, fmt.Sprintf("invalid tag %q", tag))
+			return
+		}
+	}
+	if err := a.store.putManifest(info.repository, tags, m, true); err != nil {
 		writeRegistryError(w, http.StatusBadRequest, codeManifestBlob, err.Error())
 		return
 	}
 	h := w.Header()
 	h.Set("Location", "/v2/"+info.repository+"/manifests/"+m.digest.String())
 	h.Set("Docker-Content-Digest", m.digest.String())
+	if isDigest(info.reference) && len(tags) > 0 {
+		h.Set("OCI-Tag", strings.Join(tags, ", "))
+	}
 	if m.doc.Subject != nil {
 		h.Set("OCI-Subject", m.doc.Subject.Digest.String())
 	}
@@ -314,13 +324,21 @@ func writeBlobUnknown(w http.ResponseWriter, repo string, h v1.Hash) {
 	writeRegistryError(w, http.StatusNotFound, codeBlobUnknown, fmt.Sprintf("blob %s not known in %q", h, repo))
 }
 
-// mount links a blob from another repository the caller may pull (201); when it cannot, the
-// client gets an upload session instead, as the distribution spec asks.
+// mount links a blob from another repository the caller may pull (201); without from, from any
+// repository the caller may pull that has it (the spec lets registries treat from as optional).
+// When it cannot, the client gets an upload session instead, as the distribution spec asks.
 func (a *api) mount(w http.ResponseWriter, r *http.Request, info requestInfo) bool {
 	q := r.URL.Query()
 	h, err := parseDigest(q.Get("mount"))
-	from := q.Get("from")
-	if err != nil || !callerFrom(r.Context())(from) || !a.store.mountBlob(info.repository, from, h) {
+	if err != nil {
+		return false
+	}
+	mayPull := callerFrom(r.Context())
+	if from := q.Get("from"); from != "" {
+		if !mayPull(from) || !a.store.mountBlob(info.repository, from, h) {
+			return false
+		}
+	} else if !a.store.mountFromAny(info.repository, h, mayPull) {
 		return false
 	}
 	w.Header().Set("Location", "/v2/"+info.repository+"/blobs/"+h.String())

@@ -2,6 +2,7 @@ package fakeregistry
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
@@ -225,3 +226,87 @@ func TestCopyIndexWithinRegistry(t *testing.T) {
 
 // emptyIndex is go-containerregistry's empty index.
 func emptyIndex() v1.ImageIndex { return empty.Index }
+
+// TestMountWithoutFrom mounts blobs without naming the repository they come from: a blob some
+// repository the caller may pull has is mounted (201), any other gets an upload session (202).
+func TestMountWithoutFrom(t *testing.T) {
+	open := startRegistry(t, Options{})
+	pullable := configDigest(t, open, "team/app/api:v1")
+	hidden := configDigest(t, open, "legacy/tool:3.1")
+	reg := startRegistry(t, Options{Writable: true, Auth: pushAuth(AuthBasic)})
+	tests := map[string]struct {
+		digest     string
+		wantStatus int
+	}{
+		"in a repository carol may pull":   {digest: pullable, wantStatus: http.StatusCreated},
+		"only in a repository she may not": {digest: hidden, wantStatus: http.StatusAccepted},
+		"in no repository":                 {digest: digestOf([]byte("nowhere")).String(), wantStatus: http.StatusAccepted},
+		"malformed digest":                 {digest: "sha256:nothex", wantStatus: http.StatusAccepted},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, reg.URL()+"/v2/team/new/blobs/uploads/?mount="+tc.digest, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.SetBasicAuth("carol", "carol-secret")
+			resp, err := httpClient(reg).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.wantStatus {
+				t.Fatalf("mount %s = %d, want %d", tc.digest, resp.StatusCode, tc.wantStatus)
+			}
+			want := "/v2/team/new/blobs/" + tc.digest
+			if loc := resp.Header.Get("Location"); tc.wantStatus == http.StatusCreated && loc != want {
+				t.Errorf("Location = %q, want %q", loc, want)
+			}
+		})
+	}
+}
+
+// TestManifestTagParameters pushes a manifest by digest with the spec's tag parameters.
+func TestManifestTagParameters(t *testing.T) {
+	tests := map[string]struct {
+		query      string
+		wantStatus int
+		wantOCITag string
+		wantTags   []string
+	}{
+		"two tags":       {query: "?tag=v1&tag=latest", wantStatus: http.StatusCreated, wantOCITag: "v1, latest", wantTags: []string{"latest", "v1"}},
+		"no tag":         {wantStatus: http.StatusCreated, wantTags: []string{}},
+		"an invalid tag": {query: "?tag=v1&tag=-bad", wantStatus: http.StatusBadRequest},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			reg := startRegistry(t, Options{Writable: true, Catalog: mustCatalog(t, CatalogSpec{})})
+			config := pushBlob(t, reg, "team/app", []byte("{}"))
+			data, err := json.Marshal(v1.Manifest{SchemaVersion: 2, MediaType: types.OCIManifestSchema1, Config: config, Layers: []v1.Descriptor{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := digestOf(data).String()
+			r := do(t, reg, http.MethodPut, "/v2/team/app/manifests/"+d+tc.query,
+				http.Header{"Content-Type": {string(types.OCIManifestSchema1)}}, bytes.NewReader(data))
+			if r.status != tc.wantStatus || r.header.Get("OCI-Tag") != tc.wantOCITag {
+				t.Fatalf("PUT %s = %d OCI-Tag %q (%s), want %d OCI-Tag %q", tc.query, r.status, r.header.Get("OCI-Tag"), r.body, tc.wantStatus, tc.wantOCITag)
+			}
+			if r.status != http.StatusCreated {
+				if code := errorCode(t, r); code != codeTagInvalid {
+					t.Errorf("code = %s, want %s", code, codeTagInvalid)
+				}
+				return
+			}
+			var list struct {
+				Tags []string `json:"tags"`
+			}
+			if err := json.Unmarshal([]byte(do(t, reg, http.MethodGet, "/v2/team/app/tags/list", nil, nil).body), &list); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantTags, list.Tags); diff != "" {
+				t.Errorf("tags (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

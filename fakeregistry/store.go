@@ -129,6 +129,20 @@ func (s *store) mountBlob(repo, from string, h v1.Hash) bool {
 	return true
 }
 
+// mountFromAny makes a blob servable from repo when some repository mayPull allows serves it; it
+// reports whether one did.
+func (s *store) mountFromAny(repo string, h v1.Hash, mayPull func(repo string) bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, src := range s.repos {
+		if src.blobs[h] && mayPull(name) {
+			s.repo(repo, true).blobs[h] = true
+			return true
+		}
+	}
+	return false
+}
+
 // blob returns a blob servable from repo.
 func (s *store) blob(repo string, h v1.Hash) ([]byte, bool) {
 	s.mu.RLock()
@@ -141,10 +155,10 @@ func (s *store) blob(repo string, h v1.Hash) ([]byte, bool) {
 	return data, ok
 }
 
-// putManifest stores m in repo under its digest and, when tag is not empty, the tag. With verify it
-// first checks that every blob and child manifest m references is in the repository, as registries
-// do for pushes; the catalog loads without it because its content is built complete.
-func (s *store) putManifest(repo, tag string, m storedManifest, verify bool) error {
+// putManifest stores m in repo under its digest and tags. With verify it first checks that every
+// blob and child manifest m references is in the repository, as registries do for pushes; the
+// catalog loads without it because its content is built complete.
+func (s *store) putManifest(repo string, tags []string, m storedManifest, verify bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.repo(repo, true)
@@ -157,7 +171,7 @@ func (s *store) putManifest(repo, tag string, m storedManifest, verify bool) err
 	for _, h := range m.blobRefs() {
 		r.blobs[h] = true
 	}
-	if tag != "" {
+	for _, tag := range tags {
 		r.tags[tag] = m.digest
 	}
 	return nil
