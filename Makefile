@@ -94,8 +94,25 @@ test-alerts: $(PROMTOOL) $(RULESFILE) ## Check the PrometheusRule of deploy/comp
 	$(PROMTOOL) check rules bin/alerts/archgate.rules.yaml
 	$(PROMTOOL) test rules hack/promtool/alerts.test.yaml
 
+# The OCI distribution-spec conformance suite, pinned twice in build-only modules outside go.work:
+# hack/conformance/ginkgo (the Ginkgo suite the spec shipped through v1.1.1, a test package built
+# with go test -c) and hack/conformance/main (the spec's main branch, a program). Built once into
+# bin/ and rebuilt when a pin changes.
+CONFORMANCE_GINKGO := bin/conformance-ginkgo.test
+CONFORMANCE_MAIN := bin/conformance-main
+$(CONFORMANCE_GINKGO): hack/conformance/ginkgo/go.mod hack/conformance/ginkgo/go.sum
+	cd hack/conformance/ginkgo && GOWORK=off GOFLAGS= $(GO) test -c -o ../../../$@ github.com/opencontainers/distribution-spec/conformance
+$(CONFORMANCE_MAIN): hack/conformance/main/go.mod hack/conformance/main/go.sum
+	cd hack/conformance/main && GOWORK=off GOFLAGS= $(GO) build -o ../../../$@ github.com/opencontainers/distribution-spec/conformance
+
+.PHONY: test-conformance
+test-conformance: $(CONFORMANCE_GINKGO) $(CONFORMANCE_MAIN) ## Both pinned distribution-spec conformance suites against `fakeregistry serve --writable` (no auth, basic, bearer): counts per configuration, results in bin/conformance/.
+	cd fakeregistry && CONFORMANCE_GINKGO=$(CURDIR)/$(CONFORMANCE_GINKGO) CONFORMANCE_MAIN=$(CURDIR)/$(CONFORMANCE_MAIN) \
+		CONFORMANCE_RESULTS=$(CURDIR)/bin/conformance \
+		$(GO) test -tags=$(BUILD_TAGS),conformance -count=1 -v -run '^TestConformance$$' ./cmd/fakeregistry/
+
 .PHONY: test
-test: build vet verify-generated test-unit test-alerts test-integration ## Everything CI runs: build, vet, unit (race), alert rule and integration tests.
+test: build vet verify-generated test-unit test-alerts test-conformance test-integration ## Everything CI runs: build, vet, unit (race), alert rule, registry conformance and integration tests.
 
 .PHONY: bench
 bench: control-plane ## Benchmarks (control plane, scheduler, registry, controller).
