@@ -36,6 +36,9 @@ const (
 	// ReasonBlocked: registries.conf blocks the image's registry (and gives it no mirror);
 	// retrying cannot help.
 	ReasonBlocked Reason = "blocked"
+	// ReasonCircuitOpen: the registry's host kept timing out or failing at the network level,
+	// and is not asked again for a while (see DefaultBreakerFailures); retried later.
+	ReasonCircuitOpen Reason = "circuit-open"
 	// ReasonCanceled: the caller gave up (context canceled); not a registry problem.
 	ReasonCanceled Reason = "canceled"
 	// ReasonOther: anything else (malformed manifest, unsupported media type, …).
@@ -45,7 +48,7 @@ const (
 // Reasons returns every Reason, in a new slice (metrics create a series for each).
 func Reasons() []Reason {
 	return []Reason{ReasonAuth, ReasonNotFound, ReasonTimeout, ReasonNetwork, ReasonRateLimited,
-		ReasonInvalidReference, ReasonBlocked, ReasonCanceled, ReasonOther}
+		ReasonInvalidReference, ReasonBlocked, ReasonCircuitOpen, ReasonCanceled, ReasonOther}
 }
 
 // Error is an inspection failure of one image.

@@ -109,6 +109,13 @@ type Options struct {
 	InsecureSkipTLSVerify bool
 	// Timeout bounds one image's inspection; DefaultTimeout when zero.
 	Timeout time.Duration
+	// BreakerFailures is how many inspections of a registry host in a row must time out or
+	// fail at the network level before its circuit opens; DefaultBreakerFailures when zero,
+	// no circuit breaking when negative.
+	BreakerFailures int
+	// BreakerOpenFor is how long an open circuit fails its host's inspections at once;
+	// DefaultBreakerOpenFor when zero.
+	BreakerOpenFor time.Duration
 	// UserAgent is sent to registries; DefaultUserAgent when empty.
 	UserAgent string
 	// Metrics receives inspection durations and errors; unregistered metrics when nil.
@@ -118,9 +125,10 @@ type Options struct {
 // RegistryInspector inspects images in their registries. It holds no connections between
 // calls and is safe for concurrent use.
 type RegistryInspector struct {
-	opts    Options
-	rootCAs *x509.CertPool // system roots plus CABundleFile; nil without a bundle
-	metrics *Metrics
+	opts     Options
+	rootCAs  *x509.CertPool // system roots plus CABundleFile; nil without a bundle
+	metrics  *Metrics
+	breakers *hostBreakers // nil without circuit breaking
 }
 
 // NewRegistryInspector checks the configured paths and loads the CA bundle.
@@ -133,6 +141,12 @@ func NewRegistryInspector(opts Options) (*RegistryInspector, error) {
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
+	}
+	if opts.BreakerFailures == 0 {
+		opts.BreakerFailures = DefaultBreakerFailures
+	}
+	if opts.BreakerOpenFor <= 0 {
+		opts.BreakerOpenFor = DefaultBreakerOpenFor
 	}
 	for _, p := range []struct {
 		name, path string
@@ -155,7 +169,8 @@ func NewRegistryInspector(opts Options) (*RegistryInspector, error) {
 			return nil, fmt.Errorf("%s %s: want a directory = %v", p.name, p.path, p.dir)
 		}
 	}
-	r := &RegistryInspector{opts: opts, metrics: opts.Metrics}
+	r := &RegistryInspector{opts: opts, metrics: opts.Metrics,
+		breakers: newHostBreakers(opts.BreakerFailures, opts.BreakerOpenFor, opts.Metrics)}
 	if opts.CABundleFile != "" {
 		pem, err := os.ReadFile(opts.CABundleFile)
 		if err != nil {
@@ -221,6 +236,14 @@ func (r *RegistryInspector) inspect(ctx context.Context, imageRef string, creds 
 	if err := r.checkBlocked(named); err != nil {
 		return Result{}, &Error{Image: imageRef, Reason: ReasonBlocked, Err: err}
 	}
+	return r.breakers.do(ctx, reference.Domain(named), imageRef, func() (Result, error) {
+		return r.tryCredentials(ctx, imageRef, ref, named, creds)
+	})
+}
+
+// tryCredentials inspects ref with each candidate credential in turn, within Options.Timeout.
+func (r *RegistryInspector) tryCredentials(ctx context.Context, imageRef string, ref types.ImageReference, named reference.Named,
+	creds credentials.Candidates) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
 

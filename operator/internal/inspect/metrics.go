@@ -20,6 +20,11 @@ const (
 	MetricCacheEntries    = "archgate_inspect_cache_entries"
 	MetricDuration        = "archgate_inspect_duration_seconds"
 	MetricErrors          = "archgate_inspect_errors_total"
+	// MetricCircuitOpenings counts registry hosts' circuits opening; MetricCircuitRejections
+	// the inspections an open circuit failed at once. Neither has a host label: hosts are the
+	// tenants' to name, and a label per host would let them grow the series without bound.
+	MetricCircuitOpenings   = "archgate_inspect_circuit_openings_total"
+	MetricCircuitRejections = "archgate_inspect_circuit_rejections_total"
 	// LabelCache labels the cache metrics (tag, digest); LabelReason MetricErrors and
 	// MetricCacheEvictions; LabelOutcome MetricDuration (success, error).
 	LabelCache   = "cache"
@@ -59,6 +64,9 @@ type Metrics struct {
 	entries   *entriesCollector
 	duration  *prometheus.HistogramVec
 	errors    *prometheus.CounterVec
+
+	circuitOpenings   prometheus.Counter
+	circuitRejections prometheus.Counter
 }
 
 // NewMetrics returns unregistered inspection metrics.
@@ -96,8 +104,16 @@ func NewMetrics() *Metrics {
 		}, []string{LabelOutcome}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricErrors,
-			Help: "Failed image inspections, by reason (auth, not-found, timeout, network, rate-limited, invalid-reference, other).",
+			Help: "Failed image inspections, by reason (auth, not-found, timeout, network, rate-limited, invalid-reference, blocked, circuit-open, other).",
 		}, []string{LabelReason}),
+		circuitOpenings: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: MetricCircuitOpenings,
+			Help: "Times a registry host's circuit opened: its inspections timed out or failed at the network level too many times in a row.",
+		}),
+		circuitRejections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: MetricCircuitRejections,
+			Help: "Image inspections failed at once because their registry host's circuit was open.",
+		}),
 	}
 	// Start every known series at zero so dashboards see them before the first event.
 	for _, c := range []string{cacheTag, cacheDigest} {
@@ -119,7 +135,8 @@ func NewMetrics() *Metrics {
 // Register registers all collectors with r. An already registered collector is an error.
 func (m *Metrics) Register(r prometheus.Registerer) error {
 	var errs []error
-	for _, c := range []prometheus.Collector{m.hits, m.misses, m.failHits, m.shared, m.evictions, m.entries, m.duration, m.errors} {
+	for _, c := range []prometheus.Collector{m.hits, m.misses, m.failHits, m.shared, m.evictions, m.entries, m.duration, m.errors,
+		m.circuitOpenings, m.circuitRejections} {
 		errs = append(errs, r.Register(c))
 	}
 	return errors.Join(errs...)

@@ -81,7 +81,7 @@ func NewMetrics() *Metrics {
 		}, []string{"outcome"}),
 		inspectionErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "archgate_placement_inspection_errors_total",
-			Help: "Images that failed inspection in a pod's attempt, by reason (auth, not-found, timeout, network, rate-limited, invalid-reference, other).",
+			Help: "Images that failed inspection in a pod's attempt, by reason (auth, not-found, timeout, network, rate-limited, invalid-reference, blocked, circuit-open, other).",
 		}, []string{"reason"}),
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "archgate_placement_inspection_retries_total",

@@ -1,0 +1,121 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/sony/gobreaker/v2"
+)
+
+// Circuit breaking per registry host: a host that keeps timing out or failing at the network
+// level is not asked again for a while, so that its images fail at once instead of each
+// holding a worker until the timeout. The failures that count are the host's own (timeouts
+// and network errors); an answer (404, 401, 429) means the host is up.
+const (
+	// DefaultBreakerFailures is how many inspections of a host in a row must time out or
+	// fail at the network level to open its circuit.
+	DefaultBreakerFailures = 5
+	// DefaultBreakerOpenFor is how long an open circuit refuses inspections before one is let
+	// through to probe the host again.
+	DefaultBreakerOpenFor = 30 * time.Second
+	// maxBreakerHosts bounds the hosts whose circuit is tracked: image references are the
+	// tenants' to write, each may name a new host. The least recently used is forgotten.
+	maxBreakerHosts = 4096
+)
+
+// hostBreakers are the circuit breakers of the registry hosts, created on first use.
+type hostBreakers struct {
+	failures uint32
+	openFor  time.Duration
+	metrics  *Metrics
+
+	mu     sync.Mutex
+	byHost *lru.Cache[string, *gobreaker.CircuitBreaker[Result]]
+}
+
+// newHostBreakers returns the breakers; failures 0 disables circuit breaking.
+func newHostBreakers(failures int, openFor time.Duration, metrics *Metrics) *hostBreakers {
+	if failures <= 0 {
+		return nil
+	}
+	byHost, _ := lru.New[string, *gobreaker.CircuitBreaker[Result]](maxBreakerHosts) // size > 0: no error
+	return &hostBreakers{failures: uint32(failures), openFor: openFor, metrics: metrics, byHost: byHost}
+}
+
+// callerGaveUp marks a failure that says nothing about the host: the caller's own deadline
+// or cancellation ended the inspection first.
+type callerGaveUp struct{ error }
+
+func (e callerGaveUp) Unwrap() error { return e.error }
+
+// do runs inspect through host's circuit. With the circuit open it fails at once with
+// ReasonCircuitOpen, for image.
+func (b *hostBreakers) do(ctx context.Context, host, image string, inspect func() (Result, error)) (Result, error) {
+	if b == nil {
+		return inspect()
+	}
+	res, err := b.breaker(host).Execute(func() (Result, error) {
+		res, err := inspect()
+		if err != nil && ctx.Err() != nil {
+			return res, callerGaveUp{err}
+		}
+		return res, err
+	})
+	var gaveUp callerGaveUp
+	switch {
+	case errors.As(err, &gaveUp):
+		return res, gaveUp.error
+	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+		b.metrics.circuitRejections.Inc()
+		return Result{}, &Error{Image: image, Reason: ReasonCircuitOpen, Err: fmt.Errorf(
+			"registry %s timed out or failed at the network level %d times in a row: not asked again for up to %s",
+			host, b.failures, b.openFor)}
+	}
+	return res, err
+}
+
+func (b *hostBreakers) breaker(host string) *gobreaker.CircuitBreaker[Result] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cb, ok := b.byHost.Get(host); ok {
+		return cb
+	}
+	cb := gobreaker.NewCircuitBreaker[Result](gobreaker.Settings{
+		Name:        host,
+		MaxRequests: 1,
+		Timeout:     b.openFor,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= b.failures },
+		IsSuccessful: func(err error) bool {
+			r := ReasonOf(err)
+			return r != ReasonTimeout && r != ReasonNetwork
+		},
+		IsExcluded: func(err error) bool { return errors.As(err, new(callerGaveUp)) },
+		OnStateChange: func(_ string, _, to gobreaker.State) {
+			if to == gobreaker.StateOpen {
+				b.metrics.circuitOpenings.Inc()
+			}
+		},
+	})
+	b.byHost.Add(host, cb)
+	return cb
+}
