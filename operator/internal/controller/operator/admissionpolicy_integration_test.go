@@ -20,6 +20,7 @@ package operator_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,12 +48,7 @@ import (
 // label or annotation of someone else's. Another user's same writes are not fenced.
 func TestControllerPodWritesFence(t *testing.T) {
 	ctx := t.Context()
-	for _, obj := range policyObjects(t) {
-		if err := k8s.Create(ctx, obj); err != nil {
-			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
-		t.Cleanup(func() { _ = k8s.Delete(ctx, obj) })
-	}
+	applyPolicies(t)
 	const ns = "fence-test"
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -194,8 +191,128 @@ func policyObjects(t *testing.T) []*unstructured.Unstructured {
 			out = append(out, u)
 		}
 	}
-	if len(out) != 2 {
-		t.Fatalf("found %d objects, want the policy and its binding", len(out))
+	if len(out) != 4 {
+		t.Fatalf("found %d objects, want two policies and their bindings", len(out))
 	}
 	return out
+}
+
+// applyPolicies creates deploy/'s admission policies for the test.
+func applyPolicies(t *testing.T) {
+	t.Helper()
+	for _, obj := range policyObjects(t) {
+		if err := k8s.Create(t.Context(), obj); err != nil {
+			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+		// Not t.Context(): it is canceled before the cleanups run.
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), obj) })
+	}
+}
+
+// TestOperatorDeploymentWritesFence applies deploy/'s admission policies and proves, with
+// dry-run requests refused by the apiserver, that archgate-operator's ServiceAccount can
+// write the Deployments archgate needs and no other: archgate's image under the component's
+// ServiceAccount, local components only outside the reserved namespaces and without host
+// access. Another user's same writes are not fenced.
+func TestOperatorDeploymentWritesFence(t *testing.T) {
+	ctx := t.Context()
+	applyPolicies(t)
+	const image, override = "registry.example/archgate:v1", "mirror.example/archgate@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	self := fenceDeployment(testNamespace, "archgate-operator", "archgate-operator", image)
+	self.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "ARCHGATE_IMAGE", Value: override}}
+	if err := k8s.Create(ctx, self); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), self) })
+	for _, ns := range []string{"fence-team", "kube-fence"} {
+		if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	operator := impersonating(t, "system:serviceaccount:"+testNamespace+":archgate-operator")
+	other := impersonating(t, "system:serviceaccount:team:deployer")
+	eventually(t, 30*time.Second, "the policy enforced", func() error {
+		err := operator.Create(ctx, fenceDeployment("fence-team", "archgate-local-controller", "archgate-local-controller", "attacker.example/x:1"), client.DryRunAll)
+		if err == nil {
+			return errors.New("a foreign image was allowed")
+		}
+		return nil
+	})
+
+	hostPath := func(d *appsv1.Deployment) {
+		d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+	}
+	tests := map[string]struct {
+		client              client.Client
+		ns, name, sa, image string
+		mutate              func(*appsv1.Deployment)
+		wantErr             string // "": allowed
+	}{
+		"a local controller":                    {client: operator, ns: "fence-team", name: "archgate-local-controller", sa: "archgate-local-controller", image: image},
+		"a local webhook on the ARCHGATE_IMAGE": {client: operator, ns: "fence-team", name: "archgate-local-webhook", sa: "archgate-local-webhook", image: override},
+		"the cluster controller with the credential providers' host path": {
+			client: operator, ns: testNamespace, name: "archgate-controller", sa: "archgate-controller", image: image, mutate: hostPath,
+		},
+		"another image": {
+			client: operator, ns: "fence-team", name: "archgate-local-controller", sa: "archgate-local-controller", image: "attacker.example/x:1",
+			wantErr: "may deploy only its own image",
+		},
+		"another image in an init container": {
+			client: operator, ns: "fence-team", name: "archgate-local-controller", sa: "archgate-local-controller", image: image,
+			mutate: func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "attacker.example/x:1"}}
+			},
+			wantErr: "may deploy only its own image",
+		},
+		"another ServiceAccount": {
+			client: operator, ns: "fence-team", name: "archgate-local-controller", sa: "default", image: image,
+			wantErr: "ServiceAccount of the component's name",
+		},
+		"a local component in a reserved namespace": {
+			client: operator, ns: "kube-fence", name: "archgate-local-controller", sa: "archgate-local-controller", image: image,
+			wantErr: "reserved namespace",
+		},
+		"a local component with a host path": {
+			client: operator, ns: "fence-team", name: "archgate-local-controller", sa: "archgate-local-controller", image: image, mutate: hostPath,
+			wantErr: "host namespaces, host paths or privileges",
+		},
+		"a local component on the host network": {
+			client: operator, ns: "fence-team", name: "archgate-local-webhook", sa: "archgate-local-webhook", image: image,
+			mutate:  func(d *appsv1.Deployment) { d.Spec.Template.Spec.HostNetwork = true },
+			wantErr: "host namespaces, host paths or privileges",
+		},
+		"another user may deploy anything": {client: other, ns: "fence-team", name: "archgate-local-controller", sa: "default", image: "attacker.example/x:1", mutate: hostPath},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := fenceDeployment(tc.ns, tc.name, tc.sa, tc.image)
+			if tc.mutate != nil {
+				tc.mutate(d)
+			}
+			err := tc.client.Create(ctx, d, client.DryRunAll)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.wantErr != "" && err == nil:
+				t.Errorf("allowed, want refused with %q", tc.wantErr)
+			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
+				t.Errorf("refused with %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// fenceDeployment is a one-container Deployment ns/name running image as sa.
+func fenceDeployment(ns, name, sa, image string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{ServiceAccountName: sa, Containers: []corev1.Container{{Name: "c", Image: image}}},
+			},
+		},
+	}
 }

@@ -203,6 +203,7 @@ func (r *LocalReconciler) deployLocal(ctx context.Context, cppc *v1beta1.Cluster
 		return reconcile.Result{}, err
 	}
 	var waiting []string
+	var states []deploymentState
 	for _, ac := range []*appsv1ac.DeploymentApplyConfiguration{localWebhookDeployment(p), localControllerDeployment(p)} {
 		if err := apply(ctx, r.client, ac); err != nil {
 			return reconcile.Result{}, err
@@ -211,19 +212,67 @@ func (r *LocalReconciler) deployLocal(ctx context.Context, cppc *v1beta1.Cluster
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		if st := observeDeployment(describeKey(d), d); !st.available {
+		st := observeDeployment(describeKey(d), d)
+		states = append(states, st)
+		if !st.available {
 			waiting = append(waiting, st.describe())
 		}
 	}
 	requeue := min(time.Until(renewAt), r.opts.ResyncPeriod)
 	if len(waiting) > 0 {
 		logf.FromContext(ctx).V(1).Info("Local components rolling out", "namespace", ns, "waiting", strings.Join(waiting, "; "))
-		return reconcile.Result{RequeueAfter: min(requeue, waitRequeue)}, nil
+		wait, err := r.failOpenLocal(ctx, cppc, ns, states)
+		return reconcile.Result{RequeueAfter: min(requeue, waitRequeue, wait)}, err
 	}
 	if err := r.applyLocalEntry(ctx, ns, ca.Bundle); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: max(requeue, time.Second)}, nil
+}
+
+// failOpenLocal does for ns's local components what failOpen does for the cluster-wide ones: once
+// one of them has served no replica for the fail-open grace period, ns's webhook entry is removed
+// (new pods are admitted without the local gate) and the pods that carry the local gate are
+// released (the cluster-wide controller applies the PodPlacementConfigs to them instead), so
+// that a crash-looping local controller strands no pod. deployLocal registers the entry again
+// once both serve. It returns when to look again (waitRequeue when nothing is due sooner).
+func (r *LocalReconciler) failOpenLocal(ctx context.Context, cppc *v1beta1.ClusterPodPlacementConfig, ns string,
+	states []deploymentState) (time.Duration, error) {
+	down := r.unavailableFor(time.Now(), states...)
+	if down < 0 {
+		return waitRequeue, nil
+	}
+	if wait := r.opts.FailOpenGracePeriod - down; wait > 0 {
+		return wait, nil
+	}
+	registered, err := r.hasLocalEntry(ctx, ns)
+	if err != nil {
+		return 0, err
+	}
+	if registered {
+		if err := r.removeLocalEntry(ctx, ns); err != nil {
+			return 0, err
+		}
+		described := make([]string, 0, len(states))
+		for _, st := range states {
+			described = append(described, st.describe())
+		}
+		logf.FromContext(ctx).Info("Unregistered a namespace's local webhook: a local component is unavailable (fail open)",
+			"namespace", ns, "components", described)
+		if r.opts.Recorder != nil {
+			r.opts.Recorder.Eventf(cppc, nil, corev1.EventTypeWarning, v1beta1.ReasonWebhookUnregistered, "Unregister",
+				"removed the local webhook of namespace %s and released its local gates: %s", ns, strings.Join(described, "; "))
+		}
+	}
+	sum, err := r.releaseLocal(ctx, ns)
+	if err != nil {
+		return 0, err
+	}
+	if sum.Selected > 0 {
+		// List again: it catches pods gated while the apiserver still called the webhook.
+		return 100 * time.Millisecond, nil
+	}
+	return waitRequeue, nil
 }
 
 // createServingSecret creates ns's serving Secret, empty, when it is missing, by server-side

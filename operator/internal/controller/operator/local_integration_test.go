@@ -84,19 +84,7 @@ func setLocalDeploymentsAvailable(t *testing.T, ns string) {
 	t.Helper()
 	for _, name := range []string{operator.LocalControllerComponentName, operator.LocalWebhookComponentName} {
 		eventually(t, 30*time.Second, "Deployment "+ns+"/"+name, func() error { return k8s.Get(context.Background(), key(ns, name), &appsv1.Deployment{}) })
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			d := &appsv1.Deployment{}
-			if err := k8s.Get(context.Background(), key(ns, name), d); err != nil {
-				return err
-			}
-			now := metav1.Now()
-			d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
-				Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", LastUpdateTime: now, LastTransitionTime: now}}}
-			return k8s.Status().Update(context.Background(), d)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		setDeploymentStatusIn(t, ns, name, 1)
 	}
 }
 
@@ -275,4 +263,45 @@ func TestLocalComponentsGoWithLocalPlacement(t *testing.T) {
 	})
 	wantPPC(t, &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kept"}},
 		v1beta1.ConditionAvailable, v1beta1.ReasonLocalPlacementDisabled)
+}
+
+// A local controller that serves no replica for the fail-open grace period must not strand the
+// pods its webhook gated: the namespace's entry goes and its local gates are released, and both
+// come back once the controller serves again.
+func TestLocalComponentsFailOpen(t *testing.T) {
+	install(t, v1beta1.ClusterPodPlacementConfigSpec{LocalPlacement: v1beta1.LocalPlacementEnabled})
+	ns := "team-local-fail-open"
+	localNamespace(t, ns)
+	createPPC(t, ns, "prefs", 1)
+	setLocalDeploymentsAvailable(t, ns)
+	eventually(t, 30*time.Second, "local webhook entry registered", func() error {
+		if e, err := localEntry(ns); err != nil || e == nil {
+			return fmt.Errorf("no entry (err %v)", err)
+		}
+		return nil
+	})
+	pod := locallyGatedPod(t, ns, "stranded")
+
+	setDeploymentStatusIn(t, ns, operator.LocalControllerComponentName, 0)
+	eventually(t, failOpenGracePeriod+30*time.Second, "entry removed and local gate released", func() error {
+		if e, err := localEntry(ns); err != nil || e != nil {
+			return fmt.Errorf("entry still registered (err %v)", err)
+		}
+		got := &corev1.Pod{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), got); err != nil {
+			return err
+		}
+		if len(got.Spec.SchedulingGates) > 0 || got.Labels[v1beta1.LabelLocalSchedulingGate] != v1beta1.LabelValueReleased {
+			return fmt.Errorf("pod gates %v, labels %v", got.Spec.SchedulingGates, got.Labels)
+		}
+		return nil
+	})
+
+	setDeploymentStatusIn(t, ns, operator.LocalControllerComponentName, 1)
+	eventually(t, 30*time.Second, "local webhook entry registered again", func() error {
+		if e, err := localEntry(ns); err != nil || e == nil {
+			return fmt.Errorf("no entry (err %v)", err)
+		}
+		return nil
+	})
 }

@@ -331,9 +331,15 @@ func getDeployment(t *testing.T, name string) *appsv1.Deployment {
 // Deployment's replicas are available and every replica runs the latest template.
 func setDeploymentStatus(t *testing.T, name string, available int32) {
 	t.Helper()
+	setDeploymentStatusIn(t, testNamespace, name, available)
+}
+
+// setDeploymentStatusIn is setDeploymentStatus for the Deployment ns/name.
+func setDeploymentStatusIn(t *testing.T, ns, name string, available int32) {
+	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		d := &appsv1.Deployment{}
-		if err := k8s.Get(context.Background(), key(testNamespace, name), d); err != nil {
+		if err := k8s.Get(context.Background(), key(ns, name), d); err != nil {
 			return err
 		}
 		want := *d.Spec.Replicas
