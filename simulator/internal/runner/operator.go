@@ -83,11 +83,12 @@ func (r *run) registryHost() string {
 	return "registry.sim.invalid:5000"
 }
 
-// hangHost is the host of the attacker's images that never answer; empty
-// without one.
+// hangHost is the host of the attacker's images that never answer. A pass
+// without the operator (before it starts) asks no registry: a name that
+// resolves nowhere stands for it, as registryHost's does.
 func (r *run) hangHost() string {
 	if r.op == nil || r.op.hang == nil {
-		return ""
+		return "hang.sim.invalid:5000"
 	}
 	return r.op.hang.Addr()
 }

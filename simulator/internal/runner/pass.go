@@ -79,7 +79,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	pods := r.plan.Pods
 	all := pods
 	if spec.attacker {
-		if r.op == nil {
+		if r.ext != nil {
 			return passResult{}, errors.New("the attacker needs the simulated cluster's registry and its own host: run without an existing cluster")
 		}
 		nss = append(nss, fmt.Sprintf("sim-%s-%s-attacker", r.id, spec.name))
