@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -132,6 +133,8 @@ func (e *operatorEnv) step(ev scenario.Event) step {
 		applyRates(&f, ev.RegistryErrors.Rates)
 		return e.faultWindow(f, ev.RegistryErrors.Duration.D(),
 			fakeregistry.FaultServerError, fakeregistry.FaultTooManyRequests, fakeregistry.FaultHang)
+	case ev.ImagesDeleted != nil:
+		return e.deleteImages(*ev.ImagesDeleted)
 	case ev.WebhookDown != nil:
 		stop := func(context.Context) error { e.op.Webhook.Stop(); return nil }
 		start := func(context.Context) error { return e.op.Webhook.Start(e.ctx) }
@@ -167,6 +170,41 @@ func (e *operatorEnv) faultWindow(f fakeregistry.Faults, hold time.Duration, kin
 		return fmt.Sprintf("%d faults injected", n), nil
 	}
 	return step{apply: apply, revert: restore, hold: hold, effect: effect}
+}
+
+// deleteImages deletes the event's images from the registry for good. Its
+// effect is the manifest requests for their tags that came afterwards: none
+// means no inspection met a deleted image, and the event tested nothing.
+func (e *operatorEnv) deleteImages(d scenario.ImagesDeletedEvent) step {
+	doomed := scenario.ImagesWithPrefix(e.r.opts.Scenario.Catalog.Images(), d.Prefix)[:d.Count]
+	asked := func() uint64 {
+		snap := e.reg.Counters().Snapshot()
+		var n uint64
+		for _, im := range doomed {
+			for _, tag := range im.Tags {
+				c := snap.Manifests[fakeregistry.ManifestRef{Repository: im.Repository, Reference: tag}]
+				n += c.Get + c.Head
+			}
+		}
+		return n
+	}
+	var before uint64
+	apply := func(context.Context) error {
+		before = asked()
+		var errs []error
+		for _, im := range doomed {
+			errs = append(errs, e.reg.DeleteImage(im.Repository, im.Digest))
+		}
+		return errors.Join(errs...)
+	}
+	effect := func() (string, error) {
+		n := asked() - before
+		if n == 0 {
+			return "", fmt.Errorf("no manifest request named the %d deleted images afterwards", len(doomed))
+		}
+		return fmt.Sprintf("%d images deleted; %d manifest requests for them afterwards", len(doomed), n), nil
+	}
+	return step{apply: apply, effect: effect}
 }
 
 // faultCount is the number of faults of the kinds the registry injected so

@@ -200,7 +200,15 @@ func TestParseErrors(t *testing.T) {
 		},
 		"timeline with two actions": {
 			old: "expectations:", new: "timeline:\n  - at: 5s\n    webhookDown: {duration: 1s}\n    clusterConfigDeleted: {}\nexpectations:",
-			want: []strictyaml.FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted, controllerDown, clusterConfigChanged"}},
+			want: []strictyaml.FieldError{{Line: 20, Path: "timeline[0]", Reason: "want exactly one action of registryOutage, registrySlowdown, registryErrors, controllerRestart, webhookDown, clusterConfigDeleted, controllerDown, clusterConfigChanged, imagesDeleted"}},
+		},
+		"images deleted without a count": {
+			old: "expectations:", new: "timeline:\n  - at: 5s\n    imagesDeleted: {prefix: apps/, count: 0}\nexpectations:",
+			want: []strictyaml.FieldError{{Line: 21, Path: "timeline[0].imagesDeleted.count", Value: "0", Reason: "must be at least 1"}},
+		},
+		"more images deleted than the catalog holds": {
+			old: "expectations:", new: "timeline:\n  - at: 5s\n    imagesDeleted: {prefix: nowhere/, count: 1}\nexpectations:",
+			want: []strictyaml.FieldError{{Line: 21, Path: "timeline[0].imagesDeleted.count", Value: "1", Reason: `the catalog holds 0 images whose repository starts with "nowhere/"`}},
 		},
 		"controller restart of an unknown mode": {
 			old: "  enabled: true\n", new: "  enabled: true\n  mode: direct\ntimeline:\n  - at: 5s\n    controllerRestart: {mode: sigstop}\n",

@@ -439,6 +439,9 @@ type Event struct {
 	RegistrySlowdown *SlowdownEvent `json:"registrySlowdown,omitempty"`
 	// RegistryErrors injects error answers for a while.
 	RegistryErrors *ErrorsEvent `json:"registryErrors,omitempty"`
+	// ImagesDeleted deletes images from the registry, as their owner deletes
+	// them from a real one.
+	ImagesDeleted *ImagesDeletedEvent `json:"imagesDeleted,omitempty"`
 	// ControllerRestart stops the pod placement controller and starts it again.
 	ControllerRestart *RestartEvent `json:"controllerRestart,omitempty"`
 	// WebhookDown stops the webhook server for a while (the configuration
@@ -484,6 +487,16 @@ type ErrorsEvent struct {
 	Duration Duration `json:"duration"`
 	// Rates are the error rates during the window.
 	Rates ErrorRatesSpec `json:"rates"`
+}
+
+// ImagesDeletedEvent deletes the first Count catalog images (in catalog
+// order) whose repository starts with Prefix: each image's manifest and every
+// tag naming it answer 404 from then on. Pods go on naming them.
+type ImagesDeletedEvent struct {
+	// Prefix selects the images by repository.
+	Prefix string `json:"prefix"`
+	// Count is how many of them are deleted, at least 1.
+	Count int `json:"count"`
 }
 
 // RestartEvent restarts a component.

@@ -331,6 +331,15 @@ func validateOperator(e *errs, s *Scenario) {
 		e.add("operator.clusterConfig.logVerbosity", c.LogVerbosity, "want Normal, Debug, Trace or TraceAll")
 	}
 	validatePlugins(e, "operator.clusterConfig.plugins", c.Plugins)
+	if ii := c.ImageInspection; ii == nil || len(ii.BlockedNetworks) == 0 {
+		// The simulated cluster's registries listen on loopback (a registry inside the
+		// cluster's network, as far as the controller can tell): block link-local only, as an
+		// admin whose registry runs on the pod network would.
+		if c.ImageInspection == nil {
+			c.ImageInspection = &v1beta1.ImageInspection{}
+		}
+		c.ImageInspection.BlockedNetworks = SimulatedBlockedNetworks()
+	}
 	// The API's own bounds (v1beta1.ImageInspectionSettings.Validate), on the resolved settings.
 	for _, fe := range c.ImageInspection.Settings().Validate(field.NewPath("operator", "clusterConfig", "imageInspection")) {
 		e.add(fe.Field, fe.BadValue, "%s", fe.Detail)
@@ -575,6 +584,13 @@ func validateTimeline(e *errs, s *Scenario) {
 		case ev.RegistryErrors != nil:
 			window(ev.RegistryErrors.Duration)
 			validateRates(e, strictyaml.JoinPath(apath, "rates"), ev.RegistryErrors.Rates)
+		case ev.ImagesDeleted != nil:
+			if ev.ImagesDeleted.Prefix == "" {
+				e.add(strictyaml.JoinPath(apath, "prefix"), ev.ImagesDeleted.Prefix, "required: the repositories whose images are deleted")
+			}
+			if ev.ImagesDeleted.Count < 1 {
+				e.add(strictyaml.JoinPath(apath, "count"), ev.ImagesDeleted.Count, "must be at least 1")
+			}
 		case ev.ControllerRestart != nil:
 			if ev.ControllerRestart.Downtime < 0 {
 				e.add(strictyaml.JoinPath(apath, "downtime"), ev.ControllerRestart.Downtime, "must not be negative")
@@ -653,14 +669,15 @@ func overlaps(e *errs, s *Scenario) {
 
 // EventActions lists the timeline actions by their field names.
 func EventActions() []string {
-	return []string{"registryOutage", "registrySlowdown", "registryErrors", "controllerRestart", "webhookDown", "clusterConfigDeleted", "controllerDown", "clusterConfigChanged"}
+	return []string{"registryOutage", "registrySlowdown", "registryErrors", "controllerRestart", "webhookDown", "clusterConfigDeleted", "controllerDown", "clusterConfigChanged", "imagesDeleted"}
 }
 
 // actions returns the field names of the actions set on ev.
 func (ev *Event) actions() []string {
 	var out []string
 	set := []bool{ev.RegistryOutage != nil, ev.RegistrySlowdown != nil, ev.RegistryErrors != nil,
-		ev.ControllerRestart != nil, ev.WebhookDown != nil, ev.ClusterConfigDeleted != nil, ev.ControllerDown != nil, ev.ClusterConfigChanged != nil}
+		ev.ControllerRestart != nil, ev.WebhookDown != nil, ev.ClusterConfigDeleted != nil, ev.ControllerDown != nil, ev.ClusterConfigChanged != nil,
+		ev.ImagesDeleted != nil}
 	for i, on := range set {
 		if on {
 			out = append(out, EventActions()[i])
@@ -687,6 +704,14 @@ func validateWithCatalog(s *Scenario, c *fakeregistry.Catalog) []*strictyaml.Fie
 		e.add("registry.catalog", nil, "the catalog holds no image for the pods")
 		return e
 	}
+	for i, ev := range s.Timeline {
+		if d := ev.ImagesDeleted; d != nil {
+			if n := len(ImagesWithPrefix(images, d.Prefix)); n < d.Count {
+				e.add(strictyaml.JoinPath(strictyaml.JoinPath(strictyaml.IndexPath("timeline", i), "imagesDeleted"), "count"), d.Count,
+					"the catalog holds %d images whose repository starts with %q", n, d.Prefix)
+			}
+		}
+	}
 	w := s.Workload
 	if w.Images.Popularity == PopularityUnique {
 		need := w.Pods * (w.Containers.Max + w.InitContainers.Max)
@@ -706,6 +731,23 @@ func validateWithCatalog(s *Scenario, c *fakeregistry.Catalog) []*strictyaml.Fie
 	}
 	return e
 }
+
+// ImagesWithPrefix returns the images whose repository starts with prefix, in
+// catalog order.
+func ImagesWithPrefix(images []fakeregistry.Image, prefix string) []fakeregistry.Image {
+	var out []fakeregistry.Image
+	for _, im := range images {
+		if strings.HasPrefix(im.Repository, prefix) {
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
+// SimulatedBlockedNetworks are the networks the controller refuses in a scenario
+// that names none (operator.clusterConfig.imageInspection.blockedNetworks): the link-local
+// ones of the default, not loopback, where the simulator's registries listen.
+func SimulatedBlockedNetworks() []string { return []string{"169.254.0.0/16", "fe80::/10"} }
 
 // NodeArchitectures returns the sorted architectures of the node pools.
 func NodeArchitectures(s *Scenario) []string {
