@@ -18,6 +18,8 @@ package v1beta1
 
 import (
 	"fmt"
+	"net/netip"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -239,6 +241,8 @@ const (
 	DefaultMaxImagesPerPod = 64
 	// MaxImagesPerPodLimit bounds maxImagesPerPod.
 	MaxImagesPerPodLimit = 1000
+	// MaxBlockedNetworks bounds blockedNetworks.
+	MaxBlockedNetworks = 64
 )
 
 // ImageInspection tunes image inspection by the pod placement controller.
@@ -316,6 +320,20 @@ type ImageInspection struct {
 	// +kubebuilder:validation:Maximum=1000
 	MaxImagesPerPod *int32 `json:"maxImagesPerPod,omitempty"`
 
+	// blockedNetworks are the networks (CIDRs) the controller never connects to while it
+	// inspects images: image references are the tenants' to write, so they decide which hosts
+	// archgate calls. A registry host whose address lies in one is refused, and the pods naming
+	// it are released at once without changing their affinity, with the reason. Unset or empty
+	// means loopback and link-local: 127.0.0.0/8, ::1/128, 169.254.0.0/16 (the cloud's instance
+	// metadata service), fe80::/10. A list replaces those: keep the link-local ones, and add the
+	// cluster's pod and service networks when no registry runs inside the cluster.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="blockedNetworks must be CIDRs such as 10.0.0.0/8 or fd00::/8"
+	BlockedNetworks []string `json:"blockedNetworks,omitempty"`
+
 	// credentialProviders gives the controller the kubelet's credential provider plugins
 	// (ecr-credential-provider on EKS, the GCP and Azure providers on GKE and AKS, ...): images
 	// that nodes pull with a plugin's credentials are inspected with the same credentials, tried
@@ -371,6 +389,14 @@ type ImageInspectionSettings struct {
 	MaxGateAge time.Duration
 	// MaxImagesPerPod is the most distinct images of a pod the controller inspects.
 	MaxImagesPerPod int
+	// BlockedNetworks are the CIDRs no registry connection may reach.
+	BlockedNetworks []string
+}
+
+// DefaultBlockedNetworks returns the networks blocked when blockedNetworks is unset: loopback
+// and link-local.
+func DefaultBlockedNetworks() []string {
+	return []string{"127.0.0.0/8", "::1/128", "169.254.0.0/16", "fe80::/10"}
 }
 
 // DefaultImageInspectionSettings returns the settings of an unset spec.imageInspection.
@@ -389,6 +415,7 @@ func (in *ImageInspection) Settings() ImageInspectionSettings {
 		FailureCacheTTL: DefaultImageFailureCacheTTL,
 		MaxGateAge:      DefaultMaxGateAge,
 		MaxImagesPerPod: DefaultMaxImagesPerPod,
+		BlockedNetworks: DefaultBlockedNetworks(),
 	}
 	if in == nil {
 		return s
@@ -413,6 +440,9 @@ func (in *ImageInspection) Settings() ImageInspectionSettings {
 	}
 	if in.MaxImagesPerPod != nil {
 		s.MaxImagesPerPod = int(*in.MaxImagesPerPod)
+	}
+	if len(in.BlockedNetworks) > 0 {
+		s.BlockedNetworks = slices.Clone(in.BlockedNetworks)
 	}
 	return s
 }
@@ -441,6 +471,14 @@ func (s ImageInspectionSettings) Validate(path *field.Path) field.ErrorList {
 	}
 	if s.MaxImagesPerPod < 1 || s.MaxImagesPerPod > MaxImagesPerPodLimit {
 		errs = append(errs, field.Invalid(path.Child("maxImagesPerPod"), s.MaxImagesPerPod, fmt.Sprintf("must be within [1, %d]", MaxImagesPerPodLimit)))
+	}
+	if len(s.BlockedNetworks) > MaxBlockedNetworks {
+		errs = append(errs, field.TooMany(path.Child("blockedNetworks"), len(s.BlockedNetworks), MaxBlockedNetworks))
+	}
+	for i, c := range s.BlockedNetworks {
+		if _, err := netip.ParsePrefix(c); err != nil {
+			errs = append(errs, field.Invalid(path.Child("blockedNetworks").Index(i), c, "must be a CIDR such as 10.0.0.0/8 or fd00::/8"))
+		}
 	}
 	return errs
 }

@@ -67,13 +67,21 @@ func TestImageInspectionSettings(t *testing.T) {
 	}{
 		"nil": {
 			want: v1beta1.ImageInspectionSettings{CacheSize: 4096, CacheTTL: 10 * time.Minute, Timeout: 30 * time.Second, MaxRetries: 9,
-				FailureCacheTTL: 10 * time.Second, MaxGateAge: 10 * time.Minute, MaxImagesPerPod: 64},
+				FailureCacheTTL: 10 * time.Second, MaxGateAge: 10 * time.Minute, MaxImagesPerPod: 64,
+				BlockedNetworks: []string{"127.0.0.0/8", "::1/128", "169.254.0.0/16", "fe80::/10"}},
+		},
+		"blocked networks replace the default": {
+			in: &v1beta1.ImageInspection{BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"}},
+			want: v1beta1.ImageInspectionSettings{CacheSize: 4096, CacheTTL: 10 * time.Minute, Timeout: 30 * time.Second, MaxRetries: 9,
+				FailureCacheTTL: 10 * time.Second, MaxGateAge: 10 * time.Minute, MaxImagesPerPod: 64,
+				BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"}},
 		},
 		"zeros are kept": {
 			in: &v1beta1.ImageInspection{CacheSize: ptr.To[int32](0), MaxRetries: ptr.To[int32](0),
 				CacheTTL: &metav1.Duration{Duration: time.Hour}, Timeout: &metav1.Duration{Duration: time.Second},
 				FailureCacheTTL: &metav1.Duration{}, MaxGateAge: &metav1.Duration{Duration: 2 * time.Hour}, MaxImagesPerPod: ptr.To[int32](1)},
-			want: v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Hour, Timeout: time.Second, MaxRetries: 0, MaxGateAge: 2 * time.Hour, MaxImagesPerPod: 1},
+			want: v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: time.Hour, Timeout: time.Second, MaxRetries: 0, MaxGateAge: 2 * time.Hour, MaxImagesPerPod: 1,
+				BlockedNetworks: v1beta1.DefaultBlockedNetworks()},
 		},
 	}
 	for name, tc := range tests {
@@ -98,6 +106,10 @@ func TestImageInspectionSettingsValidate(t *testing.T) {
 				MaxGateAge: 24 * time.Hour, MaxImagesPerPod: 1000}
 		}},
 		"one image per pod": {mutate: func(s *v1beta1.ImageInspectionSettings) { s.MaxImagesPerPod = 1 }},
+		"a network that is not a CIDR": {
+			mutate:   func(s *v1beta1.ImageInspectionSettings) { s.BlockedNetworks = []string{"10.0.0.0/8", "cluster"} },
+			wantErrs: []string{`spec.imageInspection.blockedNetworks[1]: Invalid value: "cluster": must be a CIDR such as 10.0.0.0/8 or fd00::/8`},
+		},
 		"too many images per pod": {
 			mutate:   func(s *v1beta1.ImageInspectionSettings) { s.MaxImagesPerPod = 1001 },
 			wantErrs: []string{"spec.imageInspection.maxImagesPerPod: Invalid value: 1001: must be within [1, 1000]"},

@@ -21,6 +21,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/operator/pkg/settings"
 )
@@ -53,6 +54,8 @@ func newWebhookCmd(g *globalFlags) *cobra.Command {
 	fs.StringVar(&opts.CertDir, "cert-dir", components.DefaultWebhookCertDir, "Directory with the serving certificate ("+components.TLSCertName+", "+components.TLSKeyName+").")
 	fs.StringVar(&localNamespace, "namespace", "", "Serve the local scheduling-gate webhook of this namespace (path "+components.LocalWebhookPath+"): add the local gate to its pods that a PodPlacementConfig selects.")
 	fs.StringVar(&opts.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the operator, whose pods are never gated (default $POD_NAMESPACE).")
+	fs.IntVar(&opts.MaxImagesPerPod, settings.FlagMaxImages, v1beta1.DefaultMaxImagesPerPod,
+		"A pod naming more distinct images is admitted without the gate, with a warning (spec.imageInspection.maxImagesPerPod).")
 	fs.StringVar(&opts.KnownImagesConfigMap, settings.FlagKnownImagesConfigMap, "",
 		"ConfigMap of --operator-namespace with the images the controller inspected for pods without imagePullSecrets: such a pod whose images are all in it is placed at admission, without the gate; empty gates every pod.")
 	return cmd

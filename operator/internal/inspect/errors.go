@@ -11,9 +11,12 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/docker/distribution/registry/api/errcode"
 	"go.podman.io/image/v5/docker"
+
+	"github.com/archgate/archgate/operator/internal/egress"
 )
 
 // Reason classifies an inspection error, for metrics and for the caller's retry policy.
@@ -85,6 +88,11 @@ var statusInMessage = regexp.MustCompile(`StatusCode: (\d{3}),`)
 func classify(err error) Reason {
 	if err == nil {
 		return ""
+	}
+	// A refusal of the egress proxy comes back as text only (a refused CONNECT becomes an error
+	// of its status text); it is archgate's own decision, like a registries.conf block.
+	if strings.Contains(err.Error(), egress.Marker) {
+		return ReasonBlocked
 	}
 	switch {
 	case errors.Is(err, context.Canceled):

@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"time"
@@ -116,6 +117,10 @@ type Options struct {
 	// BreakerOpenFor is how long an open circuit fails its host's inspections at once;
 	// DefaultBreakerOpenFor when zero.
 	BreakerOpenFor time.Duration
+	// Proxy returns the proxy of each registry request (the controller's egress proxy, which
+	// enforces its network policy, see egress.Proxy.Route); the environment's
+	// (HTTPS_PROXY, ...) when nil.
+	Proxy func(*url.URL) (*url.URL, error)
 	// UserAgent is sent to registries; DefaultUserAgent when empty.
 	UserAgent string
 	// Metrics receives inspection durations and errors; unregistered metrics when nil.
@@ -414,6 +419,7 @@ func (r *RegistryInspector) systemContext(auth credentials.AuthConfig) *types.Sy
 			IdentityToken: auth.IdentityToken,
 		},
 		DockerBearerRegistryToken: auth.RegistryToken,
+		DockerProxy:               r.opts.Proxy,
 	}
 	if r.opts.InsecureSkipTLSVerify {
 		// Only ever set to true: OptionalBoolFalse would also override `insecure = true`

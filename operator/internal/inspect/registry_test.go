@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	imgspecv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"go.podman.io/image/v5/manifest"
+	"golang.org/x/net/http/httpproxy"
 
 	"github.com/archgate/archgate/operator/internal/credentials"
+	"github.com/archgate/archgate/operator/internal/egress"
 )
 
 const bundleLabel = "operators.operatorframework.io.bundle.mediatype.v1"
@@ -396,6 +400,52 @@ func TestRegistryInspectorRequestsPerImage(t *testing.T) {
 			}
 			if got := reg.requests.Load(); got != tc.wantRequests {
 				t.Errorf("registry requests = %d, want %d", got, tc.wantRequests)
+			}
+		})
+	}
+}
+
+// Through the controller's egress proxy, an image whose registry lies in a blocked network fails
+// at once with reason blocked (the pod is released with it), and one outside is inspected as
+// without the proxy; an index larger than a connection may carry fails without its bytes
+// being parsed.
+func TestRegistryInspectorThroughEgressProxy(t *testing.T) {
+	reg := newTestRegistry(t)
+	reg.pushImage("app:1", imageOf("linux", "arm64").build(t))
+	entries := make([]indexEntry, 0, 200) // about 80 KB of index
+	for range 200 {
+		entries = append(entries, indexEntry{os: "linux", arch: "amd64", annotations: map[string]string{"pad": strings.Repeat("x", 300)}})
+	}
+	reg.pushIndex("big:1", testIndex(t, formatOCI, entries...))
+	cfg := newPodmanConfig(t, "")
+	cfg.trust(t, reg)
+	tests := map[string]struct {
+		blocked    []netip.Prefix
+		image      string
+		wantReason Reason // "" for success
+	}{
+		"outside the blocked networks": {blocked: egress.DefaultBlockedNetworks()[2:], image: "app:1"},
+		"loopback blocked":             {blocked: egress.DefaultBlockedNetworks(), image: "app:1", wantReason: ReasonBlocked},
+		"an index past the byte limit": {image: "big:1", wantReason: ReasonOther},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p, err := egress.Listen(egress.Options{BlockedNetworks: tc.blocked, MaxBytesPerConnection: 32 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- p.Start(ctx) }()
+			t.Cleanup(func() { cancel(); <-done })
+			opts := cfg.options()
+			opts.Proxy = p.Route(&httpproxy.Config{})
+			got, err := mustInspector(t, opts).Architectures(context.Background(), reg.host+"/"+tc.image, nil)
+			if r := ReasonOf(err); r != tc.wantReason {
+				t.Fatalf("Architectures() = %v, error %v (reason %q), want reason %q", got.Architectures, err, r, tc.wantReason)
+			}
+			if err == nil && !slices.Equal(got.Architectures, []string{"arm64"}) {
+				t.Errorf("Architectures() = %v, want [arm64]", got.Architectures)
 			}
 		})
 	}

@@ -69,6 +69,11 @@ const (
 	// archgate_webhook_failed_intercepts_total and logged as an error, because the apiserver would
 	// refuse such a pod anyway and a decoding failure here means a version skew worth a look.
 	SkipUndecodable SkipReason = "undecodable"
+	// SkipTooManyImages: the pod names more distinct images than maxImagesPerPod. The
+	// controller would release it unplaced without inspecting any; gating it would only cost two
+	// more writes of a pod that large (each costs the apiserver the pod's managed fields). The
+	// admission response warns the pod's creator instead.
+	SkipTooManyImages SkipReason = "too-many-images"
 	// SkipPanic: evaluating the pod panicked. The pod is admitted unchanged rather than denied
 	// (controller-runtime answers a panic with an error, which the apiserver treats as a denial
 	// whatever the failurePolicy); counted in archgate_webhook_failed_intercepts_total and
@@ -80,7 +85,7 @@ const (
 func SkipReasons() []SkipReason {
 	return []SkipReason{
 		SkipNotPodCreate, SkipReservedNamespace, SkipOperatorNamespace, SkipNodeNameSet,
-		SkipDaemonSet, SkipAlreadyGated, SkipNodeSelectorArch, SkipUndecodable, SkipPanic,
+		SkipDaemonSet, SkipAlreadyGated, SkipNodeSelectorArch, SkipTooManyImages, SkipUndecodable, SkipPanic,
 	}
 }
 
@@ -98,6 +103,9 @@ type Options struct {
 	Configs client.Reader
 	// Now is the clock that expires published images; time.Now when nil.
 	Now func() time.Time
+	// MaxImagesPerPod is the most distinct images of a pod that is gated; a pod naming more is
+	// admitted unchanged, with a warning. v1beta1.DefaultMaxImagesPerPod when zero.
+	MaxImagesPerPod int
 }
 
 func (o Options) withDefaults() Options {
@@ -106,6 +114,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.MaxImagesPerPod <= 0 {
+		o.MaxImagesPerPod = v1beta1.DefaultMaxImagesPerPod
 	}
 	if o.Configs == nil {
 		o.Known = nil
@@ -206,6 +217,11 @@ func (h *SchedulingGate) handle(ctx context.Context, req admission.Request) (adm
 			return admission.Patched("", ops...), decision{skip: reason}
 		}
 		return admission.Allowed(""), decision{skip: reason}
+	}
+	if n := len(placement.PodImages(&pod.Spec)); n > h.opts.MaxImagesPerPod {
+		return admission.Allowed("").WithWarnings(fmt.Sprintf(
+				"archgate: the pod names %d images, more than maxImagesPerPod (%d): it is not placed by architecture", n, h.opts.MaxImagesPerPod)),
+			decision{skip: SkipTooManyImages}
 	}
 	ops, placed, ok, err := h.placeAtAdmission(ctx, pod)
 	if ok {

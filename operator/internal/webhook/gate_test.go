@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -428,5 +429,44 @@ func TestHandleRecoversPanic(t *testing.T) {
 	}
 	if got := counterValue(t, m.podsSkipped.WithLabelValues(string(SkipPanic))); got != 1 {
 		t.Errorf("pods skipped for a panic = %v, want 1", got)
+	}
+}
+
+// A pod naming more distinct images than maxImagesPerPod is admitted unchanged with a warning
+// to its creator: gating it would cost two more writes of a large pod, and the controller would
+// release it unplaced anyway. Distinct images count, init containers included.
+func TestHandleTooManyImages(t *testing.T) {
+	tests := map[string]struct {
+		spec      string
+		wantGated bool
+	}{
+		"three images, two allowed": {
+			spec: `{"initContainers":[{"name":"i","image":"a"}],"containers":[{"name":"c","image":"b"},{"name":"d","image":"c"}]}`,
+		},
+		"three containers, two images": {
+			spec:      `{"containers":[{"name":"c","image":"a"},{"name":"d","image":"b"},{"name":"e","image":"a"}]}`,
+			wantGated: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := NewMetrics()
+			h := NewSchedulingGate(nil, Options{Metrics: m, MaxImagesPerPod: 2})
+			resp := h.Handle(context.Background(), podRequest(t, `{"metadata":{"name":"p","namespace":"team"},"spec":`+tc.spec+`}`))
+			if !resp.Allowed {
+				t.Fatalf("denied: %v", resp.Result)
+			}
+			skipped := counterValue(t, m.podsSkipped.WithLabelValues(string(SkipTooManyImages)))
+			if tc.wantGated {
+				if len(resp.Patches) != 2 || skipped != 0 || len(resp.Warnings) != 0 {
+					t.Errorf("patches %v, skipped %v, warnings %v; want the pod gated", resp.Patches, skipped, resp.Warnings)
+				}
+				return
+			}
+			want := []string{"archgate: the pod names 3 images, more than maxImagesPerPod (2): it is not placed by architecture"}
+			if len(resp.Patches) != 0 || skipped != 1 || !slices.Equal(resp.Warnings, want) {
+				t.Errorf("patches %v, skipped %v, warnings %q; want none, 1, %q", resp.Patches, skipped, resp.Warnings, want)
+			}
+		})
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/controller/execformat"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/credprovider"
+	"github.com/archgate/archgate/operator/internal/egress"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/knownimages"
 	"github.com/archgate/archgate/operator/pkg/settings"
@@ -146,6 +147,13 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 	mgr, err := newControllerManager(restCfg, opts)
 	if err != nil {
+		_ = inspection.egress.Close()
+		return err
+	}
+	// The egress proxy serves from the manager's start to its stop; every inspection goes
+	// through it.
+	if err := errors.Join(mgr.Add(inspection.egress), register(opts.registerer(), inspection.egress.Collectors()...)); err != nil {
+		_ = inspection.egress.Close()
 		return err
 	}
 	if err := setUpPlacementController(mgr, opts, inspection); err != nil {
@@ -156,7 +164,7 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 	ii := *opts.ImageInspection
 	opts.Logger.WithName("podplacement").Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", ii.CacheSize,
-		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "maxGateAge", ii.MaxGateAge, "leaderElection", opts.LeaderElection,
+		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "maxGateAge", ii.MaxGateAge, "blockedNetworks", ii.BlockedNetworks, "leaderElection", opts.LeaderElection,
 		"execFormatErrorMonitor", opts.ExecFormatErrorMonitor)
 	return mgr.Start(ctx)
 }
@@ -169,6 +177,8 @@ type inspection struct {
 	// published is what the known-images publisher reads; nil without a cache.
 	published knownimages.Source
 	metrics   *inspect.Metrics
+	// egress is the proxy every registry request goes through; listening, not yet serving.
+	egress *egress.Proxy
 }
 
 // newInspection builds the registry inspector, behind the bounded cache unless its size is zero.
@@ -180,6 +190,14 @@ func newInspection(opts ControllerOptions) (inspection, error) {
 		inspect.ReloadRegistriesConf()
 	}
 	metrics := inspect.NewMetrics()
+	blocked, err := egress.ParseNetworks(ii.BlockedNetworks)
+	if err != nil {
+		return inspection{}, fmt.Errorf("--%s: %w", settings.FlagBlocked, err)
+	}
+	proxy, err := egress.Listen(egress.Options{BlockedNetworks: blocked})
+	if err != nil {
+		return inspection{}, err
+	}
 	registry, err := inspect.NewRegistryInspector(inspect.Options{
 		RegistriesConfPath:    opts.RegistriesConfPath,
 		RegistriesConfDirPath: opts.RegistriesConfDirPath,
@@ -189,17 +207,19 @@ func newInspection(opts ControllerOptions) (inspection, error) {
 		InsecureSkipTLSVerify: opts.InsecureSkipTLSVerify,
 		Timeout:               ii.Timeout,
 		Metrics:               metrics,
+		Proxy:                 proxy.Route(nil),
 	})
 	if err != nil {
+		_ = proxy.Close()
 		return inspection{}, fmt.Errorf("configuring image inspection: %w", err)
 	}
 	if ii.CacheSize <= 0 {
-		return inspection{inspector: registry, metrics: metrics}, nil
+		return inspection{inspector: registry, metrics: metrics, egress: proxy}, nil
 	}
 	caching := inspect.NewCachingInspector(registry, inspect.CacheOptions{
 		Size: ii.CacheSize, TTL: ii.CacheTTL, DigestSize: ii.CacheSize, FailureTTL: ii.FailureCacheTTL, Metrics: metrics,
 	})
-	return inspection{inspector: caching, invalidator: caching, published: caching, metrics: metrics}, nil
+	return inspection{inspector: caching, invalidator: caching, published: caching, metrics: metrics, egress: proxy}, nil
 }
 
 // newNodeCredentials loads the credential provider plugins' configuration; nil without one.

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	gatewebhook "github.com/archgate/archgate/operator/internal/webhook"
 )
 
@@ -65,6 +66,9 @@ type WebhookOptions struct {
 	// images are all in it is placed at admission instead of gated, and the webhook watches that
 	// ConfigMap and the placement configurations. Empty gates every pod.
 	KnownImagesConfigMap string
+	// MaxImagesPerPod is spec.imageInspection.maxImagesPerPod: a pod naming more distinct images
+	// is admitted ungated, with a warning; v1beta1.DefaultMaxImagesPerPod when zero.
+	MaxImagesPerPod int
 }
 
 func (o WebhookOptions) withDefaults(ctx context.Context) (WebhookOptions, error) {
@@ -72,6 +76,7 @@ func (o WebhookOptions) withDefaults(ctx context.Context) (WebhookOptions, error
 	o.Common, err = o.Common.withDefaults(ctx)
 	o.Port = cmp.Or(o.Port, DefaultWebhookPort)
 	o.CertDir = cmp.Or(o.CertDir, DefaultWebhookCertDir)
+	o.MaxImagesPerPod = cmp.Or(max(o.MaxImagesPerPod, 0), v1beta1.DefaultMaxImagesPerPod)
 	return o, err
 }
 
@@ -103,7 +108,8 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 	if err := metrics.Register(opts.registerer()); err != nil {
 		return fmt.Errorf("registering webhook metrics: %w", err)
 	}
-	hopts, err := atAdmission.setUp(ctx, mgr, gatewebhook.Options{OperatorNamespace: opts.OperatorNamespace, Metrics: metrics})
+	hopts, err := atAdmission.setUp(ctx, mgr, gatewebhook.Options{OperatorNamespace: opts.OperatorNamespace, Metrics: metrics,
+		MaxImagesPerPod: opts.MaxImagesPerPod})
 	if err != nil {
 		return err
 	}

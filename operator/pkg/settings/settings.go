@@ -23,6 +23,7 @@ package settings
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -38,6 +39,7 @@ const (
 	FlagFailureTTL     = "failure-cache-ttl"
 	FlagMaxGateAge     = "max-gate-age"
 	FlagMaxImages      = "max-images-per-pod"
+	FlagBlocked        = "blocked-networks"
 )
 
 // FlagKnownImagesConfigMap names the ConfigMap of the operator's namespace through which the
@@ -69,6 +71,7 @@ func ImageInspectionArgs(s v1beta1.ImageInspectionSettings) []string {
 		"--" + FlagFailureTTL + "=" + s.FailureCacheTTL.String(),
 		"--" + FlagMaxGateAge + "=" + s.MaxGateAge.String(),
 		"--" + FlagMaxImages + "=" + strconv.Itoa(s.MaxImagesPerPod),
+		"--" + FlagBlocked + "=" + strings.Join(s.BlockedNetworks, ","),
 	}
 }
 
@@ -83,4 +86,5 @@ func BindImageInspectionFlags(fs *pflag.FlagSet, s *v1beta1.ImageInspectionSetti
 	fs.IntVar(&s.MaxRetries, FlagMaxRetries, d.MaxRetries, "Inspection retries before the gate is removed without changes (spec.imageInspection.maxRetries); 0 for none.")
 	fs.DurationVar(&s.MaxGateAge, FlagMaxGateAge, d.MaxGateAge, "Longest a pod keeps the scheduling gate, from its creation, before it is released unplaced (spec.imageInspection.maxGateAge).")
 	fs.IntVar(&s.MaxImagesPerPod, FlagMaxImages, d.MaxImagesPerPod, "Most distinct images of a pod inspected; a pod naming more is released unplaced at once (spec.imageInspection.maxImagesPerPod).")
+	fs.StringSliceVar(&s.BlockedNetworks, FlagBlocked, d.BlockedNetworks, "CIDRs no registry connection may reach; the pods naming a registry there are released unplaced at once (spec.imageInspection.blockedNetworks).")
 }

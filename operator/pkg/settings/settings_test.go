@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/pflag"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
@@ -33,6 +34,7 @@ func TestImageInspectionArgsRoundTrip(t *testing.T) {
 		"no cache, no retry":      {CacheSize: 0, CacheTTL: time.Second, Timeout: time.Second, MaxRetries: 0},
 		"fractional durations":    {CacheSize: 7, CacheTTL: 1500 * time.Millisecond, Timeout: 90 * time.Second, MaxRetries: 20},
 		"upper bounds of the API": {CacheSize: 1_000_000, CacheTTL: 24 * time.Hour, Timeout: 5 * time.Minute, MaxRetries: 20},
+		"blocked networks":        {CacheTTL: time.Second, Timeout: time.Second, BlockedNetworks: []string{"169.254.0.0/16", "fd00::/8"}},
 	}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -42,7 +44,8 @@ func TestImageInspectionArgsRoundTrip(t *testing.T) {
 			if err := fs.Parse(ImageInspectionArgs(want)); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			// No blocked network renders as an empty list: nil and empty mean the same.
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("parsed settings (-rendered +parsed):\n%s", diff)
 			}
 		})

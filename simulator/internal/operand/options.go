@@ -19,6 +19,7 @@ func webhookOptions(cfg Config) components.WebhookOptions {
 		CertDir:              cfg.WebhookCertDir,
 		OperatorNamespace:    cfg.Namespace,
 		KnownImagesConfigMap: cfg.KnownImagesConfigMap,
+		MaxImagesPerPod:      cfg.ImageInspection.MaxImagesPerPod,
 	}
 }
 
@@ -45,8 +46,12 @@ func controllerOptions(cfg Config) components.ControllerOptions {
 
 // webhookArgs are the `archgate webhook` flags for o (Common aside).
 func webhookArgs(o components.WebhookOptions) []string {
-	return append([]string{"--host", o.Host, "--port", strconv.Itoa(o.Port), "--cert-dir", o.CertDir,
-		"--operator-namespace", o.OperatorNamespace}, knownImagesArgs(o.KnownImagesConfigMap)...)
+	args := []string{"--host", o.Host, "--port", strconv.Itoa(o.Port), "--cert-dir", o.CertDir,
+		"--operator-namespace", o.OperatorNamespace}
+	if o.MaxImagesPerPod > 0 {
+		args = append(args, "--"+settings.FlagMaxImages, strconv.Itoa(o.MaxImagesPerPod))
+	}
+	return append(args, knownImagesArgs(o.KnownImagesConfigMap)...)
 }
 
 // knownImagesArgs is the admission-placement flag both components get.

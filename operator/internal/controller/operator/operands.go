@@ -18,6 +18,7 @@ package operator
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -176,6 +177,11 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 	switch component {
 	case "webhook":
 		args = append(args, "--cert-dir="+a.CertDir, fmt.Sprintf("--port=%d", a.WebhookPort))
+		if a.ImageInspection != nil {
+			// Pods naming more images are admitted ungated: the controller would release them
+			// unplaced anyway, after two more writes of a pod that large.
+			args = append(args, "--"+settings.FlagMaxImages+"="+strconv.Itoa(a.ImageInspection.MaxImagesPerPod))
+		}
 	case "controller":
 		args = append(args, "--leader-elect")
 		if a.GlobalPullSecret != "" {
