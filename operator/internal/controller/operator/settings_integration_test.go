@@ -41,7 +41,7 @@ func controllerSettings(t *testing.T) (v1beta1.ImageInspectionSettings, error) {
 	var got v1beta1.ImageInspectionSettings
 	settings.BindImageInspectionFlags(fs, &got)
 	args := getDeployment(t, operator.ControllerComponentName).Spec.Template.Spec.Containers[0].Args
-	for _, flag := range []string{settings.FlagCacheSize, settings.FlagCacheTTL, settings.FlagInspectTimeout, settings.FlagMaxRetries, settings.FlagFailureTTL, settings.FlagMaxGateAge, settings.FlagMaxImages} {
+	for _, flag := range []string{settings.FlagCacheSize, settings.FlagCacheTTL, settings.FlagInspectTimeout, settings.FlagMaxRetries, settings.FlagFailureTTL, settings.FlagMaxGateAge, settings.FlagMaxImages, settings.FlagBlocked} {
 		if argWithPrefix(args, "--"+flag+"=") == "" {
 			return got, fmt.Errorf("controller args %q lack --%s: the binary's default would decide", args, flag)
 		}
@@ -68,11 +68,12 @@ func TestImageInspectionSettingsReachTheController(t *testing.T) {
 			CacheSize: ptr.To[int32](0), CacheTTL: &metav1.Duration{Duration: 90 * time.Second},
 			Timeout: &metav1.Duration{Duration: 45 * time.Second}, MaxRetries: ptr.To[int32](8),
 			FailureCacheTTL: &metav1.Duration{Duration: 20 * time.Second}, MaxGateAge: &metav1.Duration{Duration: 2 * time.Hour},
-			MaxImagesPerPod: ptr.To[int32](12),
+			BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"},
 		}
 	})
 	want := v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8,
-		FailureCacheTTL: 20 * time.Second, MaxGateAge: 2 * time.Hour, MaxImagesPerPod: 12}
+		FailureCacheTTL: 20 * time.Second, MaxGateAge: 2 * time.Hour, MaxImagesPerPod: v1beta1.DefaultMaxImagesPerPod,
+		BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"}}
 	eventually(t, 30*time.Second, "the CR's imageInspection in the controller's arguments", func() error {
 		got, err := controllerSettings(t)
 		if err != nil {
@@ -87,6 +88,18 @@ func TestImageInspectionSettingsReachTheController(t *testing.T) {
 	if g := getDeployment(t, operator.WebhookComponentName).Generation; g != webhookGeneration {
 		t.Errorf("the webhook Deployment changed (generation %d, was %d) for a controller setting", g, webhookGeneration)
 	}
+
+	// maxImagesPerPod is the webhook's too: it admits pods naming more ungated.
+	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) { c.Spec.ImageInspection.MaxImagesPerPod = ptr.To[int32](12) })
+	eventually(t, 30*time.Second, "maxImagesPerPod in both components' arguments", func() error {
+		for _, name := range []string{operator.ControllerComponentName, operator.WebhookComponentName} {
+			args := getDeployment(t, name).Spec.Template.Spec.Containers[0].Args
+			if want := "--" + settings.FlagMaxImages + "=12"; argWithPrefix(args, want) != want {
+				return fmt.Errorf("%s args %q lack %s", name, args, want)
+			}
+		}
+		return nil
+	})
 
 	// Back to the defaults when the field goes away.
 	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) { c.Spec.ImageInspection = nil })
