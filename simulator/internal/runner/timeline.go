@@ -59,8 +59,10 @@ func (tl *timeline) stop() []report.AppliedEvent {
 // met), which fails the run.
 type step struct {
 	apply, revert func(context.Context) error
-	hold          time.Duration
-	effect        func() (string, error)
+	// hold is how long after apply the step reverts, or (without revert) its effect is
+	// looked for; the pass's end cuts it short.
+	hold   time.Duration
+	effect func() (string, error)
 }
 
 func (tl *timeline) run(ctx context.Context, r *run, epoch time.Time, ev scenario.Event) {
@@ -97,14 +99,16 @@ func (tl *timeline) run(ctx context.Context, r *run, epoch time.Time, ev scenari
 		rec.Error = err.Error()
 		return
 	}
-	if st.revert != nil {
+	if st.revert != nil || st.hold > 0 {
 		select {
 		case <-time.After(st.hold):
 		case <-ctx.Done():
 		}
 		// Reverting must happen even when the pass is over.
-		if err := st.revert(r.op.ctx); err != nil {
-			rec.Error = fmt.Sprintf("reverting: %v", err)
+		if st.revert != nil {
+			if err := st.revert(r.op.ctx); err != nil {
+				rec.Error = fmt.Sprintf("reverting: %v", err)
+			}
 		}
 	}
 	rec.EndSeconds = time.Since(epoch).Seconds()
@@ -204,8 +208,11 @@ func (e *operatorEnv) deleteImages(d scenario.ImagesDeletedEvent) step {
 		}
 		return fmt.Sprintf("%d images deleted; %d manifest requests for them afterwards", len(doomed), n), nil
 	}
-	return step{apply: apply, effect: effect}
+	return step{apply: apply, effect: effect, hold: deletionObservation}
 }
+
+// deletionObservation is how long after deleting images the requests for them are counted.
+const deletionObservation = 30 * time.Second
 
 // faultCount is the number of faults of the kinds the registry injected so
 // far.
