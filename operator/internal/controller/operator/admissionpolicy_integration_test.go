@@ -117,15 +117,22 @@ func TestControllerPodWritesFence(t *testing.T) {
 			updated := pod.DeepCopy()
 			tc.mutate(updated)
 			err := tc.client.Patch(ctx, updated, client.MergeFrom(pod))
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Errorf("refused: %v", err)
-			case tc.wantErr != "" && err == nil:
-				t.Errorf("allowed, want refused with %q", tc.wantErr)
-			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
-				t.Errorf("refused with %v, want %q", err, tc.wantErr)
-			}
+			checkRefusal(t, err, tc.wantErr)
 		})
+	}
+}
+
+// checkRefusal checks a request's outcome: allowed when wantErr is empty, else refused with an
+// error that contains wantErr.
+func checkRefusal(t *testing.T, err error, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Errorf("refused: %v", err)
+	case wantErr != "" && err == nil:
+		t.Errorf("allowed, want refused with %q", wantErr)
+	case wantErr != "" && !strings.Contains(err.Error(), wantErr):
+		t.Errorf("refused with %v, want %q", err, wantErr)
 	}
 }
 
@@ -290,14 +297,7 @@ func TestOperatorDeploymentWritesFence(t *testing.T) {
 				tc.mutate(d)
 			}
 			err := tc.client.Create(ctx, d, client.DryRunAll)
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Errorf("refused: %v", err)
-			case tc.wantErr != "" && err == nil:
-				t.Errorf("allowed, want refused with %q", tc.wantErr)
-			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
-				t.Errorf("refused with %v, want %q", err, tc.wantErr)
-			}
+			checkRefusal(t, err, tc.wantErr)
 		})
 	}
 }
