@@ -27,13 +27,16 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// Circuit breaking per registry host: a host that keeps timing out or failing at the network
-// level is not asked again for a while, so that its images fail at once instead of each
-// holding a worker until the timeout. The failures that count are the host's own (timeouts
-// and network errors); an answer (404, 401, 429) means the host is up.
+// Circuit breaking per registry host: a host that keeps making inspections wait until their
+// timeout is not asked again for a while, so that its images fail at once instead of each
+// holding a worker for the whole timeout. Only timeouts count: a host that fails fast (refused
+// connections, 503 during an outage) holds no worker, the failure cache already spares it the
+// repeated questions, and opening its circuit would only keep its pods waiting after it is back
+// (registry-outage measured the worst gate hold at 25.5 s with fast failures counted, 12.7 s
+// without).
 const (
-	// DefaultBreakerFailures is how many inspections of a host in a row must time out or
-	// fail at the network level to open its circuit.
+	// DefaultBreakerFailures is how many inspections of a host in a row must time out to
+	// open its circuit.
 	DefaultBreakerFailures = 5
 	// DefaultBreakerOpenFor is how long an open circuit refuses inspections before one is let
 	// through to probe the host again; the others still fail at once while the probe is in
@@ -90,7 +93,7 @@ func (b *hostBreakers) do(ctx context.Context, host, image string, inspect func(
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		b.metrics.circuitRejections.Inc()
 		return Result{}, &Error{Image: image, Reason: ReasonCircuitOpen, Err: fmt.Errorf(
-			"registry %s timed out or failed at the network level %d times in a row: not asked again for up to %s",
+			"inspections of registry %s timed out %d times in a row: not asked again for up to %s",
 			host, b.failures, b.openFor)}
 	}
 	return res, err
@@ -107,10 +110,7 @@ func (b *hostBreakers) breaker(host string) *gobreaker.CircuitBreaker[Result] {
 		MaxRequests: 1,
 		Timeout:     b.openFor,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= b.failures },
-		IsSuccessful: func(err error) bool {
-			r := ReasonOf(err)
-			return r != ReasonTimeout && r != ReasonNetwork
-		},
+		IsSuccessful: func(err error) bool { return ReasonOf(err) != ReasonTimeout },
 		IsExcluded: func(err error) bool { return errors.As(err, new(callerGaveUp)) },
 		OnStateChange: func(_ string, _, to gobreaker.State) {
 			if to == gobreaker.StateOpen {

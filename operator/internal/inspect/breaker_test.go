@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func TestHostBreakers(t *testing.T) {
 		wantReason Reason
 	}{
 		"timeouts open the circuit":                {failures: 3, errs: []error{timeout}, calls: 6, wantAsked: 3, wantReason: ReasonCircuitOpen},
-		"network errors open the circuit":          {failures: 3, errs: []error{refused}, calls: 6, wantAsked: 3, wantReason: ReasonCircuitOpen},
+		"fast network errors keep it closed":       {failures: 3, errs: []error{refused}, calls: 6, wantAsked: 6, wantReason: ReasonNetwork},
 		"answers keep it closed":                   {failures: 3, errs: []error{notFound}, calls: 6, wantAsked: 6, wantReason: ReasonNotFound},
 		"a success in between resets the count":    {failures: 3, errs: []error{timeout, timeout, nil, timeout, timeout, timeout}, calls: 7, wantAsked: 6, wantReason: ReasonCircuitOpen},
 		"the caller's own deadline does not count": {failures: 3, errs: []error{timeout}, callerDone: true, calls: 6, wantAsked: 6, wantReason: ReasonTimeout},
@@ -118,27 +119,48 @@ func TestHostBreakersProbeAndClose(t *testing.T) {
 	}
 }
 
-// The inspector keys the circuit by the image's registry host: a host that refuses connections
-// is asked DefaultBreakerFailures times, then its images fail at once with the reason.
+// The inspector keys the circuit by the image's registry host: a host that accepts connections
+// and never answers is asked DefaultBreakerFailures times, then its images fail at once with the
+// reason.
 func TestRegistryInspectorBreaksCircuit(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var mu sync.Mutex
+	var held []net.Conn
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
 	host := l.Addr().String()
-	_ = l.Close() // nothing listens there any more: connections are refused
-	ri, err := NewRegistryInspector(Options{BreakerOpenFor: time.Hour})
+	ri, err := NewRegistryInspector(Options{Timeout: 100 * time.Millisecond, BreakerOpenFor: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range DefaultBreakerFailures {
 		_, err := ri.Architectures(t.Context(), fmt.Sprintf("%s/app:%d", host, i), credentials.Candidates{})
-		if r := ReasonOf(err); r != ReasonNetwork {
-			t.Fatalf("inspection %d: %v (reason %q), want a network error", i, err, r)
+		if r := ReasonOf(err); r != ReasonTimeout {
+			t.Fatalf("inspection %d: %v (reason %q), want a timeout", i, err, r)
 		}
 	}
 	_, err = ri.Architectures(t.Context(), host+"/other:1", credentials.Candidates{})
 	if r := ReasonOf(err); r != ReasonCircuitOpen {
-		t.Fatalf("after %d failures: %v (reason %q), want %q", DefaultBreakerFailures, err, r, ReasonCircuitOpen)
+		t.Fatalf("after %d timeouts: %v (reason %q), want %q", DefaultBreakerFailures, err, r, ReasonCircuitOpen)
 	}
 }

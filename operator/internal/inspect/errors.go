@@ -39,8 +39,8 @@ const (
 	// ReasonBlocked: registries.conf blocks the image's registry (and gives it no mirror);
 	// retrying cannot help.
 	ReasonBlocked Reason = "blocked"
-	// ReasonCircuitOpen: the registry's host kept timing out or failing at the network level,
-	// and is not asked again for a while (see DefaultBreakerFailures); retried later.
+	// ReasonCircuitOpen: the registry's host kept making inspections time out, and is not
+	// asked again for a while (see DefaultBreakerFailures); retried later.
 	ReasonCircuitOpen Reason = "circuit-open"
 	// ReasonCanceled: the caller gave up (context canceled); not a registry problem.
 	ReasonCanceled Reason = "canceled"

@@ -110,8 +110,8 @@ type Options struct {
 	InsecureSkipTLSVerify bool
 	// Timeout bounds one image's inspection; DefaultTimeout when zero.
 	Timeout time.Duration
-	// BreakerFailures is how many inspections of a registry host in a row must time out or
-	// fail at the network level before its circuit opens; DefaultBreakerFailures when zero,
+	// BreakerFailures is how many inspections of a registry host in a row must time out
+	// before its circuit opens; DefaultBreakerFailures when zero,
 	// no circuit breaking when negative.
 	BreakerFailures int
 	// BreakerOpenFor is how long an open circuit fails its host's inspections at once;

@@ -108,7 +108,7 @@ func NewMetrics() *Metrics {
 		}, []string{LabelReason}),
 		circuitOpenings: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricCircuitOpenings,
-			Help: "Times a registry host's circuit opened: its inspections timed out or failed at the network level too many times in a row.",
+			Help: "Times a registry host's circuit opened: its inspections timed out too many times in a row.",
 		}),
 		circuitRejections: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricCircuitRejections,
