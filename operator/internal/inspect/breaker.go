@@ -106,12 +106,12 @@ func (b *hostBreakers) breaker(host string) *gobreaker.CircuitBreaker[Result] {
 		return cb
 	}
 	cb := gobreaker.NewCircuitBreaker[Result](gobreaker.Settings{
-		Name:        host,
-		MaxRequests: 1,
-		Timeout:     b.openFor,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= b.failures },
+		Name:         host,
+		MaxRequests:  1,
+		Timeout:      b.openFor,
+		ReadyToTrip:  func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= b.failures },
 		IsSuccessful: func(err error) bool { return ReasonOf(err) != ReasonTimeout },
-		IsExcluded: func(err error) bool { return errors.As(err, new(callerGaveUp)) },
+		IsExcluded:   func(err error) bool { return errors.As(err, new(callerGaveUp)) },
 		OnStateChange: func(_ string, _, to gobreaker.State) {
 			if to == gobreaker.StateOpen {
 				b.metrics.circuitOpenings.Inc()
