@@ -121,11 +121,9 @@ func Listen(opts Options) (*Proxy, error) {
 	}
 	p.forward = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL = r.In.URL }, // absolute-form: the target itself
-		Transport: &http.Transport{
-			DialContext:           p.dial,
-			ResponseHeaderTimeout: 0, // the inspector's own deadline bounds the request
-			MaxIdleConns:          -1,
-		},
+		// One connection per forwarded request (the inspector's own deadline bounds it): each
+		// response is cut at the limit on its own.
+		Transport: &http.Transport{DialContext: p.dial, DisableKeepAlives: true},
 		ModifyResponse: func(resp *http.Response) error {
 			resp.Body = p.limit(resp.Body)
 			return nil
@@ -221,7 +219,8 @@ func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(client, p.limit(upstream))
 }
 
-// limit cuts r after MaxBytesPerConnection bytes, counting the cut.
+// limit cuts r after MaxBytesPerConnection bytes, counting the cut: a tunnel's whole download,
+// or one forwarded response.
 func (p *Proxy) limit(r io.ReadCloser) io.ReadCloser {
 	return &limitedReader{r: r, left: p.opts.MaxBytesPerConnection, cut: func() { p.refusals.WithLabelValues(ReasonByteLimit).Inc() }}
 }
