@@ -218,12 +218,13 @@ func (h *SchedulingGate) handle(ctx context.Context, req admission.Request) (adm
 		}
 		return admission.Allowed(""), decision{skip: reason}
 	}
-	if n := len(placement.PodImages(&pod.Spec)); n > h.opts.MaxImagesPerPod {
+	images := placement.PodImages(&pod.Spec)
+	if n := len(images); n > h.opts.MaxImagesPerPod {
 		return admission.Allowed("").WithWarnings(fmt.Sprintf(
 				"archgate: the pod names %d images, more than maxImagesPerPod (%d): it is not placed by architecture", n, h.opts.MaxImagesPerPod)),
 			decision{skip: SkipTooManyImages}
 	}
-	ops, placed, ok, err := h.placeAtAdmission(ctx, pod)
+	ops, placed, ok, err := h.placeAtAdmission(ctx, pod, images)
 	if ok {
 		return admission.Patched("", ops...), decision{placed: placed}
 	}

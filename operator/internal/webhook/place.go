@@ -62,14 +62,13 @@ type KnownImages interface {
 // An image rewritten by a mutating webhook that runs after this one would not be seen; clusters
 // with such a webhook turn admission placement off (spec.admissionPlacement: Disabled).
 
-// placeAtAdmission returns the patch that places pod at admission, or ok=false when the pod
-// must be gated. An error reading the configurations is returned for the log; the pod is then
+// placeAtAdmission returns the patch that places pod, which runs images, at admission, or
+// ok=false when the pod must be gated. An error reading the configurations is returned for the log; the pod is then
 // gated.
-func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod) ([]jsonpatch.JsonPatchOperation, *placement.Decision, bool, error) {
+func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod, images []string) ([]jsonpatch.JsonPatchOperation, *placement.Decision, bool, error) {
 	if h.opts.Known == nil || len(pod.Spec.ImagePullSecrets) > 0 {
 		return nil, nil, false, nil
 	}
-	images := placement.PodImages(&pod.Spec)
 	archs := make([]placement.ImageArchitectures, 0, len(images))
 	now := h.opts.Now()
 	for _, img := range images {
