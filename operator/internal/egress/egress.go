@@ -55,15 +55,6 @@ const Marker = "refused by archgate's egress policy"
 // indexes and configs are kilobytes (containers/image itself accepts up to 4 MiB each).
 const DefaultMaxBytesPerConnection = 1 << 20
 
-// DefaultBlockedNetworks are refused unless the admin says otherwise: loopback (the
-// controller's own pod) and link-local (the cloud's instance metadata service).
-func DefaultBlockedNetworks() []netip.Prefix {
-	return []netip.Prefix{
-		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
-		netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("fe80::/10"),
-	}
-}
-
 // Refusal reasons, the "reason" label of MetricRefusals.
 const (
 	ReasonBlockedNetwork = "blocked-network"

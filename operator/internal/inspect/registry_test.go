@@ -17,6 +17,7 @@ import (
 	"go.podman.io/image/v5/manifest"
 	"golang.org/x/net/http/httpproxy"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/egress"
 )
@@ -419,13 +420,17 @@ func TestRegistryInspectorThroughEgressProxy(t *testing.T) {
 	reg.pushIndex("big:1", testIndex(t, formatOCI, entries...))
 	cfg := newPodmanConfig(t, "")
 	cfg.trust(t, reg)
+	defaults, err := egress.ParseNetworks(v1beta1.DefaultBlockedNetworks()) // loopback first, then link-local
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		blocked    []netip.Prefix
 		image      string
 		wantReason Reason // "" for success
 	}{
-		"outside the blocked networks": {blocked: egress.DefaultBlockedNetworks()[2:], image: "app:1"},
-		"loopback blocked":             {blocked: egress.DefaultBlockedNetworks(), image: "app:1", wantReason: ReasonBlocked},
+		"outside the blocked networks": {blocked: defaults[2:], image: "app:1"},
+		"loopback blocked":             {blocked: defaults, image: "app:1", wantReason: ReasonBlocked},
 		"an index past the byte limit": {image: "big:1", wantReason: ReasonOther},
 	}
 	for name, tc := range tests {
