@@ -238,11 +238,10 @@ func (r *LocalReconciler) deployLocal(ctx context.Context, cppc *v1beta1.Cluster
 // once both serve. It returns when to look again (waitRequeue when nothing is due sooner).
 func (r *LocalReconciler) failOpenLocal(ctx context.Context, cppc *v1beta1.ClusterPodPlacementConfig, ns string,
 	states []deploymentState) (time.Duration, error) {
-	down := r.unavailableFor(time.Now(), states...)
-	if down < 0 {
+	switch wait := r.failOpenIn(states...); {
+	case wait < 0:
 		return waitRequeue, nil
-	}
-	if wait := r.opts.FailOpenGracePeriod - down; wait > 0 {
+	case wait > 0:
 		return wait, nil
 	}
 	registered, err := r.hasLocalEntry(ctx, ns)
@@ -264,13 +263,11 @@ func (r *LocalReconciler) failOpenLocal(ctx context.Context, cppc *v1beta1.Clust
 				"removed the local webhook of namespace %s and released its local gates: %s", ns, strings.Join(described, "; "))
 		}
 	}
-	sum, err := r.releaseLocal(ctx, ns)
-	if err != nil {
+	switch again, err := r.releaseLocalGates(ctx, ns); {
+	case err != nil:
 		return 0, err
-	}
-	if sum.Selected > 0 {
-		// List again: it catches pods gated while the apiserver still called the webhook.
-		return 100 * time.Millisecond, nil
+	case again:
+		return relistLocalGates, nil
 	}
 	return waitRequeue, nil
 }
@@ -369,13 +366,11 @@ func (r *LocalReconciler) removeLocal(ctx context.Context, ns string) (reconcile
 	if err := r.removeLocalEntry(ctx, ns); err != nil {
 		return reconcile.Result{}, err
 	}
-	sum, err := r.releaseLocal(ctx, ns)
-	if err != nil {
+	switch again, err := r.releaseLocalGates(ctx, ns); {
+	case err != nil:
 		return reconcile.Result{}, err
-	}
-	if sum.Selected > 0 {
-		// List again: it catches pods gated while the apiserver still called the webhook.
-		return reconcile.Result{RequeueAfter: 100 * time.Millisecond}, nil
+	case again:
+		return reconcile.Result{RequeueAfter: relistLocalGates}, nil
 	}
 	if err := r.deleteLocalObjects(ctx, ns); err != nil {
 		return reconcile.Result{}, err
@@ -391,6 +386,17 @@ func containsLocalDeployment(deps []appsv1.Deployment) bool {
 		}
 	}
 	return false
+}
+
+// relistLocalGates is how soon the pods of a namespace whose local webhook was removed are
+// listed again after some were released: the list catches pods gated while the apiserver still
+// called the webhook.
+const relistLocalGates = 100 * time.Millisecond
+
+// releaseLocalGates releases ns's local gates and says whether some were found (list again).
+func (r *Reconciler) releaseLocalGates(ctx context.Context, ns string) (again bool, err error) {
+	sum, err := r.releaseLocal(ctx, ns)
+	return err == nil && sum.Selected > 0, err
 }
 
 // releaseLocal removes the local gate from the pods of ns ("" for every namespace) that still

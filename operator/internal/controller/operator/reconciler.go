@@ -435,11 +435,11 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) error {
 // with no webhook behind it every pod creation would wait for the timeout, and with no controller
 // every gated pod would stay Pending. A component short of some replicas still serves.
 func (r *Reconciler) failOpen(ctx context.Context, s *scope) error {
-	down := r.unavailableFor(time.Now(), s.obs.webhook, s.obs.controller)
-	if !s.obs.registered || down < 0 {
+	wait := r.failOpenIn(s.obs.webhook, s.obs.controller)
+	if !s.obs.registered || wait < 0 {
 		return nil
 	}
-	if wait := r.opts.FailOpenGracePeriod - down; wait > 0 {
+	if wait > 0 {
 		logf.FromContext(ctx).V(1).Info("A component is unavailable; the scheduling-gate webhook stays registered for its grace period",
 			"failOpenIn", wait, "webhook", s.obs.webhook.describe(), "controller", s.obs.controller.describe())
 		s.requeueIn(wait)
@@ -457,6 +457,16 @@ func (r *Reconciler) failOpen(ctx context.Context, s *scope) error {
 			s.obs.webhook.describe(), s.obs.controller.describe())
 	}
 	return nil
+}
+
+// failOpenIn returns how long until the fail-open of components is due: negative while every
+// one serves, 0 once one has served no replica for the grace period.
+func (r *Reconciler) failOpenIn(components ...deploymentState) time.Duration {
+	down := r.unavailableFor(time.Now(), components...)
+	if down < 0 {
+		return down
+	}
+	return max(r.opts.FailOpenGracePeriod-down, 0)
 }
 
 // unavailableFor returns how long the longest-unavailable of the components has served no
