@@ -111,7 +111,11 @@ func (b *hostBreakers) breaker(host string) *gobreaker.CircuitBreaker[Result] {
 		Timeout:      b.openFor,
 		ReadyToTrip:  func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= b.failures },
 		IsSuccessful: func(err error) bool { return ReasonOf(err) != ReasonTimeout },
-		IsExcluded:   func(err error) bool { return errors.As(err, new(callerGaveUp)) },
+		// Neither the caller's giving up nor a busy registry's refusal (no request was made)
+		// says anything about the host.
+		IsExcluded: func(err error) bool {
+			return errors.As(err, new(callerGaveUp)) || ReasonOf(err) == ReasonRegistryBusy
+		},
 		OnStateChange: func(_ string, _, to gobreaker.State) {
 			if to == gobreaker.StateOpen {
 				b.metrics.circuitOpenings.Inc()

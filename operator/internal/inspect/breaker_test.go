@@ -123,6 +123,27 @@ func TestHostBreakersProbeAndClose(t *testing.T) {
 // and never answers is asked DefaultBreakerFailures times, then its images fail at once with the
 // reason.
 func TestRegistryInspectorBreaksCircuit(t *testing.T) {
+	host, _ := hangingHost(t)
+	ri, err := NewRegistryInspector(Options{Timeout: 100 * time.Millisecond, BreakerOpenFor: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range DefaultBreakerFailures {
+		_, err := ri.Architectures(t.Context(), fmt.Sprintf("%s/app:%d", host, i), credentials.Candidates{})
+		if r := ReasonOf(err); r != ReasonTimeout {
+			t.Fatalf("inspection %d: %v (reason %q), want a timeout", i, err, r)
+		}
+	}
+	_, err = ri.Architectures(t.Context(), host+"/other:1", credentials.Candidates{})
+	if r := ReasonOf(err); r != ReasonCircuitOpen {
+		t.Fatalf("after %d timeouts: %v (reason %q), want %q", DefaultBreakerFailures, err, r, ReasonCircuitOpen)
+	}
+}
+
+// hangingHost listens on a loopback port, accepts connections and never answers them; it
+// returns its host:port and the count of connections accepted so far.
+func hangingHost(t *testing.T) (string, func() int) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -148,19 +169,9 @@ func TestRegistryInspectorBreaksCircuit(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	host := l.Addr().String()
-	ri, err := NewRegistryInspector(Options{Timeout: 100 * time.Millisecond, BreakerOpenFor: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range DefaultBreakerFailures {
-		_, err := ri.Architectures(t.Context(), fmt.Sprintf("%s/app:%d", host, i), credentials.Candidates{})
-		if r := ReasonOf(err); r != ReasonTimeout {
-			t.Fatalf("inspection %d: %v (reason %q), want a timeout", i, err, r)
-		}
-	}
-	_, err = ri.Architectures(t.Context(), host+"/other:1", credentials.Candidates{})
-	if r := ReasonOf(err); r != ReasonCircuitOpen {
-		t.Fatalf("after %d timeouts: %v (reason %q), want %q", DefaultBreakerFailures, err, r, ReasonCircuitOpen)
+	return l.Addr().String(), func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(held)
 	}
 }

@@ -178,7 +178,8 @@ func (c *CachingInspector) Architectures(ctx context.Context, imageRef string, c
 		// others. The next inspector applies its own per-image deadline.
 		res, err := c.next.Architectures(context.WithoutCancel(ctx), imageRef, creds)
 		if err != nil {
-			if c.failures != nil && c.generation.Load() == gen {
+			// A busy registry's refusal is about the moment, not the image: never remembered.
+			if c.failures != nil && c.generation.Load() == gen && ReasonOf(err) != ReasonRegistryBusy {
 				c.failures.Add(flight, err)
 			}
 			return nil, err

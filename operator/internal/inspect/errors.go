@@ -42,6 +42,9 @@ const (
 	// ReasonCircuitOpen: the registry's host kept making inspections time out, and is not
 	// asked again for a while (see DefaultBreakerFailures); retried later.
 	ReasonCircuitOpen Reason = "circuit-open"
+	// ReasonRegistryBusy: the registry already had its limit of inspections in flight
+	// (DefaultMaxInspectionsPerRegistry); retried shortly, not a failure of the image.
+	ReasonRegistryBusy Reason = "registry-busy"
 	// ReasonCanceled: the caller gave up (context canceled); not a registry problem.
 	ReasonCanceled Reason = "canceled"
 	// ReasonOther: anything else (malformed manifest, unsupported media type, …).
@@ -51,7 +54,7 @@ const (
 // Reasons returns every Reason, in a new slice (metrics create a series for each).
 func Reasons() []Reason {
 	return []Reason{ReasonAuth, ReasonNotFound, ReasonTimeout, ReasonNetwork, ReasonRateLimited,
-		ReasonInvalidReference, ReasonBlocked, ReasonCircuitOpen, ReasonCanceled, ReasonOther}
+		ReasonInvalidReference, ReasonBlocked, ReasonCircuitOpen, ReasonRegistryBusy, ReasonCanceled, ReasonOther}
 }
 
 // Error is an inspection failure of one image.

@@ -117,6 +117,11 @@ type Options struct {
 	// BreakerOpenFor is how long an open circuit fails its host's inspections at once;
 	// DefaultBreakerOpenFor when zero.
 	BreakerOpenFor time.Duration
+	// MaxInspectionsPerRegistry bounds the inspections in flight against one registry (its
+	// registrable domain; an IP literal's address and port); DefaultMaxInspectionsPerRegistry
+	// when zero, no limit when negative. An inspection over it fails at once with
+	// ReasonRegistryBusy.
+	MaxInspectionsPerRegistry int
 	// Proxy returns the proxy of each registry request (the controller's egress proxy, which
 	// enforces its network policy, see egress.Proxy.Route); the environment's
 	// (HTTPS_PROXY, ...) when nil.
@@ -133,7 +138,8 @@ type RegistryInspector struct {
 	opts     Options
 	rootCAs  *x509.CertPool // system roots plus CABundleFile; nil without a bundle
 	metrics  *Metrics
-	breakers *hostBreakers // nil without circuit breaking
+	breakers *hostBreakers  // nil without circuit breaking
+	slots    *registrySlots // nil without a limit per registry
 }
 
 // NewRegistryInspector checks the configured paths and loads the CA bundle.
@@ -152,6 +158,9 @@ func NewRegistryInspector(opts Options) (*RegistryInspector, error) {
 	}
 	if opts.BreakerOpenFor <= 0 {
 		opts.BreakerOpenFor = DefaultBreakerOpenFor
+	}
+	if opts.MaxInspectionsPerRegistry == 0 {
+		opts.MaxInspectionsPerRegistry = DefaultMaxInspectionsPerRegistry
 	}
 	for _, p := range []struct {
 		name, path string
@@ -175,7 +184,8 @@ func NewRegistryInspector(opts Options) (*RegistryInspector, error) {
 		}
 	}
 	r := &RegistryInspector{opts: opts, metrics: opts.Metrics,
-		breakers: newHostBreakers(opts.BreakerFailures, opts.BreakerOpenFor, opts.Metrics)}
+		breakers: newHostBreakers(opts.BreakerFailures, opts.BreakerOpenFor, opts.Metrics),
+		slots:    newRegistrySlots(opts.MaxInspectionsPerRegistry)}
 	if opts.CABundleFile != "" {
 		pem, err := os.ReadFile(opts.CABundleFile)
 		if err != nil {
@@ -241,7 +251,13 @@ func (r *RegistryInspector) inspect(ctx context.Context, imageRef string, creds 
 	if err := r.checkBlocked(named); err != nil {
 		return Result{}, &Error{Image: imageRef, Reason: ReasonBlocked, Err: err}
 	}
-	return r.breakers.do(ctx, reference.Domain(named), imageRef, func() (Result, error) {
+	domain := reference.Domain(named)
+	return r.breakers.do(ctx, domain, imageRef, func() (Result, error) {
+		release, err := r.slots.acquire(domain, imageRef)
+		if err != nil {
+			return Result{}, err
+		}
+		defer release()
 		return r.tryCredentials(ctx, imageRef, ref, named, creds)
 	})
 }

@@ -143,8 +143,13 @@ func (m *Metrics) Register(r prometheus.Registerer) error {
 }
 
 // observeInspection records one registry inspection: its duration and, on failure, its reason.
-// Canceled inspections are not registry failures and are not counted as errors.
+// Canceled inspections are not registry failures and are not counted as errors; one refused
+// for a busy registry never started, so it is counted without a duration.
 func (m *Metrics) observeInspection(seconds float64, reason Reason) {
+	if reason == ReasonRegistryBusy {
+		m.errors.WithLabelValues(string(reason)).Inc()
+		return
+	}
 	outcome := outcomeSuccess
 	if reason != "" {
 		outcome = outcomeError

@@ -723,6 +723,13 @@ func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 		return nil
 	}
 	s.done = true
+	if !slices.ContainsFunc(s.failures, func(e *inspect.Error) bool { return e.Reason != inspect.ReasonRegistryBusy }) {
+		// Only busy registries: nothing failed, the pod waits its turn like one over its
+		// namespace's share, at no cost to its retry budget.
+		s.log.V(1).Info("Registries busy, inspecting again shortly", "failures", failureSummary(s.failures))
+		s.result = reconcile.Result{RequeueAfter: r.byDeadline(r.tenants.wait(), s.deadline)}
+		return nil
+	}
 	retryable := !slices.ContainsFunc(s.failures, func(e *inspect.Error) bool { return terminal(e.Reason) })
 	delay, retry := r.afterFailure(s, retryable)
 	switch {

@@ -900,6 +900,38 @@ func TestReconcileNamespaceShare(t *testing.T) {
 	}
 }
 
+// TestReconcileRegistryBusy checks that a pod whose images meet only busy registries waits its
+// turn without spending its retry budget, and is placed once the registry has room; a busy
+// registry beside a real failure is retried as the failure is.
+func TestReconcileRegistryBusy(t *testing.T) {
+	const image, busy, broken = "reg.example/arm:1", "reg.example/busy:1", "reg.example/broken:1"
+	h := newHarness(t, Options{}, map[string][]answer{
+		image:  {fail(inspect.ReasonRegistryBusy), fail(inspect.ReasonRegistryBusy), ok("arm64")},
+		busy:   {fail(inspect.ReasonRegistryBusy)},
+		broken: {fail(inspect.ReasonNetwork)},
+	}, newPod("p", image).build(), newPod("q", busy, broken).build())
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}}
+	for range 2 {
+		res, err := h.r.Reconcile(context.Background(), req)
+		if err != nil || res.RequeueAfter < tenantWait || res.RequeueAfter >= 2*tenantWait {
+			t.Fatalf("Reconcile = %+v, %v; want a requeue within [%s, %s)", res, err, tenantWait, 2*tenantWait)
+		}
+		if got := h.r.retries.Retries("uid-p"); got != 0 || h.writes != 0 {
+			t.Fatalf("retries %d, writes %d after a busy registry; want none", got, h.writes)
+		}
+	}
+	h.drive(t, "p")
+	if got := h.pod(t, "p").Labels[v1beta1.LabelPlacement]; got != placement.OutcomeArchSet.LabelValue() {
+		t.Errorf("placement label = %q, want %q once the registry had room", got, placement.OutcomeArchSet)
+	}
+	// A registry busy for good beside a failing image: the failure's retries run out and the
+	// pod is released, not deferred for ever.
+	h.drive(t, "q")
+	if got := h.pod(t, "q").Labels[v1beta1.LabelPlacement]; got != placement.OutcomeInspectionFailed.LabelValue() {
+		t.Errorf("placement label = %q, want %q", got, placement.OutcomeInspectionFailed)
+	}
+}
+
 // countingReader counts the reads of the pods' apiserver reader.
 type countingReader struct {
 	client.Reader

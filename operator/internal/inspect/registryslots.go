@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package inspect
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+
+	"golang.org/x/net/publicsuffix"
+)
+
+// DefaultMaxInspectionsPerRegistry bounds the inspections in flight against one registry (see
+// registryKey): half of the controller's default 32 pod workers, so that registries that
+// never answer, named from any number of namespaces, hold at most half of the workers for the
+// inspection timeout before their circuit opens.
+const DefaultMaxInspectionsPerRegistry = 16
+
+// registrySlots counts the inspections in flight per registry. An inspection over its
+// registry's limit fails at once with ReasonRegistryBusy rather than waiting: a waiting
+// inspection would hold its pod's worker just as a hanging one does. The caller retries it
+// shortly, without counting it as a failure. A counter rather than a semaphore per registry:
+// only the registries with inspections in flight are kept, so the map is bounded by them.
+// Safe for concurrent use.
+type registrySlots struct {
+	limit int
+	mu    sync.Mutex
+	inUse map[string]int
+}
+
+// newRegistrySlots returns the slots; limit <= 0 means no limit (nil).
+func newRegistrySlots(limit int) *registrySlots {
+	if limit <= 0 {
+		return nil
+	}
+	return &registrySlots{limit: limit, inUse: map[string]int{}}
+}
+
+// acquire takes a slot of the registry that serves domain (a reference's host[:port]), for
+// image; the error names both when the registry has none left. release must be called after
+// a nil error.
+func (s *registrySlots) acquire(domain, image string) (release func(), err error) {
+	if s == nil {
+		return func() {}, nil
+	}
+	key := registryKey(domain)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inUse[key] >= s.limit {
+		return nil, &Error{Image: image, Reason: ReasonRegistryBusy, Err: fmt.Errorf(
+			"%d inspections of registry %s are in flight, its limit: retried shortly", s.limit, key)}
+	}
+	s.inUse[key]++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.inUse[key]--; s.inUse[key] <= 0 {
+			delete(s.inUse, key)
+		}
+	}, nil
+}
+
+// registryKey names the registry whose limit a reference's domain counts against: its
+// registrable domain (eTLD+1) for a host name, so that the many names a wildcard DNS entry
+// gives one party (a.evil.example, b.evil.example, …) share one limit; the address and port
+// for an IP literal, each a server of its own; the host itself when it has no registrable
+// domain (localhost, a cluster-local service name, whose suffix is not a public one).
+func registryKey(domain string) string {
+	host := domain
+	if h, _, err := net.SplitHostPort(domain); err == nil {
+		host = h
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return domain
+	}
+	suffix, icann := publicsuffix.PublicSuffix(host)
+	if !icann && !strings.Contains(suffix, ".") {
+		return host // no listed suffix: a cluster-local name, each its own server
+	}
+	if etld1, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		return etld1
+	}
+	return host
+}
