@@ -59,6 +59,7 @@ const DefaultMaxBytesPerConnection = 1 << 20
 const (
 	ReasonBlockedNetwork = "blocked-network"
 	ReasonByteLimit      = "byte-limit"
+	ReasonPlainHTTP      = "plain-http"
 )
 
 // MetricRefusals counts the connections refused or cut, by reason.
@@ -71,6 +72,10 @@ type Options struct {
 	// MaxBytesPerConnection is the most a host may send over one connection; past it the
 	// connection is closed. DefaultMaxBytesPerConnection when zero.
 	MaxBytesPerConnection int64
+	// PlainHTTP reports whether a plain-HTTP request may go to host (host[:port] as the
+	// request names it): only to registries configured insecure, so that a TLS registry cannot
+	// send the controller to a plain-HTTP auth realm or redirect it there. Nil forwards none.
+	PlainHTTP func(host string) bool
 	// DialTimeout bounds resolving and connecting; 10 s when zero.
 	DialTimeout time.Duration
 	// Resolver resolves host names; net.DefaultResolver when nil.
@@ -105,9 +110,9 @@ func Listen(opts Options) (*Proxy, error) {
 	}
 	p := &Proxy{opts: opts, listener: l, refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: MetricRefusals,
-		Help: "Registry connections the controller refused (blocked-network: the address is in spec.imageInspection.blockedNetworks) or cut (byte-limit: the host sent more than a connection may carry).",
+		Help: "Registry connections the controller refused (blocked-network: the address is in spec.imageInspection.blockedNetworks; plain-http: plain HTTP to a host not configured insecure) or cut (byte-limit: the host sent more than a connection may carry).",
 	}, []string{"reason"})}
-	for _, r := range []string{ReasonBlockedNetwork, ReasonByteLimit} {
+	for _, r := range []string{ReasonBlockedNetwork, ReasonByteLimit, ReasonPlainHTTP} {
 		p.refusals.WithLabelValues(r)
 	}
 	p.forward = &httputil.ReverseProxy{
@@ -168,6 +173,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodConnect:
 		p.tunnel(w, r)
+	case r.URL.IsAbs() && r.URL.Scheme == "http" && (p.opts.PlainHTTP == nil || !p.opts.PlainHTTP(r.URL.Host)):
+		p.refusals.WithLabelValues(ReasonPlainHTTP).Inc()
+		http.Error(w, fmt.Sprintf("%s: plain HTTP to %s, which is not a registry configured insecure (an auth realm or a redirect named it)",
+			Marker, r.URL.Host), http.StatusForbidden)
 	case r.URL.IsAbs() && r.URL.Scheme == "http":
 		p.forward.ServeHTTP(w, r)
 	default:

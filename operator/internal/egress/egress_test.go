@@ -77,14 +77,17 @@ func TestProxy(t *testing.T) {
 		wantBody    string
 		wantErr     string // in the request's or the body read's error, or in a refusal's body
 		wantRefusal string // the metric's reason label that counts one
+		// insecureNone: no host is configured insecure (otherwise the plain server is)
+		insecureNone bool
 	}{
-		"TLS through the tunnel":           {server: tlsServer, path: "/m", wantBody: "manifest"},
-		"plain HTTP forwarded":             {server: plainServer, path: "/m", wantBody: "manifest"},
-		"a blocked address, TLS":           {blocked: loopback, server: tlsServer, path: "/m", wantErr: Marker, wantRefusal: ReasonBlockedNetwork},
-		"a blocked address, plain HTTP":    {blocked: loopback, server: plainServer, path: "/m", wantErr: Marker, wantRefusal: ReasonBlockedNetwork},
-		"another network blocked":          {blocked: []netip.Prefix{netip.MustParsePrefix("169.254.0.0/16")}, server: tlsServer, path: "/m", wantBody: "manifest"},
-		"too many bytes on one connection": {server: tlsServer, path: "/big", wantErr: "EOF", wantRefusal: ReasonByteLimit},
-		"too many bytes, plain HTTP":       {server: plainServer, path: "/big", wantErr: "EOF", wantRefusal: ReasonByteLimit},
+		"TLS through the tunnel":            {server: tlsServer, path: "/m", wantBody: "manifest"},
+		"plain HTTP forwarded":              {server: plainServer, path: "/m", wantBody: "manifest"},
+		"a blocked address, TLS":            {blocked: loopback, server: tlsServer, path: "/m", wantErr: Marker, wantRefusal: ReasonBlockedNetwork},
+		"a blocked address, plain HTTP":     {blocked: loopback, server: plainServer, path: "/m", wantErr: Marker, wantRefusal: ReasonBlockedNetwork},
+		"another network blocked":           {blocked: []netip.Prefix{netip.MustParsePrefix("169.254.0.0/16")}, server: tlsServer, path: "/m", wantBody: "manifest"},
+		"too many bytes on one connection":  {server: tlsServer, path: "/big", wantErr: "EOF", wantRefusal: ReasonByteLimit},
+		"too many bytes, plain HTTP":        {server: plainServer, path: "/big", wantErr: "EOF", wantRefusal: ReasonByteLimit},
+		"plain HTTP to a host not insecure": {insecureNone: true, server: plainServer, path: "/m", wantErr: Marker, wantRefusal: ReasonPlainHTTP},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -92,7 +95,9 @@ func TestProxy(t *testing.T) {
 			if tc.server == tlsServer {
 				ca = tlsServer
 			}
-			p, client := startProxy(t, Options{BlockedNetworks: tc.blocked, MaxBytesPerConnection: 64 << 10}, ca)
+			plain := strings.TrimPrefix(plainServer.URL, "http://")
+			insecure := func(host string) bool { return host == plain && !tc.insecureNone }
+			p, client := startProxy(t, Options{BlockedNetworks: tc.blocked, MaxBytesPerConnection: 64 << 10, PlainHTTP: insecure}, ca)
 			body, err := get(client, tc.server.URL+tc.path)
 			switch {
 			case tc.wantErr == "" && err != nil:
@@ -102,7 +107,7 @@ func TestProxy(t *testing.T) {
 			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) && !strings.Contains(body, tc.wantErr):
 				t.Errorf("GET: error %v, body %.80q; want %q in either", err, body, tc.wantErr)
 			}
-			for _, reason := range []string{ReasonBlockedNetwork, ReasonByteLimit} {
+			for _, reason := range []string{ReasonBlockedNetwork, ReasonByteLimit, ReasonPlainHTTP} {
 				want := 0.0
 				if reason == tc.wantRefusal {
 					want = 1

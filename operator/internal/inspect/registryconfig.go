@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.podman.io/image/v5/pkg/sysregistriesv2"
 	"go.podman.io/image/v5/types"
@@ -77,4 +78,41 @@ func ParseCertificates(data []byte) ([]*x509.Certificate, error) {
 		return nil, errors.New("no certificate: the bundle is empty")
 	}
 	return certs, nil
+}
+
+// AllowsPlainHTTP reports whether a registry request may go to host (host[:port]) in plain
+// HTTP: when TLS verification is off for every registry (InsecureSkipTLSVerify), or when
+// registries.conf marks that host insecure, as a registry or as a mirror. containers/image only
+// falls back to plain HTTP for such hosts; any other plain-HTTP request is an auth realm or a
+// redirect a registry named, which the controller's egress proxy refuses with this answer.
+// A registries.conf that cannot be read allows none.
+func (o Options) AllowsPlainHTTP(host string) bool {
+	if o.InsecureSkipTLSVerify {
+		return true
+	}
+	sys := &types.SystemContext{SystemRegistriesConfPath: o.RegistriesConfPath, SystemRegistriesConfDirPath: o.RegistriesConfDirPath}
+	regs, err := sysregistriesv2.GetRegistries(sys)
+	if err != nil {
+		return false
+	}
+	for _, reg := range regs {
+		if reg.Insecure && locationHost(reg.Location) == host {
+			return true
+		}
+		for _, m := range reg.Mirrors {
+			if m.Insecure && locationHost(m.Location) == host {
+				return true
+			}
+		}
+	}
+	// A wildcard entry (prefix *.example.com) has no location of its own: its hosts are the
+	// ones it matches.
+	reg, err := sysregistriesv2.FindRegistry(sys, host)
+	return err == nil && reg != nil && reg.Insecure && strings.HasPrefix(reg.Prefix, "*.")
+}
+
+// locationHost is the host[:port] of a registries.conf location ("host:5000/namespace").
+func locationHost(location string) string {
+	host, _, _ := strings.Cut(location, "/")
+	return host
 }

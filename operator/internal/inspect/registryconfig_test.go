@@ -134,3 +134,61 @@ func FuzzParseCertificates(f *testing.F) {
 		}
 	})
 }
+
+// Plain HTTP is allowed only to the hosts registries.conf marks insecure (as a registry's
+// location, a mirror or a wildcard entry), or to every host with TLS verification off.
+func TestOptionsAllowsPlainHTTP(t *testing.T) {
+	const conf = `
+[[registry]]
+location = "reg.example:5000"
+insecure = true
+
+[[registry]]
+prefix = "example.com/team"
+location = "internal.example:5000/team"
+insecure = true
+
+[[registry]]
+location = "docker.io"
+[[registry.mirror]]
+location = "mirror.example:5000/hub"
+insecure = true
+[[registry.mirror]]
+location = "secure-mirror.example"
+
+[[registry]]
+prefix = "*.dev.example"
+insecure = true
+
+[[registry]]
+location = "tls.example:5000"
+`
+	tests := map[string]struct {
+		conf        string
+		skipVerify  bool
+		host        string
+		wantAllowed bool
+	}{
+		"an insecure registry":                 {conf: conf, host: "reg.example:5000", wantAllowed: true},
+		"its port matters":                     {conf: conf, host: "reg.example:5001"},
+		"a remapped prefix's location":         {conf: conf, host: "internal.example:5000", wantAllowed: true},
+		"the remapped prefix itself":           {conf: conf, host: "example.com"},
+		"an insecure mirror":                   {conf: conf, host: "mirror.example:5000", wantAllowed: true},
+		"a mirror not insecure":                {conf: conf, host: "secure-mirror.example"},
+		"the registry of an insecure mirror":   {conf: conf, host: "docker.io"},
+		"a host a wildcard entry matches":      {conf: conf, host: "a.dev.example", wantAllowed: true},
+		"a registry not insecure":              {conf: conf, host: "tls.example:5000"},
+		"a host registries.conf does not name": {conf: conf, host: "realm.evil.example"},
+		"no registries.conf entries":           {host: "reg.example:5000"},
+		"TLS verification off for every host":  {skipVerify: true, host: "realm.evil.example", wantAllowed: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			opts := newPodmanConfig(t, tc.conf).options()
+			opts.InsecureSkipTLSVerify = tc.skipVerify
+			if got := opts.AllowsPlainHTTP(tc.host); got != tc.wantAllowed {
+				t.Errorf("AllowsPlainHTTP(%q) = %v, want %v", tc.host, got, tc.wantAllowed)
+			}
+		})
+	}
+}

@@ -194,11 +194,7 @@ func newInspection(opts ControllerOptions) (inspection, error) {
 	if err != nil {
 		return inspection{}, fmt.Errorf("--%s: %w", settings.FlagBlocked, err)
 	}
-	proxy, err := egress.Listen(egress.Options{BlockedNetworks: blocked})
-	if err != nil {
-		return inspection{}, err
-	}
-	registry, err := inspect.NewRegistryInspector(inspect.Options{
+	iopts := inspect.Options{
 		RegistriesConfPath:    opts.RegistriesConfPath,
 		RegistriesConfDirPath: opts.RegistriesConfDirPath,
 		CertsDir:              opts.CertsDir,
@@ -207,8 +203,13 @@ func newInspection(opts ControllerOptions) (inspection, error) {
 		InsecureSkipTLSVerify: opts.InsecureSkipTLSVerify,
 		Timeout:               ii.Timeout,
 		Metrics:               metrics,
-		Proxy:                 proxy.Route(nil),
-	})
+	}
+	proxy, err := egress.Listen(egress.Options{BlockedNetworks: blocked, PlainHTTP: iopts.AllowsPlainHTTP})
+	if err != nil {
+		return inspection{}, err
+	}
+	iopts.Proxy = proxy.Route(nil)
+	registry, err := inspect.NewRegistryInspector(iopts)
 	if err != nil {
 		_ = proxy.Close()
 		return inspection{}, fmt.Errorf("configuring image inspection: %w", err)
