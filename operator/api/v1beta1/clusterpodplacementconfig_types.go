@@ -19,6 +19,7 @@ package v1beta1
 import (
 	"fmt"
 	"net/netip"
+	"regexp"
 	"slices"
 	"time"
 
@@ -243,7 +244,13 @@ const (
 	MaxImagesPerPodLimit = 1000
 	// MaxBlockedNetworks bounds blockedNetworks.
 	MaxBlockedNetworks = 64
+	// MaxAllowedRegistries bounds allowedRegistries.
+	MaxAllowedRegistries = 256
 )
+
+// allowedRegistryPattern is what an allowedRegistries entry may be: a host (a name or an IPv4
+// address) with an optional port, or "*." and a domain; the same rule as the CRD's.
+var allowedRegistryPattern = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?$`)
 
 // ImageInspection tunes image inspection by the pod placement controller.
 type ImageInspection struct {
@@ -334,6 +341,19 @@ type ImageInspection struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="blockedNetworks must be CIDRs such as 10.0.0.0/8 or fd00::/8"
 	BlockedNetworks []string `json:"blockedNetworks,omitempty"`
 
+	// allowedRegistries, when set, are the only registries whose images the controller
+	// inspects, as pods name them (the registry part of the image reference, docker.io for
+	// "nginx"): "quay.io", "registry.example.com:5000", or "*.example.com" for every host under
+	// example.com, any port. A pod naming an image of another registry is released at once
+	// without changing its affinity, with the reason; mirrors that registries.conf gives an
+	// allowed registry are reached as usual. Unset or empty allows every registry.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?$`
+	AllowedRegistries []string `json:"allowedRegistries,omitempty"`
+
 	// credentialProviders gives the controller the kubelet's credential provider plugins
 	// (ecr-credential-provider on EKS, the GCP and Azure providers on GKE and AKS, ...): images
 	// that nodes pull with a plugin's credentials are inspected with the same credentials, tried
@@ -391,6 +411,8 @@ type ImageInspectionSettings struct {
 	MaxImagesPerPod int
 	// BlockedNetworks are the CIDRs no registry connection may reach.
 	BlockedNetworks []string
+	// AllowedRegistries are the only registries inspected; empty allows every one.
+	AllowedRegistries []string
 }
 
 // DefaultBlockedNetworks returns the networks blocked when blockedNetworks is unset: loopback
@@ -444,6 +466,7 @@ func (in *ImageInspection) Settings() ImageInspectionSettings {
 	if len(in.BlockedNetworks) > 0 {
 		s.BlockedNetworks = slices.Clone(in.BlockedNetworks)
 	}
+	s.AllowedRegistries = slices.Clone(in.AllowedRegistries)
 	return s
 }
 
@@ -478,6 +501,15 @@ func (s ImageInspectionSettings) Validate(path *field.Path) field.ErrorList {
 	for i, c := range s.BlockedNetworks {
 		if _, err := netip.ParsePrefix(c); err != nil {
 			errs = append(errs, field.Invalid(path.Child("blockedNetworks").Index(i), c, "must be a CIDR such as 10.0.0.0/8 or fd00::/8"))
+		}
+	}
+	if len(s.AllowedRegistries) > MaxAllowedRegistries {
+		errs = append(errs, field.TooMany(path.Child("allowedRegistries"), len(s.AllowedRegistries), MaxAllowedRegistries))
+	}
+	for i, r := range s.AllowedRegistries {
+		if len(r) > 253 || !allowedRegistryPattern.MatchString(r) {
+			errs = append(errs, field.Invalid(path.Child("allowedRegistries").Index(i), r,
+				"must be a registry host with an optional port (quay.io, registry.example.com:5000) or *. and a domain"))
 		}
 	}
 	return errs

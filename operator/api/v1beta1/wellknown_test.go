@@ -76,6 +76,12 @@ func TestImageInspectionSettings(t *testing.T) {
 				FailureCacheTTL: 10 * time.Second, MaxGateAge: 10 * time.Minute, MaxImagesPerPod: 64,
 				BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"}},
 		},
+		"allowed registries are copied": {
+			in: &v1beta1.ImageInspection{AllowedRegistries: []string{"quay.io", "*.corp.example"}},
+			want: v1beta1.ImageInspectionSettings{CacheSize: 4096, CacheTTL: 10 * time.Minute, Timeout: 30 * time.Second, MaxRetries: 9,
+				FailureCacheTTL: 10 * time.Second, MaxGateAge: 10 * time.Minute, MaxImagesPerPod: 64,
+				BlockedNetworks: v1beta1.DefaultBlockedNetworks(), AllowedRegistries: []string{"quay.io", "*.corp.example"}},
+		},
 		"zeros are kept": {
 			in: &v1beta1.ImageInspection{CacheSize: ptr.To[int32](0), MaxRetries: ptr.To[int32](0),
 				CacheTTL: &metav1.Duration{Duration: time.Hour}, Timeout: &metav1.Duration{Duration: time.Second},
@@ -109,6 +115,19 @@ func TestImageInspectionSettingsValidate(t *testing.T) {
 		"a network that is not a CIDR": {
 			mutate:   func(s *v1beta1.ImageInspectionSettings) { s.BlockedNetworks = []string{"10.0.0.0/8", "cluster"} },
 			wantErrs: []string{`spec.imageInspection.blockedNetworks[1]: Invalid value: "cluster": must be a CIDR such as 10.0.0.0/8 or fd00::/8`},
+		},
+		"allowed registries": {mutate: func(s *v1beta1.ImageInspectionSettings) {
+			s.AllowedRegistries = []string{"quay.io", "registry.example.com:5000", "*.corp.example", "10.0.0.7:5000"}
+		}},
+		"an allowed registry that is not a host": {
+			mutate: func(s *v1beta1.ImageInspectionSettings) {
+				s.AllowedRegistries = []string{"quay.io", "quay.io/team", "*", "Quay.io"}
+			},
+			wantErrs: []string{
+				`spec.imageInspection.allowedRegistries[1]: Invalid value: "quay.io/team": must be a registry host with an optional port (quay.io, registry.example.com:5000) or *. and a domain`,
+				`spec.imageInspection.allowedRegistries[2]: Invalid value: "*": must be a registry host with an optional port (quay.io, registry.example.com:5000) or *. and a domain`,
+				`spec.imageInspection.allowedRegistries[3]: Invalid value: "Quay.io": must be a registry host with an optional port (quay.io, registry.example.com:5000) or *. and a domain`,
+			},
 		},
 		"too many images per pod": {
 			mutate:   func(s *v1beta1.ImageInspectionSettings) { s.MaxImagesPerPod = 1001 },

@@ -230,6 +230,11 @@ func (in *ImageInspection) DeepCopyInto(out *ImageInspection) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.AllowedRegistries != nil {
+		in, out := &in.AllowedRegistries, &out.AllowedRegistries
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.CredentialProviders != nil {
 		in, out := &in.CredentialProviders, &out.CredentialProviders
 		*out = new(CredentialProviders)
@@ -252,6 +257,11 @@ func (in *ImageInspectionSettings) DeepCopyInto(out *ImageInspectionSettings) {
 	*out = *in
 	if in.BlockedNetworks != nil {
 		in, out := &in.BlockedNetworks, &out.BlockedNetworks
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
+	if in.AllowedRegistries != nil {
+		in, out := &in.AllowedRegistries, &out.AllowedRegistries
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}

@@ -117,6 +117,9 @@ type Options struct {
 	// BreakerOpenFor is how long an open circuit fails its host's inspections at once;
 	// DefaultBreakerOpenFor when zero.
 	BreakerOpenFor time.Duration
+	// AllowedRegistries, when not empty, are the only registries inspected (see
+	// RegistryAllowed); an image of another fails at once with ReasonBlocked.
+	AllowedRegistries []string
 	// MaxInspectionsPerRegistry bounds the inspections in flight against one registry (its
 	// registrable domain; an IP literal's address and port); DefaultMaxInspectionsPerRegistry
 	// when zero, no limit when negative. An inspection over it fails at once with
@@ -248,10 +251,14 @@ func (r *RegistryInspector) inspect(ctx context.Context, imageRef string, creds 
 	if err != nil {
 		return Result{}, &Error{Image: imageRef, Reason: ReasonInvalidReference, Err: err}
 	}
+	domain := reference.Domain(named)
+	if !RegistryAllowed(r.opts.AllowedRegistries, domain) {
+		return Result{}, &Error{Image: imageRef, Reason: ReasonBlocked, Err: fmt.Errorf(
+			"registry %s is not one of the allowed registries (spec.imageInspection.allowedRegistries)", domain)}
+	}
 	if err := r.checkBlocked(named); err != nil {
 		return Result{}, &Error{Image: imageRef, Reason: ReasonBlocked, Err: err}
 	}
-	domain := reference.Domain(named)
 	return r.breakers.do(ctx, domain, imageRef, func() (Result, error) {
 		release, err := r.slots.acquire(domain, imageRef)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,4 +116,29 @@ func (o Options) AllowsPlainHTTP(host string) bool {
 func locationHost(location string) string {
 	host, _, _ := strings.Cut(location, "/")
 	return host
+}
+
+// RegistryAllowed reports whether domain, the registry part of a normalized image reference
+// (docker.io, quay.io, registry.example.com:5000), is one of allowed: an entry equal to it, or
+// "*.example.com" for a host under example.com with any port. An empty list allows every
+// registry.
+func RegistryAllowed(allowed []string, domain string) bool {
+	if len(allowed) == 0 {
+		return true
+	}
+	domain = strings.ToLower(domain) // host names are case-insensitive; entries are lower case
+	host := domain
+	if h, _, err := net.SplitHostPort(domain); err == nil {
+		host = h
+	}
+	for _, a := range allowed {
+		if suffix, wildcard := strings.CutPrefix(a, "*"); wildcard {
+			if strings.HasSuffix(host, suffix) {
+				return true
+			}
+		} else if a == domain {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidateRegistriesConf(t *testing.T) {
@@ -190,5 +191,56 @@ location = "tls.example:5000"
 				t.Errorf("AllowsPlainHTTP(%q) = %v, want %v", tc.host, got, tc.wantAllowed)
 			}
 		})
+	}
+}
+
+func TestRegistryAllowed(t *testing.T) {
+	allowed := []string{"quay.io", "registry.example.com:5000", "*.corp.example", "docker.io"}
+	tests := map[string]struct {
+		allowed []string
+		domain  string
+		want    bool
+	}{
+		"no list allows every registry":       {domain: "evil.example", want: true},
+		"an exact entry":                      {allowed: allowed, domain: "quay.io", want: true},
+		"an exact entry with its port":        {allowed: allowed, domain: "registry.example.com:5000", want: true},
+		"another port of an exact entry":      {allowed: allowed, domain: "registry.example.com:5001"},
+		"an exact entry's host without port":  {allowed: allowed, domain: "registry.example.com"},
+		"a host under a wildcard":             {allowed: allowed, domain: "eu.mirror.corp.example", want: true},
+		"a host under a wildcard, any port":   {allowed: allowed, domain: "reg.corp.example:5000", want: true},
+		"the wildcard's domain itself":        {allowed: allowed, domain: "corp.example"},
+		"a name that only ends alike":         {allowed: allowed, domain: "evilcorp.example"},
+		"a subdomain of an exact entry":       {allowed: allowed, domain: "evil.quay.io"},
+		"another registry":                    {allowed: allowed, domain: "ghcr.io"},
+		"host names in any case":              {allowed: allowed, domain: "Quay.IO", want: true},
+		"docker.io, as short names normalize": {allowed: allowed, domain: "docker.io", want: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := RegistryAllowed(tc.allowed, tc.domain); got != tc.want {
+				t.Errorf("RegistryAllowed(%q) = %v, want %v", tc.domain, got, tc.want)
+			}
+		})
+	}
+}
+
+// An image of a registry outside the allowlist fails at once with reason blocked, without a
+// request; the short name nginx counts as docker.io.
+func TestRegistryInspectorAllowedRegistries(t *testing.T) {
+	host, accepted := hangingHost(t)
+	opts := Options{AllowedRegistries: []string{"docker.io"}, Timeout: time.Minute}
+	for _, img := range []string{host + "/app:1", "quay.io/app:1"} {
+		_, err := mustInspector(t, opts).Architectures(t.Context(), img, nil)
+		if r := ReasonOf(err); r != ReasonBlocked || !strings.Contains(err.Error(), "allowedRegistries") {
+			t.Errorf("%s: %v (reason %q), want %q naming allowedRegistries", img, err, r, ReasonBlocked)
+		}
+	}
+	if n := accepted(); n != 0 {
+		t.Errorf("the registry outside the allowlist was connected to %d times", n)
+	}
+	short, stop := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer stop()
+	if _, err := mustInspector(t, opts).Architectures(short, "nginx", nil); ReasonOf(err) == ReasonBlocked {
+		t.Errorf("nginx (docker.io) refused: %v", err)
 	}
 }

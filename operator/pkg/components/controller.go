@@ -164,7 +164,7 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 	ii := *opts.ImageInspection
 	opts.Logger.WithName("podplacement").Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", ii.CacheSize,
-		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "maxGateAge", ii.MaxGateAge, "blockedNetworks", ii.BlockedNetworks, "leaderElection", opts.LeaderElection,
+		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "maxGateAge", ii.MaxGateAge, "blockedNetworks", ii.BlockedNetworks, "allowedRegistries", ii.AllowedRegistries, "leaderElection", opts.LeaderElection,
 		"execFormatErrorMonitor", opts.ExecFormatErrorMonitor)
 	return mgr.Start(ctx)
 }
@@ -201,6 +201,7 @@ func newInspection(opts ControllerOptions) (inspection, error) {
 		CABundleFile:          opts.CABundleFile,
 		AuthFilePath:          opts.AuthFilePath,
 		InsecureSkipTLSVerify: opts.InsecureSkipTLSVerify,
+		AllowedRegistries:     ii.AllowedRegistries,
 		Timeout:               ii.Timeout,
 		Metrics:               metrics,
 	}

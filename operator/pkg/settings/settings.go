@@ -40,6 +40,7 @@ const (
 	FlagMaxGateAge     = "max-gate-age"
 	FlagMaxImages      = "max-images-per-pod"
 	FlagBlocked        = "blocked-networks"
+	FlagAllowed        = "allowed-registries"
 )
 
 // FlagKnownImagesConfigMap names the ConfigMap of the operator's namespace through which the
@@ -72,6 +73,7 @@ func ImageInspectionArgs(s v1beta1.ImageInspectionSettings) []string {
 		"--" + FlagMaxGateAge + "=" + s.MaxGateAge.String(),
 		"--" + FlagMaxImages + "=" + strconv.Itoa(s.MaxImagesPerPod),
 		"--" + FlagBlocked + "=" + strings.Join(s.BlockedNetworks, ","),
+		"--" + FlagAllowed + "=" + strings.Join(s.AllowedRegistries, ","),
 	}
 }
 
@@ -87,4 +89,5 @@ func BindImageInspectionFlags(fs *pflag.FlagSet, s *v1beta1.ImageInspectionSetti
 	fs.DurationVar(&s.MaxGateAge, FlagMaxGateAge, d.MaxGateAge, "Longest a pod keeps the scheduling gate, from its creation, before it is released unplaced (spec.imageInspection.maxGateAge).")
 	fs.IntVar(&s.MaxImagesPerPod, FlagMaxImages, d.MaxImagesPerPod, "Most distinct images of a pod inspected; a pod naming more is released unplaced at once (spec.imageInspection.maxImagesPerPod).")
 	fs.StringSliceVar(&s.BlockedNetworks, FlagBlocked, d.BlockedNetworks, "CIDRs no registry connection may reach; the pods naming a registry there are released unplaced at once (spec.imageInspection.blockedNetworks).")
+	fs.StringSliceVar(&s.AllowedRegistries, FlagAllowed, d.AllowedRegistries, "The only registries whose images are inspected (host[:port] or *.domain); the pods naming another are released unplaced at once (spec.imageInspection.allowedRegistries). Empty allows every registry.")
 }

@@ -35,6 +35,7 @@ func TestImageInspectionArgsRoundTrip(t *testing.T) {
 		"fractional durations":    {CacheSize: 7, CacheTTL: 1500 * time.Millisecond, Timeout: 90 * time.Second, MaxRetries: 20},
 		"upper bounds of the API": {CacheSize: 1_000_000, CacheTTL: 24 * time.Hour, Timeout: 5 * time.Minute, MaxRetries: 20},
 		"blocked networks":        {CacheTTL: time.Second, Timeout: time.Second, BlockedNetworks: []string{"169.254.0.0/16", "fd00::/8"}},
+		"allowed registries":      {CacheTTL: time.Second, Timeout: time.Second, AllowedRegistries: []string{"quay.io", "*.corp.example", "reg.example:5000"}},
 	}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {

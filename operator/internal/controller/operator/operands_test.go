@@ -74,14 +74,16 @@ func TestDefaultArgs(t *testing.T) {
 				p.pullSecret = &types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}
 				p.caBundle = true
 				p.inspection = &v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8, FailureCacheTTL: 20 * time.Second,
-					MaxGateAge: 90 * time.Minute, MaxImagesPerPod: 12, BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"}}
+					MaxGateAge: 90 * time.Minute, MaxImagesPerPod: 12, BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"},
+					AllowedRegistries: []string{"quay.io", "*.corp.example"}}
 				p.execFormatErrorMonitor = true
 			},
 			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
 				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey,
 				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8", "--failure-cache-ttl=20s",
-				"--max-gate-age=1h30m0s", "--max-images-per-pod=12", "--blocked-networks=169.254.0.0/16,10.96.0.0/12", "--exec-format-error-monitor"},
+				"--max-gate-age=1h30m0s", "--max-images-per-pod=12", "--blocked-networks=169.254.0.0/16,10.96.0.0/12",
+				"--allowed-registries=quay.io,*.corp.example", "--exec-format-error-monitor"},
 		},
 		"controller with a registries.conf and per-registry certificates": {
 			component: "controller",
@@ -107,7 +109,8 @@ func TestDefaultArgs(t *testing.T) {
 			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--leader-elect",
 				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=9", "--failure-cache-ttl=10s", "--max-gate-age=10m0s",
-				"--max-images-per-pod=64", "--blocked-networks=127.0.0.0/8,::1/128,169.254.0.0/16,fe80::/10"},
+				"--max-images-per-pod=64", "--blocked-networks=127.0.0.0/8,::1/128,169.254.0.0/16,fe80::/10",
+				"--allowed-registries="},
 		},
 		"webhook with the settings": {
 			component: "webhook",

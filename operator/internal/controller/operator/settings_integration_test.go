@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -58,7 +59,7 @@ func TestImageInspectionSettingsReachTheController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(v1beta1.DefaultImageInspectionSettings(), got); diff != "" {
+	if diff := cmp.Diff(v1beta1.DefaultImageInspectionSettings(), got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("controller settings without spec.imageInspection (-api defaults +deployment):\n%s", diff)
 	}
 	webhookGeneration := getDeployment(t, operator.WebhookComponentName).Generation
@@ -68,12 +69,12 @@ func TestImageInspectionSettingsReachTheController(t *testing.T) {
 			CacheSize: ptr.To[int32](0), CacheTTL: &metav1.Duration{Duration: 90 * time.Second},
 			Timeout: &metav1.Duration{Duration: 45 * time.Second}, MaxRetries: ptr.To[int32](8),
 			FailureCacheTTL: &metav1.Duration{Duration: 20 * time.Second}, MaxGateAge: &metav1.Duration{Duration: 2 * time.Hour},
-			BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"},
+			BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"}, AllowedRegistries: []string{"quay.io", "*.corp.example"},
 		}
 	})
 	want := v1beta1.ImageInspectionSettings{CacheSize: 0, CacheTTL: 90 * time.Second, Timeout: 45 * time.Second, MaxRetries: 8,
 		FailureCacheTTL: 20 * time.Second, MaxGateAge: 2 * time.Hour, MaxImagesPerPod: v1beta1.DefaultMaxImagesPerPod,
-		BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"}}
+		BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"}, AllowedRegistries: []string{"quay.io", "*.corp.example"}}
 	eventually(t, 30*time.Second, "the CR's imageInspection in the controller's arguments", func() error {
 		got, err := controllerSettings(t)
 		if err != nil {
@@ -108,7 +109,7 @@ func TestImageInspectionSettingsReachTheController(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if diff := cmp.Diff(v1beta1.DefaultImageInspectionSettings(), got); diff != "" {
+		if diff := cmp.Diff(v1beta1.DefaultImageInspectionSettings(), got, cmpopts.EquateEmpty()); diff != "" {
 			return fmt.Errorf("(-defaults +deployment):\n%s", diff)
 		}
 		return nil
