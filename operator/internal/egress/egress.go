@@ -40,10 +40,12 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/http/httpproxy"
+	"golang.org/x/sync/semaphore"
 )
 
 // Marker starts the reason of every refusal, in the CONNECT status line and in the body of a
@@ -55,6 +57,14 @@ const Marker = "refused by archgate's egress policy"
 // indexes and configs are kilobytes (containers/image itself accepts up to 4 MiB each).
 const DefaultMaxBytesPerConnection = 1 << 20
 
+// DefaultMemoryBudget bounds the bytes all open registry connections may carry together: each
+// connection reserves its whole MaxBytesPerConnection when it opens, so at most 128 are open
+// at once with the defaults, and registries' answers in flight hold at most 128 MiB however
+// many inspections run (the controller's memory limit is 512 MiB; containers/image parses a
+// document into a few times its size). A connection over the budget waits, first come first
+// served, until one closes or its inspection's deadline ends the wait.
+const DefaultMemoryBudget = 128 << 20
+
 // Refusal reasons, the "reason" label of MetricRefusals.
 const (
 	ReasonBlockedNetwork = "blocked-network"
@@ -62,8 +72,13 @@ const (
 	ReasonPlainHTTP      = "plain-http"
 )
 
-// MetricRefusals counts the connections refused or cut, by reason.
-const MetricRefusals = "archgate_egress_refusals_total"
+// Metric names of the proxy: connections refused or cut, by reason; connections that waited
+// for the memory budget; bytes of the budget reserved now.
+const (
+	MetricRefusals      = "archgate_egress_refusals_total"
+	MetricBudgetWaits   = "archgate_egress_budget_waits_total"
+	MetricReservedBytes = "archgate_egress_reserved_bytes"
+)
 
 // Options configure a Proxy.
 type Options struct {
@@ -72,6 +87,9 @@ type Options struct {
 	// MaxBytesPerConnection is the most a host may send over one connection; past it the
 	// connection is closed. DefaultMaxBytesPerConnection when zero.
 	MaxBytesPerConnection int64
+	// MemoryBudget bounds the bytes all open connections may carry together; each reserves
+	// MaxBytesPerConnection while open. DefaultMemoryBudget when zero; at least one connection.
+	MemoryBudget int64
 	// PlainHTTP reports whether a plain-HTTP request may go to host (host[:port] as the
 	// request names it): only to registries configured insecure, so that a TLS registry cannot
 	// send the controller to a plain-HTTP auth realm or redirect it there. Nil forwards none.
@@ -90,6 +108,11 @@ type Proxy struct {
 	server   *http.Server
 	forward  *httputil.ReverseProxy
 	refusals *prometheus.CounterVec
+	// budget holds MemoryBudget bytes; an open connection holds MaxBytesPerConnection of them.
+	budget      *semaphore.Weighted
+	reserved    atomic.Int64
+	budgetWaits prometheus.Counter
+	reservedNow prometheus.GaugeFunc
 }
 
 // Listen opens the proxy's listener on a free loopback port; requests wait in its backlog until
@@ -98,6 +121,10 @@ func Listen(opts Options) (*Proxy, error) {
 	if opts.MaxBytesPerConnection <= 0 {
 		opts.MaxBytesPerConnection = DefaultMaxBytesPerConnection
 	}
+	if opts.MemoryBudget <= 0 {
+		opts.MemoryBudget = DefaultMemoryBudget
+	}
+	opts.MemoryBudget = max(opts.MemoryBudget, opts.MaxBytesPerConnection)
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = 10 * time.Second
 	}
@@ -115,6 +142,15 @@ func Listen(opts Options) (*Proxy, error) {
 	for _, r := range []string{ReasonBlockedNetwork, ReasonByteLimit, ReasonPlainHTTP} {
 		p.refusals.WithLabelValues(r)
 	}
+	p.budget = semaphore.NewWeighted(opts.MemoryBudget)
+	p.budgetWaits = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: MetricBudgetWaits,
+		Help: "Registry connections that waited for the egress memory budget (every open connection reserves the bytes it may carry).",
+	})
+	p.reservedNow = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: MetricReservedBytes,
+		Help: "Bytes of the egress memory budget the open registry connections reserve.",
+	}, func() float64 { return float64(p.reserved.Load()) })
 	p.forward = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL = r.In.URL }, // absolute-form: the target itself
 		// One connection per forwarded request (the inspector's own deadline bounds it): each
@@ -150,7 +186,9 @@ func (p *Proxy) Route(env *httpproxy.Config) func(*url.URL) (*url.URL, error) {
 }
 
 // Collectors are the proxy's metrics.
-func (p *Proxy) Collectors() []prometheus.Collector { return []prometheus.Collector{p.refusals} }
+func (p *Proxy) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{p.refusals, p.budgetWaits, p.reservedNow}
+}
 
 // Start serves until ctx ends.
 func (p *Proxy) Start(ctx context.Context) error {
@@ -178,7 +216,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("%s: plain HTTP to %s, which is not a registry configured insecure (an auth realm or a redirect named it)",
 			Marker, r.URL.Host), http.StatusForbidden)
 	case r.URL.IsAbs() && r.URL.Scheme == "http":
-		p.forward.ServeHTTP(w, r)
+		release, err := p.reserve(r.Context())
+		if err != nil {
+			return // the client gave up waiting
+		}
+		defer release()
+		p.forward.ServeHTTP(w, r) // returns once the response is copied
 	default:
 		http.Error(w, "egress proxy: want CONNECT or an absolute http URL", http.StatusBadRequest)
 	}
@@ -187,6 +230,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // tunnel connects the client to r.Host through the policy and copies both ways; the host's
 // side is cut at MaxBytesPerConnection.
 func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
+	release, err := p.reserve(r.Context())
+	if err != nil {
+		return // the client gave up waiting
+	}
+	defer release()
 	upstream, err := p.dial(r.Context(), "tcp", r.Host)
 	if err != nil {
 		p.refuseConnect(w, err)
@@ -217,6 +265,23 @@ func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	}()
 	defer closeBoth()
 	_, _ = io.Copy(client, p.limit(upstream))
+}
+
+// reserve takes a connection's share of the memory budget, waiting in line while it is spent;
+// release gives it back. It fails only when ctx ends first.
+func (p *Proxy) reserve(ctx context.Context) (release func(), err error) {
+	n := p.opts.MaxBytesPerConnection
+	if !p.budget.TryAcquire(n) {
+		p.budgetWaits.Inc()
+		if err := p.budget.Acquire(ctx, n); err != nil {
+			return nil, err
+		}
+	}
+	p.reserved.Add(n)
+	return func() {
+		p.reserved.Add(-n)
+		p.budget.Release(n)
+	}, nil
 }
 
 // limit cuts r after MaxBytesPerConnection bytes, counting the cut: a tunnel's whole download,

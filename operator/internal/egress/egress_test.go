@@ -25,7 +25,10 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"golang.org/x/net/http/httpproxy"
@@ -203,5 +206,59 @@ func TestRoute(t *testing.T) {
 				t.Errorf("Route(%s) = %v, %v; want %s", tc.url, got, err, tc.want)
 			}
 		})
+	}
+}
+
+// An open connection reserves its bytes from the memory budget: with room for one, a second
+// connection waits until the first closes, then goes through.
+func TestProxyMemoryBudget(t *testing.T) {
+	release := make(chan struct{})
+	var hits atomic.Int32
+	server := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			<-release // the first request holds its connection
+		}
+		_, _ = io.WriteString(w, "manifest")
+	}))
+	t.Cleanup(server.Close)
+	var releaseOnce sync.Once
+	releaseFirst := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(releaseFirst) // before server.Close, which waits for the handler
+	p, first := startProxy(t, Options{MaxBytesPerConnection: 64 << 10, MemoryBudget: 64 << 10}, server)
+	second := &http.Client{Transport: first.Transport.(*http.Transport).Clone()}
+
+	firstDone := make(chan error, 1)
+	go func() { _, err := get(first, server.URL+"/a"); firstDone <- err }()
+	waitUntil(t, "the first request at the registry", func() bool { return hits.Load() == 1 })
+	secondDone := make(chan error, 1)
+	go func() { _, err := get(second, server.URL+"/b"); secondDone <- err }()
+	waitUntil(t, "the second connection waiting for the budget", func() bool { return testutil.ToFloat64(p.budgetWaits) == 1 })
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("the registry got %d requests while the budget had room for one connection", n)
+	}
+	if got := p.reserved.Load(); got != 64<<10 {
+		t.Errorf("reserved %d bytes, want one connection's %d", got, 64<<10)
+	}
+	releaseFirst()
+	if err := <-firstDone; err != nil {
+		t.Fatal(err)
+	}
+	first.Transport.(*http.Transport).CloseIdleConnections() // the inspection ends: its tunnel closes
+	if err := <-secondDone; err != nil {
+		t.Fatalf("the waiting connection: %v", err)
+	}
+	second.Transport.(*http.Transport).CloseIdleConnections()
+	waitUntil(t, "the budget given back", func() bool { return p.reserved.Load() == 0 })
+}
+
+// waitUntil polls cond until it holds, failing the test after a bound.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond) // poll interval, bounded by deadline
 	}
 }
