@@ -23,7 +23,7 @@ func TestControllerArgs(t *testing.T) {
 		"cluster config zeros": {
 			cfg: Config{Namespace: "ns"},
 			want: []string{"--operator-namespace", "ns", "--cache-size=0", "--cache-ttl=0s", "--inspect-timeout=0s",
-				"--max-retries=0", "--failure-cache-ttl=0s", "--max-gate-age=0s", "--max-images-per-pod=0", "--blocked-networks="},
+				"--max-retries=0", "--failure-cache-ttl=0s", "--max-gate-age=0s", "--max-images-per-pod=0", "--blocked-networks=", "--allowed-registries="},
 		},
 		"everything set": {
 			cfg: Config{Namespace: "ns", CertsDir: "/c", InsecureRegistry: true, Workers: 8, RetryBaseDelay: time.Second,
@@ -31,7 +31,7 @@ func TestControllerArgs(t *testing.T) {
 					MaxGateAge: 90 * time.Second},
 				GlobalPullSecret: &types.NamespacedName{Namespace: "a", Name: "b"}},
 			want: []string{"--operator-namespace", "ns", "--cache-size=100", "--cache-ttl=1m0s", "--inspect-timeout=5s",
-				"--max-retries=3", "--failure-cache-ttl=0s", "--max-gate-age=1m30s", "--max-images-per-pod=0", "--blocked-networks=", "--global-pull-secret", "a/b", "--certs-dir", "/c", "--insecure-skip-tls-verify",
+				"--max-retries=3", "--failure-cache-ttl=0s", "--max-gate-age=1m30s", "--max-images-per-pod=0", "--blocked-networks=", "--allowed-registries=", "--global-pull-secret", "a/b", "--certs-dir", "/c", "--insecure-skip-tls-verify",
 				"--workers", "8", "--retry-base-delay", "1s"},
 		},
 	} {
