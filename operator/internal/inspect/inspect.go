@@ -260,7 +260,7 @@ func (r *RegistryInspector) inspect(ctx context.Context, imageRef string, creds 
 		return Result{}, &Error{Image: imageRef, Reason: ReasonBlocked, Err: err}
 	}
 	return r.breakers.do(ctx, domain, imageRef, func() (Result, error) {
-		release, err := r.slots.acquire(domain, imageRef)
+		release, err := r.slots.acquire(domain, tenantOf(ctx), imageRef)
 		if err != nil {
 			return Result{}, err
 		}

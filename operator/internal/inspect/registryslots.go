@@ -17,6 +17,7 @@ limitations under the License.
 package inspect
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -29,19 +30,36 @@ import (
 // DefaultMaxInspectionsPerRegistry bounds the inspections in flight against one registry (see
 // registryKey): half of the controller's default 32 pod workers, so that registries that
 // never answer, named from any number of namespaces, hold at most half of the workers for the
-// inspection timeout before their circuit opens.
+// inspection timeout before their circuit opens. One namespace (see WithTenant) may hold a
+// quarter of a registry's inspections, so that a tenant's slow repository on a registry the
+// others use too (a public one) leaves them the rest.
 const DefaultMaxInspectionsPerRegistry = 16
 
-// registrySlots counts the inspections in flight per registry. An inspection over its
-// registry's limit fails at once with ReasonRegistryBusy rather than waiting: a waiting
-// inspection would hold its pod's worker just as a hanging one does. The caller retries it
-// shortly, without counting it as a failure. A counter rather than a semaphore per registry:
-// only the registries with inspections in flight are kept, so the map is bounded by them.
-// Safe for concurrent use.
+// tenantKey is the context key of the tenant an inspection is made for.
+type tenantKey struct{}
+
+// WithTenant returns ctx carrying the tenant (the pod's namespace) an inspection is made for:
+// its share of a registry's inspections is bounded.
+func WithTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, tenantKey{}, tenant)
+}
+
+func tenantOf(ctx context.Context) string {
+	t, _ := ctx.Value(tenantKey{}).(string)
+	return t
+}
+
+// registrySlots counts the inspections in flight per registry, and per registry and tenant. An
+// inspection over its registry's limit, or its tenant's share of it, fails at once with
+// ReasonRegistryBusy rather than waiting: a waiting inspection would hold its pod's worker just
+// as a hanging one does. The caller retries it shortly, without counting it as a failure.
+// Counters rather than a semaphore per registry: only the registries with inspections in
+// flight are kept, so the maps are bounded by them. Safe for concurrent use.
 type registrySlots struct {
-	limit int
-	mu    sync.Mutex
-	inUse map[string]int
+	limit, share int
+	mu           sync.Mutex
+	inUse        map[string]int
+	byTenant     map[[2]string]int
 }
 
 // newRegistrySlots returns the slots; limit <= 0 means no limit (nil).
@@ -49,29 +67,42 @@ func newRegistrySlots(limit int) *registrySlots {
 	if limit <= 0 {
 		return nil
 	}
-	return &registrySlots{limit: limit, inUse: map[string]int{}}
+	return &registrySlots{limit: limit, share: max(limit/4, 1), inUse: map[string]int{}, byTenant: map[[2]string]int{}}
 }
 
-// acquire takes a slot of the registry that serves domain (a reference's host[:port]), for
-// image; the error names both when the registry has none left. release must be called after
-// a nil error.
-func (s *registrySlots) acquire(domain, image string) (release func(), err error) {
+// acquire takes a slot of the registry that serves domain (a reference's host[:port]) for
+// tenant ("" for none: only the registry's limit applies), for image; the error names the
+// registry when it has none left. release must be called after a nil error.
+func (s *registrySlots) acquire(domain, tenant, image string) (release func(), err error) {
 	if s == nil {
 		return func() {}, nil
 	}
 	key := registryKey(domain)
+	tk := [2]string{key, tenant}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inUse[key] >= s.limit {
+	switch {
+	case s.inUse[key] >= s.limit:
 		return nil, &Error{Image: image, Reason: ReasonRegistryBusy, Err: fmt.Errorf(
 			"%d inspections of registry %s are in flight, its limit: retried shortly", s.limit, key)}
+	case tenant != "" && s.byTenant[tk] >= s.share:
+		return nil, &Error{Image: image, Reason: ReasonRegistryBusy, Err: fmt.Errorf(
+			"%d inspections of registry %s are in flight for namespace %s, its share: retried shortly", s.share, key, tenant)}
 	}
 	s.inUse[key]++
+	if tenant != "" {
+		s.byTenant[tk]++
+	}
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.inUse[key]--; s.inUse[key] <= 0 {
 			delete(s.inUse, key)
+		}
+		if tenant != "" {
+			if s.byTenant[tk]--; s.byTenant[tk] <= 0 {
+				delete(s.byTenant, tk)
+			}
 		}
 	}, nil
 }

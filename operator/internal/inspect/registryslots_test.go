@@ -107,3 +107,45 @@ func TestCachingInspectorForgetsBusyRegistries(t *testing.T) {
 		t.Errorf("second inspection: %+v, %v; want the registry asked again", res, err)
 	}
 }
+
+// One tenant holds at most a quarter of a registry's slots; the others, and inspections for no
+// tenant, take the rest up to the registry's limit; released slots come back.
+func TestRegistrySlotsTenantShare(t *testing.T) {
+	s := newRegistrySlots(8) // a share of 2
+	var releases []func()
+	take := func(domain, tenant string) error {
+		release, err := s.acquire(domain, tenant, domain+"/app:1")
+		if err == nil {
+			releases = append(releases, release)
+		}
+		return err
+	}
+	steps := []struct {
+		domain, tenant string
+		wantBusy       bool
+	}{
+		{"reg.example", "attacker", false},
+		{"reg.example", "attacker", false},
+		{"reg.example", "attacker", true}, // its share
+		{"other.example", "attacker", false},
+		{"reg.example", "team-a", false},
+		{"reg.example", "team-b", false},
+		{"reg.example", "", false},
+		{"reg.example", "", false},
+		{"reg.example", "", false},
+		{"reg.example", "team-c", false}, // the registry's 8th
+		{"reg.example", "team-d", true},  // its limit
+	}
+	for i, st := range steps {
+		err := take(st.domain, st.tenant)
+		if busy := ReasonOf(err) == ReasonRegistryBusy; busy != st.wantBusy {
+			t.Fatalf("step %d (%s for %q): %v, want busy %v", i, st.domain, st.tenant, err, st.wantBusy)
+		}
+	}
+	for _, release := range releases {
+		release()
+	}
+	if len(s.inUse) != 0 || len(s.byTenant) != 0 {
+		t.Errorf("slots left after every release: %v %v", s.inUse, s.byTenant)
+	}
+}

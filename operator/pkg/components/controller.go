@@ -255,11 +255,11 @@ func newNodeCredentials(opts ControllerOptions) (podplacement.NodeCredentials, e
 	return p, nil
 }
 
-// newControllerManager creates the controller's manager: the cache of gated pods and of the
-// global pull secret, uncached secrets, leader election.
+// newControllerManager creates the controller's manager: the cache of gated pods, uncached
+// secrets, leader election.
 func newControllerManager(restCfg *rest.Config, opts ControllerOptions) (manager.Manager, error) {
 	mopts := opts.managerOptions()
-	mopts.Cache = podplacement.CacheOptions(opts.GlobalPullSecret)
+	mopts.Cache = podplacement.CacheOptions()
 	clientOpts := podplacement.ClientOptions()
 	clientOpts.Log = mopts.Client.Log
 	mopts.Client = clientOpts

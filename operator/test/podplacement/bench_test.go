@@ -257,7 +257,7 @@ func newBenchManager(b *testing.B, insp *inspect.CachingInspector) manager.Manag
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                 s.scheme,
 		Logger:                 logr.New(logf.NullLogSink{}),
-		Cache:                  podplacement.CacheOptions(nil),
+		Cache:                  podplacement.CacheOptions(),
 		Client:                 clientOpts,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

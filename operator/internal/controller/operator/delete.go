@@ -197,6 +197,6 @@ func (r *Reconciler) deleteOperands(ctx context.Context) error {
 		}
 		errs = append(errs, fmt.Errorf("deleting %T %s: %w", obj, describeKey(obj), err))
 	}
-	errs = append(errs, r.prunePullSecretRBAC(ctx, ""))
+	errs = append(errs, r.prunePullSecretRBAC(ctx))
 	return errors.Join(errs...)
 }

@@ -37,8 +37,8 @@ const (
 	// PodDisruptionBudget, Role, RoleBinding, ClusterRole and ClusterRoleBinding.
 	ControllerComponentName = "archgate-controller"
 	// ControllerPullSecretRoleName names the Role and RoleBinding, in the global pull secret's
-	// namespace, that let the controller list and watch that one secret. The operator's own
-	// cluster-wide RBAC names it in resourceNames.
+	// namespace, that let earlier versions' controller watch that one secret; the operator
+	// deletes any left (its cluster-wide RBAC names them in resourceNames, for delete only).
 	ControllerPullSecretRoleName = "archgate-controller-pull-secret"
 	// WebhookServingSecretName holds the webhook's serving certificate.
 	WebhookServingSecretName = "archgate-webhook-serving-cert"

@@ -264,11 +264,6 @@ func policyRule(group string, resources, verbs []string) *rbacv1ac.PolicyRuleApp
 	return rbacv1ac.PolicyRule().WithAPIGroups(group).WithResources(resources...).WithVerbs(verbs...)
 }
 
-// controllerSubject is the controller's ServiceAccount, as an RBAC subject.
-func controllerSubject(p operandParams) *rbacv1ac.SubjectApplyConfiguration {
-	return componentSubject(p, ControllerComponentName)
-}
-
 // componentSubject is the ServiceAccount of the component name, as an RBAC subject.
 func componentSubject(p operandParams, name string) *rbacv1ac.SubjectApplyConfiguration {
 	return rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithNamespace(p.namespace).WithName(name)
@@ -280,8 +275,9 @@ func roleRef(kind, name string) *rbacv1ac.RoleRefApplyConfiguration {
 
 // controllerClusterRole is everything the pod placement controller may do cluster-wide: read
 // and patch the pods it gates, get the pods' pull secrets by name, read its configurations,
-// report anomalies as Events, review its metrics clients. It may not list or watch Secrets anywhere (see
-// controllerPullSecretRole) and may not update pods (it writes one optimistic-locked patch).
+// report anomalies as Events, review its metrics clients. It may not list or watch Secrets
+// anywhere (it reads the global pull secret by name too) and may not update pods (it writes one
+// optimistic-locked patch).
 // With the exec-format-error monitor it may also read nodes (their kubernetes.io/arch label,
 // watched as metadata only).
 // The webhook's roles are webhookClusterRole and webhookRole.
@@ -315,30 +311,6 @@ func metricsTokenReviews() *rbacv1ac.PolicyRuleApplyConfiguration {
 
 func metricsAccessReviews() *rbacv1ac.PolicyRuleApplyConfiguration {
 	return policyRule(authorizationv1.GroupName, []string{"subjectaccessreviews"}, []string{"create"})
-}
-
-// controllerPullSecretRole lets the controller list and watch the global pull secret, and
-// nothing else: it lives in the secret's namespace and names the secret (the controller's
-// cache selects it with a metadata.name field selector, which the apiserver authorizes as a
-// request for that name). Nil without a global pull secret.
-func controllerPullSecretRole(p operandParams) *rbacv1ac.RoleApplyConfiguration {
-	if p.pullSecret == nil {
-		return nil
-	}
-	return rbacv1ac.Role(ControllerPullSecretRoleName, p.pullSecret.Namespace).
-		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
-		WithRules(policyRule("", []string{"secrets"}, []string{"get", "list", "watch"}).WithResourceNames(p.pullSecret.Name))
-}
-
-// controllerPullSecretRoleBinding binds controllerPullSecretRole; nil without a global pull secret.
-func controllerPullSecretRoleBinding(p operandParams) *rbacv1ac.RoleBindingApplyConfiguration {
-	if p.pullSecret == nil {
-		return nil
-	}
-	return rbacv1ac.RoleBinding(ControllerPullSecretRoleName, p.pullSecret.Namespace).
-		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
-		WithRoleRef(roleRef("Role", ControllerPullSecretRoleName)).
-		WithSubjects(controllerSubject(p))
 }
 
 // clusterRoleBinding binds the ClusterRole named name to the ServiceAccount of the same name.

@@ -220,24 +220,6 @@ func TestControllerRoleIsLeastPrivilege(t *testing.T) {
 	}
 }
 
-func TestControllerPullSecretRole(t *testing.T) {
-	p := params()
-	p.pullSecret = nil
-	if controllerPullSecretRole(p) != nil || controllerPullSecretRoleBinding(p) != nil {
-		t.Error("pull-secret Role rendered without a global pull secret")
-	}
-	p.pullSecret = &types.NamespacedName{Namespace: "pull-ns", Name: "pull"}
-	role, binding := typed[rbacv1.Role](t, controllerPullSecretRole(p)), typed[rbacv1.RoleBinding](t, controllerPullSecretRoleBinding(p))
-	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"pull"}, Verbs: []string{"get", "list", "watch"}}}
-	if diff := cmp.Diff(want, role.Rules); diff != "" {
-		t.Errorf("pull-secret Role rules (-want +got):\n%s", diff)
-	}
-	if role.Namespace != "pull-ns" || binding.Namespace != "pull-ns" || binding.RoleRef.Name != role.Name ||
-		binding.Subjects[0].Name != ControllerComponentName || binding.Subjects[0].Namespace != p.namespace {
-		t.Errorf("pull-secret Role %s/%s bound by %+v", role.Namespace, role.Name, binding)
-	}
-}
-
 // typed decodes an apply configuration into its API type, for assertions.
 func typed[T any](t *testing.T, ac any) *T {
 	t.Helper()

@@ -129,14 +129,16 @@ func TestLeastPrivilege(t *testing.T) {
 		atz = "authorization.k8s.io"
 	)
 	table := []access{
-		// The controller: pods it gates, pull secrets one by one, the global one listed by name.
+		// The controller: pods it gates, pull secrets one by one, the global one too: no list or
+		// watch of any Secret.
 		{sa: ctl, verb: "list", resource: "secrets", want: false},
 		{sa: ctl, verb: "watch", resource: "secrets", want: false},
 		{sa: ctl, verb: "list", resource: "secrets", namespace: "team-a", want: false},
 		{sa: ctl, verb: "list", resource: "secrets", namespace: pullNS, want: false},
-		{sa: ctl, verb: "list", resource: "secrets", namespace: pullNS, name: pullName, want: true},
-		{sa: ctl, verb: "watch", resource: "secrets", namespace: pullNS, name: pullName, want: true},
-		{sa: ctl, verb: "watch", resource: "secrets", namespace: pullNS, name: "other", want: false},
+		{sa: ctl, verb: "list", resource: "secrets", namespace: pullNS, name: pullName, want: false},
+		{sa: ctl, verb: "watch", resource: "secrets", namespace: pullNS, name: pullName, want: false},
+		{sa: ctl, verb: "get", resource: "secrets", namespace: pullNS, name: pullName, want: true},
+		{sa: ctl, verb: "list", resource: "secrets", namespace: testNamespace, want: false},
 		{sa: ctl, verb: "get", resource: "secrets", namespace: "team-a", name: "regcred", want: true},
 		{sa: ctl, verb: "create", resource: "secrets", namespace: pullNS, want: false},
 		{sa: ctl, verb: "update", resource: "secrets", namespace: pullNS, name: pullName, want: false},
@@ -162,7 +164,16 @@ func TestLeastPrivilege(t *testing.T) {
 		{sa: op, verb: "patch", resource: "clusterroles", group: rb, name: operator.ControllerComponentName, want: true},
 		{sa: op, verb: "delete", resource: "clusterrolebindings", group: rb, name: operator.ControllerComponentName, want: true},
 		{sa: op, verb: "patch", resource: "roles", group: rb, namespace: "kube-system", name: "extension-apiserver-authentication-reader", want: false},
-		{sa: op, verb: "patch", resource: "rolebindings", group: rb, namespace: pullNS, name: operator.ControllerPullSecretRoleName, want: true},
+		{sa: op, verb: "patch", resource: "rolebindings", group: rb, namespace: pullNS, name: operator.ControllerPullSecretRoleName, want: false},
+		{sa: op, verb: "delete", resource: "rolebindings", group: rb, namespace: pullNS, name: operator.ControllerPullSecretRoleName, want: true},
+		// The operator's Secret reads: get (it grants the controller that) and its own
+		// namespace's list and watch; nobody else's listed or watched.
+		{sa: op, verb: "list", resource: "secrets", want: false},
+		{sa: op, verb: "watch", resource: "secrets", want: false},
+		{sa: op, verb: "watch", resource: "secrets", namespace: pullNS, want: false},
+		{sa: op, verb: "list", resource: "secrets", namespace: "team-a", want: false},
+		{sa: op, verb: "watch", resource: "secrets", namespace: testNamespace, want: true},
+		{sa: op, verb: "get", resource: "secrets", namespace: pullNS, name: pullName, want: true},
 		{sa: op, verb: "create", resource: "rolebindings", group: rb, namespace: "team-a", want: false},
 		{sa: op, verb: "delete", resource: "mutatingwebhookconfigurations", group: adm, name: "someone-elses", want: false},
 		{sa: op, verb: "delete", resource: "mutatingwebhookconfigurations", group: adm, name: operator.DefaultMutatingWebhookConfigurationName, want: true},
@@ -235,21 +246,26 @@ func TestLeastPrivilege(t *testing.T) {
 		return nil
 	})
 
-	// A moved globalPullSecretRef moves the Role: the old namespace's grant is gone.
+	// No Role grants the controller a watch of the global pull secret, wherever it is.
 	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) {
 		c.Spec.GlobalPullSecretRef = &v1beta1.NamespacedObjectReference{Namespace: "rbac-moved", Name: pullName}
 	})
-	eventually(t, 30*time.Second, "pull-secret Role moved", func() error {
+	eventually(t, 30*time.Second, "the moved pull secret readable by name only", func() error {
+		if d := getDeployment(t, operator.ControllerComponentName); !containsArg(d.Spec.Template.Spec.Containers[0].Args, "--global-pull-secret=rbac-moved/"+pullName) {
+			return fmt.Errorf("controller args %q", d.Spec.Template.Spec.Containers[0].Args)
+		}
 		for _, a := range []access{
-			{sa: ctl, verb: "watch", resource: "secrets", namespace: "rbac-moved", name: pullName, want: true},
-			{sa: ctl, verb: "watch", resource: "secrets", namespace: pullNS, name: pullName, want: false},
+			{sa: ctl, verb: "get", resource: "secrets", namespace: "rbac-moved", name: pullName, want: true},
+			{sa: ctl, verb: "watch", resource: "secrets", namespace: "rbac-moved", name: pullName, want: false},
 		} {
 			if got, err := a.allowed(ctx); err != nil || got != a.want {
 				return fmt.Errorf("%s: allowed %t (err %v)", a, got, err)
 			}
 		}
-		if err := k8s.Get(ctx, key(pullNS, operator.ControllerPullSecretRoleName), &rbacv1.Role{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("pull-secret Role left in %s (err %v)", pullNS, err)
+		for _, ns := range []string{pullNS, "rbac-moved"} {
+			if err := k8s.Get(ctx, key(ns, operator.ControllerPullSecretRoleName), &rbacv1.Role{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("pull-secret Role in %s (err %v)", ns, err)
+			}
 		}
 		return nil
 	})

@@ -45,6 +45,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
@@ -66,14 +67,16 @@ import (
 // +kubebuilder:rbac:groups=multiarch.openshift.io,resources=podplacementconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=multiarch.openshift.io,resources=podplacementconfigs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",namespace=archgate-system,resources=secrets,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,resourceNames=archgate-controller;archgate-webhook,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,resourceNames=archgate-controller-pull-secret,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,resourceNames=archgate-controller-pull-secret,verbs=delete
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=archgate-scheduling-gate,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
@@ -225,8 +228,9 @@ func New(c, uncached client.Client, scheme *runtime.Scheme, opts Options) (*Reco
 
 // CacheOptions returns the cache settings the operator's manager needs: the components are
 // cached only in namespace (namespaced ones) or by the managed-by label (cluster-scoped ones),
-// and Secrets and ConfigMaps are watched cluster-wide as metadata only, to notice changes to
-// the linked objects without holding anyone's secrets in memory.
+// ConfigMaps are watched cluster-wide as metadata only, to notice changes to the linked
+// objects, Secrets as metadata only in namespace (a global pull secret elsewhere is polled by
+// name, see pullSecretPoller): the operator may not list or watch anyone else's Secrets.
 func CacheOptions(namespace string) cache.Options {
 	managed := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy})
 	inNamespace := map[string]cache.Config{namespace: {}}
@@ -242,7 +246,7 @@ func CacheOptions(namespace string) cache.Options {
 			&rbacv1.ClusterRole{}:           {Label: managed},
 			&rbacv1.ClusterRoleBinding{}:    {Label: managed},
 			&admissionregistrationv1.MutatingWebhookConfiguration{}: {Label: managed},
-			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{}},
+			&corev1.Secret{}:    {Namespaces: inNamespace},
 			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{}},
 		},
 	}
@@ -250,6 +254,10 @@ func CacheOptions(namespace string) cache.Options {
 
 // SetupWithManager registers the reconciler. The manager's cache must use CacheOptions.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	poller := newPullSecretPoller(r.client, r.uncached, r.opts.Namespace, r.opts.Platform)
+	if err := mgr.Add(poller); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clusterpodplacementconfig").
 		For(&v1beta1.ClusterPodPlacementConfig{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -265,6 +273,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&rbacv1.ClusterRoleBinding{}).
 		Owns(&admissionregistrationv1.MutatingWebhookConfiguration{}).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("Secret", WebhookServingSecretName))).
+		WatchesRawSource(source.Channel(poller.events, &handler.EnqueueRequestForObject{})).
 		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("ConfigMap", RegistryCABundleName, RegistriesConfName, RegistryCertsName, CredentialProvidersName))).
 		Complete(r)
 }

@@ -85,22 +85,17 @@ func (r *Reconciler) applyIdentity(ctx context.Context, s *scope) (string, error
 		roleBinding(p, WebhookComponentName),
 		knownImagesConfigMap(p),
 	}
-	keep := ""
-	if p.pullSecret != nil {
-		keep = p.pullSecret.Namespace
-		objs = append(objs, controllerPullSecretRole(p), controllerPullSecretRoleBinding(p))
-	}
 	for _, obj := range objs {
 		if err := apply(ctx, r.client, obj); err != nil {
 			return "", err
 		}
 	}
-	return "", r.prunePullSecretRBAC(ctx, keep)
+	return "", r.prunePullSecretRBAC(ctx)
 }
 
-// prunePullSecretRBAC deletes the controller's pull-secret Roles and RoleBindings in every
-// namespace but keep ("" deletes them all).
-func (r *Reconciler) prunePullSecretRBAC(ctx context.Context, keep string) error {
+// prunePullSecretRBAC deletes the Roles and RoleBindings that let earlier versions' controller
+// watch the global pull secret; the controller now reads it by name, with the get it holds.
+func (r *Reconciler) prunePullSecretRBAC(ctx context.Context) error {
 	var errs []error
 	for _, list := range []client.ObjectList{&rbacv1.RoleBindingList{}, &rbacv1.RoleList{}} {
 		if err := r.uncached.List(ctx, list, client.MatchingFields{"metadata.name": ControllerPullSecretRoleName},
@@ -109,9 +104,6 @@ func (r *Reconciler) prunePullSecretRBAC(ctx context.Context, keep string) error
 		}
 		_ = meta.EachListItem(list, func(o runtime.Object) error {
 			obj := o.(client.Object)
-			if obj.GetNamespace() == keep {
-				return nil
-			}
 			if err := r.uncached.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 				errs = append(errs, fmt.Errorf("deleting %T %s: %w", obj, describeKey(obj), err))
 			}

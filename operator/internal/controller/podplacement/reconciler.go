@@ -33,7 +33,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -58,8 +57,7 @@ import (
 
 // Names of the controllers, as they appear in controller-runtime's logs and metrics.
 const (
-	PodControllerName        = "podplacement"
-	PullSecretControllerName = "global-pull-secret"
+	PodControllerName = "podplacement"
 	// EventRecorderName is the reportingController of the Events the controller records.
 	EventRecorderName = "archgate-pod-placement"
 )
@@ -87,8 +85,8 @@ type Options struct {
 	// Invalidator drops cached results when the global pull secret changes; nil when Inspector
 	// caches nothing.
 	Invalidator Invalidator
-	// GlobalPullSecret names the cluster-wide pull secret; nil means none. The manager's cache
-	// must watch it (CacheOptions does).
+	// GlobalPullSecret names the cluster-wide pull secret; nil means none. It is read by name,
+	// again every 10 s at most while pods are placed.
 	GlobalPullSecret *types.NamespacedName
 	// NodeCredentials gives the credentials of the kubelet's credential provider plugins
 	// (credprovider.Provider), tried after the global pull secret; nil means none.
@@ -160,21 +158,15 @@ func (o Options) withDefaults() Options {
 }
 
 // CacheOptions returns the manager cache configuration the controller needs: the metadata of the
-// pods with the gated label (the controller watches pods as metadata only, see Reconcile), the
-// global pull secret only (by namespace and name), managed fields stripped.
-// Placement configurations are cached whole (there are few).
-func CacheOptions(globalPullSecret *types.NamespacedName) cache.Options {
+// pods with the gated label (the controller watches pods as metadata only, see Reconcile),
+// managed fields stripped. Placement configurations are cached whole (there are few); Secrets
+// never (ClientOptions).
+func CacheOptions() cache.Options {
 	byObject := map[client.Object]cache.ByObject{
 		&corev1.Pod{}: {
 			Label:     labels.SelectorFromSet(labels.Set{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}),
 			Transform: transformPod,
 		},
-	}
-	if globalPullSecret != nil {
-		byObject[&corev1.Secret{}] = cache.ByObject{
-			Namespaces: map[string]cache.Config{globalPullSecret.Namespace: {}},
-			Field:      fields.OneTermEqualSelector("metadata.name", globalPullSecret.Name),
-		}
 	}
 	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
 }
@@ -252,15 +244,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 	// Controller-name uniqueness follows the manager's options (relaxed only for a component
 	// restarted in one process, see components.Common.Restartable).
-	if r.opts.GlobalPullSecret != nil {
-		if err := ctrl.NewControllerManagedBy(mgr).
-			Named(PullSecretControllerName).
-			For(&corev1.Secret{}).
-			WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
-			Complete(r.global); err != nil {
-			return fmt.Errorf("setting up the %s controller: %w", PullSecretControllerName, err)
-		}
-	}
 	if err := startConfigInformers(mgr.GetCache()); err != nil {
 		return err
 	}
@@ -297,7 +280,7 @@ func (r *Reconciler) bind(c client.Client, apiReader, cached client.Reader, reco
 	r.secrets = newPodSecrets(apiReader, r.opts.PullSecretCacheSize, r.opts.PullSecretCacheTTL)
 	r.metrics.gated.attach(cached, r.opts.Clock.Now)
 	if r.opts.GlobalPullSecret != nil {
-		r.global = &globalPullSecret{key: *r.opts.GlobalPullSecret, reader: cached, invalidator: r.opts.Invalidator}
+		r.global = &globalPullSecret{key: *r.opts.GlobalPullSecret, reader: apiReader, invalidator: r.opts.Invalidator, clock: r.opts.Clock}
 	}
 }
 
@@ -637,8 +620,9 @@ func (r *Reconciler) loadCredentials(ctx context.Context, s *scope) error {
 func (r *Reconciler) inspectImages(ctx context.Context, s *scope) error {
 	start := time.Now()
 	rounds := (len(s.images) + r.opts.InspectWorkers - 1) / r.opts.InspectWorkers
-	// A registry that never answers holds the pod until its deadline at most.
-	ictx, cancel := context.WithTimeout(ctx, r.byDeadline(time.Duration(max(rounds, 1))*r.opts.InspectTimeout, s.deadline))
+	// A registry that never answers holds the pod until its deadline at most. The namespace is
+	// the tenant whose share of each registry's inspections is bounded.
+	ictx, cancel := context.WithTimeout(inspect.WithTenant(ctx, s.pod.Namespace), r.byDeadline(time.Duration(max(rounds, 1))*r.opts.InspectTimeout, s.deadline))
 	defer cancel()
 
 	results := make([]inspect.Result, len(s.images))

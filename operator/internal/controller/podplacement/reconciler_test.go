@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -720,12 +721,25 @@ func (r *recordingInvalidator) Invalidate(ids ...credentials.Identity) int {
 	return len(ids)
 }
 
+// The global pull secret is read again once globalPullSecretRefresh has passed, not sooner; a
+// rotation invalidates what the old credentials read, a deletion everything it held, and a
+// failed re-read keeps the last secret.
 func TestGlobalPullSecretInvalidation(t *testing.T) {
 	key := types.NamespacedName{Namespace: "archgate-system", Name: "pull-secret"}
 	before := dockerSecret(key.Namespace, key.Name, "reg.example", "global", "old")
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(before).Build()
+	reads, failReads := 0, false
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(before).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			reads++
+			if failReads {
+				return errors.New("apiserver unavailable")
+			}
+			return c.Get(ctx, k, obj, opts...)
+		},
+	}).Build()
 	inv := &recordingInvalidator{}
-	g := &globalPullSecret{key: key, reader: c, invalidator: inv}
+	clk := clocktesting.NewFakeClock(testEpoch)
+	g := &globalPullSecret{key: key, reader: c, invalidator: inv, clock: clk}
 	ctx := context.Background()
 
 	cfg, err := g.Config(ctx)
@@ -734,7 +748,7 @@ func TestGlobalPullSecretInvalidation(t *testing.T) {
 	}
 	oldIDs := cfg.Identities()
 
-	// Rotation: the old identity is invalidated.
+	// Rotation: seen once the refresh period has passed, and the old identity is invalidated.
 	rotated := dockerSecret(key.Namespace, key.Name, "reg.example", "global", "new")
 	rotated.ResourceVersion = ""
 	if err := c.Delete(ctx, before); err != nil {
@@ -743,28 +757,35 @@ func TestGlobalPullSecretInvalidation(t *testing.T) {
 	if err := c.Create(ctx, rotated); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
-		t.Fatal(err)
+	reads = 0
+	clk.Step(globalPullSecretRefresh / 2)
+	if cfg, _ := g.Config(ctx); reads != 0 || !slices.Equal(cfg.Identities(), oldIDs) {
+		t.Fatalf("within the refresh period: %d reads, identities %v; want none and the old ones", reads, cfg.Identities())
 	}
+	clk.Step(globalPullSecretRefresh / 2)
+	cfg, _ = g.Config(ctx)
 	if diff := cmp.Diff(oldIDs, inv.ids); diff != "" {
 		t.Errorf("invalidated after rotation (-want +got):\n%s", diff)
 	}
-	cfg, _ = g.Config(ctx)
 	newIDs := cfg.Identities()
 
+	// A failed re-read keeps the last secret and invalidates nothing.
+	inv.ids, failReads = nil, true
+	clk.Step(globalPullSecretRefresh)
+	if cfg, err := g.Config(ctx); err != nil || !slices.Equal(cfg.Identities(), newIDs) || inv.ids != nil {
+		t.Errorf("after a failed re-read: %v, %v, invalidated %v; want the last secret, nothing invalidated", cfg, err, inv.ids)
+	}
+	failReads = false
+
 	// Deletion: everything it held is invalidated and no global credentials remain.
-	inv.ids = nil
 	if err := c.Delete(ctx, rotated); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
-		t.Fatal(err)
+	if cfg, _ := g.Config(ctx); cfg != nil {
+		t.Errorf("Config after deletion = %v, want nil", cfg)
 	}
 	if diff := cmp.Diff(newIDs, inv.ids); diff != "" {
 		t.Errorf("invalidated after deletion (-want +got):\n%s", diff)
-	}
-	if cfg, _ := g.Config(ctx); cfg != nil {
-		t.Errorf("Config after deletion = %v, want nil", cfg)
 	}
 }
 

@@ -28,9 +28,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/archgate/archgate/operator/internal/credentials"
 )
@@ -41,65 +41,61 @@ type Invalidator interface {
 	Invalidate(ids ...credentials.Identity) int
 }
 
-// globalPullSecret keeps the parsed global pull secret, read from the manager's cache (which
-// watches that one secret, by name), and invalidates what was cached under credentials it no
-// longer holds when it changes or disappears. It is the reconciler of the global-pull-secret
-// controller. Safe for concurrent use.
+// globalPullSecretRefresh is how long the controller uses the global pull secret it read before
+// it reads it again, by name, when a pod needs it. A watch would tell it sooner, but it needs
+// list and watch on Secrets, which the operator would have to hold for the secret's namespace
+// to grant them; a GET needs only the get the controller holds anyway (for the pods'
+// imagePullSecrets). A rotated secret is in use within this period.
+const globalPullSecretRefresh = 10 * time.Second
+
+// globalPullSecret keeps the parsed global pull secret, read with uncached GETs at most every
+// globalPullSecretRefresh, and invalidates what was cached under credentials it no longer holds
+// when it changed or disappeared. Safe for concurrent use.
 type globalPullSecret struct {
 	key         types.NamespacedName
 	reader      client.Reader
 	invalidator Invalidator // nil: nothing to invalidate
+	clock       clock.PassiveClock
 
 	mu     sync.Mutex
-	loaded bool
+	readAt time.Time           // zero: never read
 	cfg    *credentials.Config // nil: no (usable) global pull secret
 }
 
-var _ reconcile.Reconciler = (*globalPullSecret)(nil)
-
 // Config returns the current global pull secret, nil when there is none or it cannot be parsed.
-// The first call reads it from the cache.
+// It reads the secret again once the last read is globalPullSecretRefresh old; a failed
+// re-read keeps the last one (and is tried again at the next call), only a failed first read is
+// an error.
 func (g *globalPullSecret) Config(ctx context.Context) (*credentials.Config, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.loaded {
+	now := g.clock.Now()
+	loaded := !g.readAt.IsZero()
+	if loaded && now.Sub(g.readAt) < globalPullSecretRefresh {
 		return g.cfg, nil
 	}
 	cfg, err := g.read(ctx)
-	if err != nil {
+	switch {
+	case err != nil && loaded:
+		logf.FromContext(ctx).Error(err, "Global pull secret not read again, using the last one", "secret", g.key.String())
+		return g.cfg, nil
+	case err != nil:
 		return nil, err
 	}
-	g.cfg, g.loaded = cfg, true
+	before := g.cfg
+	g.cfg, g.readAt = cfg, now
+	if loaded && before != nil && g.invalidator != nil {
+		after := credentials.Config{}
+		if cfg != nil {
+			after = *cfg
+		}
+		if stale := credentials.StaleIdentities(*before, after); len(stale) > 0 {
+			n := g.invalidator.Invalidate(stale...)
+			logf.FromContext(ctx).Info("Global pull secret changed, cached inspections invalidated",
+				"secret", g.key.String(), "staleCredentials", len(stale), "entriesRemoved", n)
+		}
+	}
 	return cfg, nil
-}
-
-// Reconcile reloads the secret after a change and invalidates the identities it lost.
-func (g *globalPullSecret) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	if req.NamespacedName != g.key {
-		return reconcile.Result{}, nil
-	}
-	cfg, err := g.read(ctx)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	g.mu.Lock()
-	before, wasLoaded := g.cfg, g.loaded
-	g.cfg, g.loaded = cfg, true
-	g.mu.Unlock()
-
-	if !wasLoaded || before == nil || g.invalidator == nil {
-		return reconcile.Result{}, nil
-	}
-	after := credentials.Config{}
-	if cfg != nil {
-		after = *cfg
-	}
-	if stale := credentials.StaleIdentities(*before, after); len(stale) > 0 {
-		n := g.invalidator.Invalidate(stale...)
-		logf.FromContext(ctx).Info("Global pull secret changed, cached inspections invalidated",
-			"secret", g.key.String(), "staleCredentials", len(stale), "entriesRemoved", n)
-	}
-	return reconcile.Result{}, nil
 }
 
 // read fetches and parses the secret. A missing or unparsable secret means no global
@@ -190,7 +186,7 @@ func (p *podSecrets) Forget(pod *corev1.Pod) {
 func LoadKeyring(ctx context.Context, reader client.Reader, pod *corev1.Pod, global *types.NamespacedName, log logr.Logger) (*credentials.Keyring, error) {
 	var g *globalPullSecret
 	if global != nil {
-		g = &globalPullSecret{key: *global, reader: reader}
+		g = &globalPullSecret{key: *global, reader: reader, clock: clock.RealClock{}}
 	}
 	secrets := newPodSecrets(reader, max(len(pod.Spec.ImagePullSecrets), 1), time.Minute)
 	return loadKeyring(logf.IntoContext(ctx, log), g, secrets, pod, log)
