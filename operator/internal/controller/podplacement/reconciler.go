@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -192,7 +193,9 @@ type Reconciler struct {
 	cached      client.Reader
 	lastRelease atomic.Int64
 	secrets     *podSecrets
-	global      *globalPullSecret // nil without a global pull secret
+	// busy spaces the rounds of a pod whose registries were all busy (see judgeInspection).
+	busy   workqueue.TypedRateLimiter[types.UID]
+	global *globalPullSecret // nil without a global pull secret
 	// overlaps records overlap Events; nil records none (unit tests without it).
 	overlaps *OverlapEvents
 }
@@ -210,6 +213,7 @@ func New(opts Options) (*Reconciler, error) {
 		metrics:  opts.Metrics,
 		retries:  newRetryTracker(opts.RetryBaseDelay, opts.RetryMaxDelay, opts.Clock),
 		tenants:  newTenantSlots(opts.NamespaceWorkers),
+		busy:     workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](tenantWait, maxBusyWait),
 		overlaps: opts.OverlapEvents,
 	}
 	r.released() // a new controller has StallGrace before it can be stalled
@@ -249,7 +253,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named(PodControllerName).
-		Watches(podMetadata(), podEventHandler{forget: r.retries.Forget}, builder.OnlyMetadata).
+		Watches(podMetadata(), podEventHandler{forget: r.forget}, builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Workers}).
 		Complete(r); err != nil {
 		return fmt.Errorf("setting up the %s controller: %w", PodControllerName, err)
@@ -700,6 +704,17 @@ func terminal(reason inspect.Reason) bool {
 	return reason == inspect.ReasonInvalidReference || reason == inspect.ReasonBlocked
 }
 
+// maxBusyWait bounds the wait of a pod whose registries stay busy: a registry's slots are held
+// up to the inspection timeout by hanging inspections, so its pods would otherwise come back
+// four times a second, each time with a read of the pod from the apiserver.
+const maxBusyWait = 8 * time.Second
+
+// forget drops the backoff state of a pod that was released or deleted.
+func (r *Reconciler) forget(uid types.UID) {
+	r.retries.Forget(uid)
+	r.busy.Forget(uid)
+}
+
 // judgeInspection intersects the results, or handles the failures: a retry with backoff while
 // the budget lasts, otherwise the gate is removed without touching the affinity.
 func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
@@ -708,10 +723,11 @@ func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 	}
 	s.done = true
 	if !slices.ContainsFunc(s.failures, func(e *inspect.Error) bool { return e.Reason != inspect.ReasonRegistryBusy }) {
-		// Only busy registries: nothing failed, the pod waits its turn like one over its
-		// namespace's share, at no cost to its retry budget.
-		s.log.V(1).Info("Registries busy, inspecting again shortly", "failures", failureSummary(s.failures))
-		s.result = reconcile.Result{RequeueAfter: r.byDeadline(r.tenants.wait(), s.deadline)}
+		// Only busy registries: nothing failed, the pod waits its turn, at no cost to its retry
+		// budget but longer each busy round in a row (each round reads the pod again).
+		wait := r.busy.When(s.pod.UID)
+		s.log.V(1).Info("Registries busy, inspecting again shortly", "retryIn", wait, "failures", failureSummary(s.failures))
+		s.result = reconcile.Result{RequeueAfter: r.byDeadline(wait+rand.N(tenantWait), s.deadline)}
 		return nil
 	}
 	retryable := !slices.ContainsFunc(s.failures, func(e *inspect.Error) bool { return terminal(e.Reason) })
@@ -828,7 +844,7 @@ func (r *Reconciler) commit(ctx context.Context, s *scope) (reconcile.Result, er
 	case err == nil:
 		r.metrics.patches.WithLabelValues(resultSuccess).Inc()
 	case apierrors.IsNotFound(err):
-		r.retries.Forget(s.pod.UID)
+		r.forget(s.pod.UID)
 		return reconcile.Result{}, nil
 	case apierrors.IsConflict(err):
 		r.metrics.patches.WithLabelValues(resultConflict).Inc()
@@ -838,7 +854,7 @@ func (r *Reconciler) commit(ctx context.Context, s *scope) (reconcile.Result, er
 		r.metrics.patches.WithLabelValues(resultError).Inc()
 		return reconcile.Result{}, fmt.Errorf("removing the scheduling gate: %w", err)
 	}
-	r.retries.Forget(s.pod.UID)
+	r.forget(s.pod.UID)
 	r.released()
 	r.metrics.podsProcessed.WithLabelValues(s.outcome.LabelValue()).Inc()
 	for _, e := range s.events {

@@ -932,10 +932,12 @@ func TestReconcileRegistryBusy(t *testing.T) {
 		broken: {fail(inspect.ReasonNetwork)},
 	}, newPod("p", image).build(), newPod("q", busy, broken).build())
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}}
-	for range 2 {
+	for round := range 2 {
+		// The wait doubles with each busy round in a row, plus up to tenantWait of jitter.
+		lo := tenantWait << round
 		res, err := h.r.Reconcile(context.Background(), req)
-		if err != nil || res.RequeueAfter < tenantWait || res.RequeueAfter >= 2*tenantWait {
-			t.Fatalf("Reconcile = %+v, %v; want a requeue within [%s, %s)", res, err, tenantWait, 2*tenantWait)
+		if err != nil || res.RequeueAfter < lo || res.RequeueAfter >= lo+tenantWait {
+			t.Fatalf("busy round %d: Reconcile = %+v, %v; want a requeue within [%s, %s)", round, res, err, lo, lo+tenantWait)
 		}
 		if got := h.r.retries.Retries("uid-p"); got != 0 || h.writes != 0 {
 			t.Fatalf("retries %d, writes %d after a busy registry; want none", got, h.writes)
@@ -944,6 +946,9 @@ func TestReconcileRegistryBusy(t *testing.T) {
 	h.drive(t, "p")
 	if got := h.pod(t, "p").Labels[v1beta1.LabelPlacement]; got != placement.OutcomeArchSet.LabelValue() {
 		t.Errorf("placement label = %q, want %q once the registry had room", got, placement.OutcomeArchSet)
+	}
+	if n := h.r.busy.NumRequeues("uid-p"); n != 0 {
+		t.Errorf("busy rounds remembered after the pod was placed: %d", n)
 	}
 	// A registry busy for good beside a failing image: the failure's retries run out and the
 	// pod is released, not deferred for ever.
