@@ -32,6 +32,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"golang.org/x/net/http/httpproxy"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // startProxy serves a proxy for the test and returns it with a client that uses it.
@@ -254,11 +255,8 @@ func TestProxyMemoryBudget(t *testing.T) {
 // waitUntil polls cond until it holds, failing the test after a bound.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond) // poll interval, bounded by deadline
+	poll := func(context.Context) (bool, error) { return cond(), nil }
+	if err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 10*time.Second, true, poll); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
