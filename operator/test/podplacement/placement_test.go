@@ -285,6 +285,17 @@ func TestGlobalPullSecret(t *testing.T) {
 	if invalidated() <= before {
 		t.Errorf("no cache entry of the old global credentials invalidated (a stale entry would have answered)")
 	}
+
+	// Deleted, the secret stops being sent within the refresh period: the tests after this one
+	// share the controller, and a public image inspected with the refused credentials fails.
+	if err := s.client.Delete(s.ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	public := s.main.Reference("team/api", "v1")
+	eventually(t, "a public image inspected without the deleted global pull secret", func(context.Context) (bool, error) {
+		got := waitUngated(t, create(t, pod(ns, "after-deletion-"+randomSuffix(), public), true))
+		return got.Labels[v1beta1.LabelPlacement] != placement.OutcomeInspectionFailed.LabelValue(), nil
+	})
 }
 
 // TestRegistryOutage: during an outage, the gate is removed after the retry budget with the
