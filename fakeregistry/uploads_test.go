@@ -105,10 +105,13 @@ func TestUploadStatusAndCancel(t *testing.T) {
 	}
 }
 
-// TestUploadRequestShapes checks requests the protocol does not allow.
+// TestUploadRequestShapes checks requests the protocol does not allow. Each case that names an
+// upload (the path uploadLoc) gets one of its own: a refused request may end the session, and
+// the cases run in any order.
 func TestUploadRequestShapes(t *testing.T) {
+	const uploadLoc = "<upload>"
 	reg := startRegistry(t, Options{Writable: true})
-	loc := startUpload(t, reg, "team/up")
+	loc := uploadLoc
 	tests := map[string]struct {
 		method, path string
 		header       http.Header
@@ -125,6 +128,9 @@ func TestUploadRequestShapes(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
+			if tc.path == uploadLoc {
+				tc.path = startUpload(t, reg, "team/up")
+			}
 			r := do(t, reg, tc.method, tc.path, tc.header, nil)
 			if r.status != tc.wantStatus {
 				t.Fatalf("%s %s = %d %s, want %d", tc.method, tc.path, r.status, r.body, tc.wantStatus)

@@ -92,7 +92,10 @@ func newTestRegistry(t testing.TB, opts ...registryOption) *testRegistry {
 			select {
 			case <-r.gate:
 			case <-req.Context().Done():
-				return
+				// Abort: a handler that returns would answer an empty 200, which a client
+				// still reading (the transport retries a GET whose connection broke) would
+				// parse.
+				panic(http.ErrAbortHandler)
 			}
 		}
 		store.ServeHTTP(w, req)
