@@ -34,16 +34,19 @@ import (
 	"github.com/archgate/archgate/operator/internal/image"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run executes the command line and returns the exit code; deferred cleanup runs before exit.
+func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := &cobra.Command{Use: "archgate-image", Short: "Build and push archgate's multi-architecture image", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(newBuildCmd(), newPushCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "archgate-image:", err)
-		stop()
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 type buildFlags struct {

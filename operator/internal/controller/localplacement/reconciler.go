@@ -27,6 +27,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,6 +46,10 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/placement"
 )
+
+// conflictRequeueDelay is the retry after a write lost an optimistic-concurrency race; the
+// newer pod version is normally delivered by the watch before that anyway.
+const conflictRequeueDelay = 100 * time.Millisecond
 
 // Names of the controller, in controller-runtime's logs and metrics, and of its Event recorder.
 const (
@@ -147,7 +152,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	case apierrors.IsConflict(err):
 		log.V(1).Info("Pod changed while it was processed, retrying")
-		return reconcile.Result{Requeue: true}, nil
+		return reconcile.Result{RequeueAfter: conflictRequeueDelay}, nil
 	case err != nil:
 		return reconcile.Result{}, fmt.Errorf("removing the local scheduling gate: %w", err)
 	}

@@ -761,7 +761,10 @@ func (r *Reconciler) afterFailure(s *scope, retryable bool) (delay time.Duration
 	if !retryable {
 		return 0, false
 	}
-	delay, exhausted := r.retries.Failed(s.pod.UID, r.budget(s))
+	// The budget comes from the controller's settings only (the operator resolves
+	// spec.imageInspection once and renders it into the arguments), so that what the
+	// Deployment says is what the controller does.
+	delay, exhausted := r.retries.Failed(s.pod.UID, r.opts.MaxRetries)
 	if exhausted {
 		return 0, false
 	}
@@ -782,13 +785,6 @@ func (r *Reconciler) markInspectionFailed(s *scope, annotation, why string) int 
 			attempts, why), maxNoteLen),
 	})
 	return attempts
-}
-
-// budget is the number of retries allowed. It comes from the controller's settings only (the
-// operator resolves spec.imageInspection once and renders it into the arguments), so that
-// what the Deployment says is what the controller does.
-func (r *Reconciler) budget(*scope) int {
-	return r.opts.MaxRetries
 }
 
 // place merges the images' architectures into the required node affinity (or makes it
