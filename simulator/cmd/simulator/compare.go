@@ -109,7 +109,7 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("reports of different scenarios: %s and %s", base.Scenario.Name, head.Scenario.Name)}
 	}
 	res := compare.Compare(base, head, opts)
-	compare.Print(cmd.OutOrStdout(), base, head, baseName, headName, res, opts)
+	compare.Print(cmd.OutOrStdout(), compare.Named{Name: baseName, Report: base}, compare.Named{Name: headName, Report: head}, res, opts)
 	if res.Regressions > 0 {
 		return &exitError{code: exitFailed, err: fmt.Errorf("%d regression(s)", res.Regressions)}
 	}

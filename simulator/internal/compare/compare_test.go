@@ -242,6 +242,6 @@ func TestPrint(t *testing.T) {
 func table(res Result) string {
 	var b bytes.Buffer
 	r := run(1, 1)
-	Print(&b, r, r, "base", "head", res, Options{})
+	Print(&b, Named{Name: "base", Report: r}, Named{Name: "head", Report: r}, res, Options{})
 	return b.String()
 }

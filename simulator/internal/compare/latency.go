@@ -34,10 +34,20 @@ func latencyRows(prefix string, base, head *report.Pass, o Options) []Row {
 	return out
 }
 
-// medianRow tests the medians of two latency samples.
+// medianRow tests the medians of two latency samples: a Mann–Whitney U test of the samples and
+// the relative change of their medians, counted when the medians also differ by at least
+// MinLatencyDelta.
 func medianRow(name string, a, b []float64, o Options) Row {
-	row := uTested(name, scenario.UnitDuration, false, stats.Median(a), stats.Median(b), a, b, o)
-	if row.Test == TestU && math.Abs(row.Head-row.Base) < o.MinLatencyDelta {
+	base, head := stats.Median(a), stats.Median(b)
+	row := Row{Metric: name, Unit: scenario.UnitDuration, Base: base, Head: head, Change: rel(base, head), P: math.NaN()}
+	if len(a) < 2 || len(b) < 2 {
+		row.Verdict = VerdictUntested
+		return row
+	}
+	mw := stats.MannWhitneyU(a, b)
+	row.P, row.Test = mw.P, TestU
+	row.Verdict, row.Regression = verdict(false, mw.P < o.Alpha, row.Change, o)
+	if math.Abs(head-base) < o.MinLatencyDelta {
 		row.Verdict, row.Regression = VerdictSame, false
 	}
 	return row
@@ -56,19 +66,5 @@ func tailRow(name string, q float64, a, b []float64, o Options) Row {
 	row.Test = TestBootstrap
 	significant := (d.Lo > 0 || d.Hi < 0) && math.Abs(d.Diff) >= o.MinLatencyDelta
 	row.Verdict, row.Regression = verdict(false, significant, row.Change, o)
-	return row
-}
-
-// uTested builds a row whose verdict comes from a Mann–Whitney U test of
-// the samples and the relative change of their medians.
-func uTested(name string, u scenario.Unit, higherBetter bool, base, head float64, a, b []float64, o Options) Row {
-	row := Row{Metric: name, Unit: u, Base: base, Head: head, Change: rel(base, head), P: math.NaN()}
-	if len(a) < 2 || len(b) < 2 {
-		row.Verdict = VerdictUntested
-		return row
-	}
-	mw := stats.MannWhitneyU(a, b)
-	row.P, row.Test = mw.P, TestU
-	row.Verdict, row.Regression = verdict(higherBetter, mw.P < o.Alpha, rel(stats.Median(a), stats.Median(b)), o)
 	return row
 }

@@ -21,13 +21,24 @@ func (res Result) BaseFailed() bool {
 	return false
 }
 
+// Named is a report and the name it is shown with (its file, or the commit it was run at).
+type Named struct {
+	Name   string
+	Report *report.Report
+}
+
 // Print writes the comparison as a table and a closing verdict line.
-func Print(w io.Writer, base, head *report.Report, baseName, headName string, res Result, o Options) {
+func Print(w io.Writer, base, head Named, res Result, o Options) {
 	o = o.withDefaults()
-	fmt.Fprintf(w, "scenario %s\n", head.Scenario.Name)
-	fmt.Fprintf(w, "base: %s  (commit %.12s%s, %s)\n", baseName, base.Environment.Commit, dirty(base), base.StartedAt.Format("2006-01-02 15:04Z"))
-	fmt.Fprintf(w, "head: %s  (commit %.12s%s, %s)\n", headName, head.Environment.Commit, dirty(head), head.StartedAt.Format("2006-01-02 15:04Z"))
-	if base.Scenario.SHA256 != head.Scenario.SHA256 {
+	fmt.Fprintf(w, "scenario %s\n", head.Report.Scenario.Name)
+	for _, side := range []struct {
+		label string
+		Named
+	}{{"base", base}, {"head", head}} {
+		r := side.Report
+		fmt.Fprintf(w, "%s: %s  (commit %.12s%s, %s)\n", side.label, side.Name, r.Environment.Commit, dirty(r), r.StartedAt.Format("2006-01-02 15:04Z"))
+	}
+	if base.Report.Scenario.SHA256 != head.Report.Scenario.SHA256 {
 		fmt.Fprintf(w, "note: the scenario files differ between the two runs\n")
 	}
 	for _, f := range res.Failed {
