@@ -22,9 +22,10 @@ import (
 	"net"
 	"net/netip"
 	"strings"
-	"sync"
 
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/archgate/archgate/operator/internal/limits"
 )
 
 // DefaultMaxInspectionsPerRegistry bounds the inspections in flight against one registry (see
@@ -53,21 +54,19 @@ func tenantOf(ctx context.Context) string {
 // inspection over its registry's limit, or its tenant's share of it, fails at once with
 // ReasonRegistryBusy rather than waiting: a waiting inspection would hold its pod's worker just
 // as a hanging one does. The caller retries it shortly, without counting it as a failure.
-// Counters rather than a semaphore per registry: only the registries with inspections in
-// flight are kept, so the maps are bounded by them. Safe for concurrent use.
+// Safe for concurrent use.
 type registrySlots struct {
-	limit, share int
-	mu           sync.Mutex
-	inUse        map[string]int
-	byTenant     map[[2]string]int
+	byRegistry *limits.Keyed[string]
+	byTenant   *limits.Keyed[[2]string] // registry, tenant
 }
 
-// newRegistrySlots returns the slots; limit <= 0 means no limit (nil).
+// newRegistrySlots returns the slots, a quarter of them a tenant's share; limit <= 0 means no
+// limit (nil).
 func newRegistrySlots(limit int) *registrySlots {
 	if limit <= 0 {
 		return nil
 	}
-	return &registrySlots{limit: limit, share: max(limit/4, 1), inUse: map[string]int{}, byTenant: map[[2]string]int{}}
+	return &registrySlots{byRegistry: limits.NewKeyed[string](limit), byTenant: limits.NewKeyed[[2]string](max(limit/4, 1))}
 }
 
 // acquire takes a slot of the registry that serves domain (a reference's host[:port]) for
@@ -79,31 +78,21 @@ func (s *registrySlots) acquire(domain, tenant, image string) (release func(), e
 	}
 	key := registryKey(domain)
 	tk := [2]string{key, tenant}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.inUse[key] >= s.limit:
+	if !s.byRegistry.TryAcquire(key) {
 		return nil, &Error{Image: image, Reason: ReasonRegistryBusy, Err: fmt.Errorf(
-			"%d inspections of registry %s are in flight, its limit: retried shortly", s.limit, key)}
-	case tenant != "" && s.byTenant[tk] >= s.share:
-		return nil, &Error{Image: image, Reason: ReasonRegistryBusy, Err: fmt.Errorf(
-			"%d inspections of registry %s are in flight for namespace %s, its share: retried shortly", s.share, key, tenant)}
+			"%d inspections of registry %s are in flight, its limit: retried shortly", s.byRegistry.Limit(), key)}
 	}
-	s.inUse[key]++
-	if tenant != "" {
-		s.byTenant[tk]++
+	if tenant == "" {
+		return func() { s.byRegistry.Release(key) }, nil
+	}
+	if !s.byTenant.TryAcquire(tk) {
+		s.byRegistry.Release(key)
+		return nil, &Error{Image: image, Reason: ReasonRegistryBusy, Err: fmt.Errorf(
+			"%d inspections of registry %s are in flight for namespace %s, its share: retried shortly", s.byTenant.Limit(), key, tenant)}
 	}
 	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.inUse[key]--; s.inUse[key] <= 0 {
-			delete(s.inUse, key)
-		}
-		if tenant != "" {
-			if s.byTenant[tk]--; s.byTenant[tk] <= 0 {
-				delete(s.byTenant, tk)
-			}
-		}
+		s.byTenant.Release(tk)
+		s.byRegistry.Release(key)
 	}, nil
 }
 

@@ -145,7 +145,7 @@ func TestRegistrySlotsTenantShare(t *testing.T) {
 	for _, release := range releases {
 		release()
 	}
-	if len(s.inUse) != 0 || len(s.byTenant) != 0 {
-		t.Errorf("slots left after every release: %v %v", s.inUse, s.byTenant)
+	if n, m := s.byRegistry.Held(), s.byTenant.Held(); n != 0 || m != 0 {
+		t.Errorf("slots left after every release: %d registries, %d tenants", n, m)
 	}
 }

@@ -916,8 +916,8 @@ func TestReconcileNamespaceShare(t *testing.T) {
 	if got := h.pod(t, "p").Labels[v1beta1.LabelPlacement]; got != placement.OutcomeArchSet.LabelValue() {
 		t.Errorf("placement label = %q, want %q once a worker was free", got, placement.OutcomeArchSet)
 	}
-	if len(h.r.tenants.inUse) != 0 {
-		t.Errorf("workers still held after the reconcile: %v", h.r.tenants.inUse)
+	if n := h.r.tenants.byNamespace.Held(); n != 0 {
+		t.Errorf("workers of %d namespaces still held after the reconcile", n)
 	}
 }
 

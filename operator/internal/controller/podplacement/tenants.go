@@ -18,8 +18,9 @@ package podplacement
 
 import (
 	"math/rand/v2"
-	"sync"
 	"time"
+
+	"github.com/archgate/archgate/operator/internal/limits"
 )
 
 // tenantWait is how long a pod whose namespace holds all its workers waits before it asks
@@ -30,38 +31,18 @@ const tenantWait = 250 * time.Millisecond
 // tenantSlots bounds how many pods of one namespace the controller works on at once, so that
 // a namespace whose images hang (a registry that never answers holds a worker up to the
 // inspection timeout) cannot hold every worker while other namespaces' pods wait. A pod over
-// its namespace's share is requeued, not failed: it costs no retry. client-go's workqueue
-// orders items but has no per-tenant concurrency bound, hence this small counter. Safe for
-// concurrent use.
-type tenantSlots struct {
-	mu    sync.Mutex
-	limit int
-	inUse map[string]int
-}
+// its namespace's share is requeued, not failed: it costs no retry. Safe for concurrent use.
+type tenantSlots struct{ byNamespace *limits.Keyed[string] }
 
 func newTenantSlots(limit int) *tenantSlots {
-	return &tenantSlots{limit: limit, inUse: map[string]int{}}
+	return &tenantSlots{byNamespace: limits.NewKeyed[string](limit)}
 }
 
 // acquire takes a worker for a pod of namespace ns; false when the namespace holds its share.
-func (t *tenantSlots) acquire(ns string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.inUse[ns] >= t.limit {
-		return false
-	}
-	t.inUse[ns]++
-	return true
-}
+func (t *tenantSlots) acquire(ns string) bool { return t.byNamespace.TryAcquire(ns) }
 
 // release returns a worker acquire gave.
-func (t *tenantSlots) release(ns string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.inUse[ns]--; t.inUse[ns] <= 0 {
-		delete(t.inUse, ns) // the map holds busy namespaces only
-	}
-}
+func (t *tenantSlots) release(ns string) { t.byNamespace.Release(ns) }
 
 // wait is the requeue delay of a pod over its namespace's share.
 func (t *tenantSlots) wait() time.Duration {
