@@ -211,7 +211,7 @@ func NewRegistryInspector(opts Options) (*RegistryInspector, error) {
 // blocked primary only when they fail). A registries.conf podman cannot load is left to
 // podman, which fails the inspection with its own error.
 func (r *RegistryInspector) checkBlocked(named reference.Named) error {
-	reg, err := sysregistriesv2.FindRegistry(r.systemContext(credentials.AuthConfig{}), named.Name())
+	reg, err := sysregistriesv2.FindRegistry(r.opts.registriesConfContext(), named.Name())
 	if err != nil || reg == nil || !reg.Blocked || len(reg.Mirrors) > 0 {
 		return nil
 	}
@@ -429,21 +429,18 @@ func configPlatform(ctx context.Context, sys *types.SystemContext, instance *ima
 // search auth files and credential helpers, and an "anonymous" cache entry could then hold
 // what some ambient credential was allowed to read.
 func (r *RegistryInspector) systemContext(auth credentials.AuthConfig) *types.SystemContext {
-	sys := &types.SystemContext{
-		SystemRegistriesConfPath:    r.opts.RegistriesConfPath,
-		SystemRegistriesConfDirPath: r.opts.RegistriesConfDirPath,
-		RegistriesDirPath:           r.opts.RegistriesDirPath,
-		DockerPerHostCertDirPath:    r.opts.CertsDir,
-		AuthFilePath:                r.opts.AuthFilePath,
-		DockerRegistryUserAgent:     r.opts.UserAgent,
-		DockerAuthConfig: &types.DockerAuthConfig{
-			Username:      auth.Username,
-			Password:      auth.Password,
-			IdentityToken: auth.IdentityToken,
-		},
-		DockerBearerRegistryToken: auth.RegistryToken,
-		DockerProxy:               r.opts.Proxy,
+	sys := r.opts.registriesConfContext()
+	sys.RegistriesDirPath = r.opts.RegistriesDirPath
+	sys.DockerPerHostCertDirPath = r.opts.CertsDir
+	sys.AuthFilePath = r.opts.AuthFilePath
+	sys.DockerRegistryUserAgent = r.opts.UserAgent
+	sys.DockerAuthConfig = &types.DockerAuthConfig{
+		Username:      auth.Username,
+		Password:      auth.Password,
+		IdentityToken: auth.IdentityToken,
 	}
+	sys.DockerBearerRegistryToken = auth.RegistryToken
+	sys.DockerProxy = r.opts.Proxy
 	if r.opts.InsecureSkipTLSVerify {
 		// Only ever set to true: OptionalBoolFalse would also override `insecure = true`
 		// entries of registries.conf.

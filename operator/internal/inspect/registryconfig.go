@@ -91,7 +91,7 @@ func (o Options) AllowsPlainHTTP(host string) bool {
 	if o.InsecureSkipTLSVerify {
 		return true
 	}
-	sys := &types.SystemContext{SystemRegistriesConfPath: o.RegistriesConfPath, SystemRegistriesConfDirPath: o.RegistriesConfDirPath}
+	sys := o.registriesConfContext()
 	regs, err := sysregistriesv2.GetRegistries(sys)
 	if err != nil {
 		return false
@@ -112,6 +112,20 @@ func (o Options) AllowsPlainHTTP(host string) bool {
 	return err == nil && reg != nil && reg.Insecure && strings.HasPrefix(reg.Prefix, "*.")
 }
 
+// registriesConfContext is the system context that names only the registries.conf files, for
+// podman's reading of them (FindRegistry, GetRegistries).
+func (o Options) registriesConfContext() *types.SystemContext {
+	return &types.SystemContext{SystemRegistriesConfPath: o.RegistriesConfPath, SystemRegistriesConfDirPath: o.RegistriesConfDirPath}
+}
+
+// hostOf is the host of a registry's host[:port] (a reference's domain).
+func hostOf(domain string) string {
+	if h, _, err := net.SplitHostPort(domain); err == nil {
+		return h
+	}
+	return domain
+}
+
 // locationHost is the host[:port] of a registries.conf location ("host:5000/namespace").
 func locationHost(location string) string {
 	host, _, _ := strings.Cut(location, "/")
@@ -127,10 +141,7 @@ func RegistryAllowed(allowed []string, domain string) bool {
 		return true
 	}
 	domain = strings.ToLower(domain) // host names are case-insensitive; entries are lower case
-	host := domain
-	if h, _, err := net.SplitHostPort(domain); err == nil {
-		host = h
-	}
+	host := hostOf(domain)
 	for _, a := range allowed {
 		if suffix, wildcard := strings.CutPrefix(a, "*"); wildcard {
 			if strings.HasSuffix(host, suffix) {

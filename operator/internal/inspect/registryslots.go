@@ -19,7 +19,6 @@ package inspect
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"strings"
 
@@ -102,10 +101,7 @@ func (s *registrySlots) acquire(domain, tenant, image string) (release func(), e
 // for an IP literal, each a server of its own; the host itself when it has no registrable
 // domain (localhost, a cluster-local service name, whose suffix is not a public one).
 func registryKey(domain string) string {
-	host := domain
-	if h, _, err := net.SplitHostPort(domain); err == nil {
-		host = h
-	}
+	host := hostOf(domain)
 	if _, err := netip.ParseAddr(host); err == nil {
 		return domain
 	}
