@@ -63,8 +63,8 @@ type KnownImages interface {
 // with such a webhook turn admission placement off (spec.admissionPlacement: Disabled).
 
 // placeAtAdmission returns the patch that places pod, which runs images, at admission, or
-// ok=false when the pod must be gated. An error reading the configurations is returned for the log; the pod is then
-// gated.
+// ok=false when the pod must be gated. An error reading the configurations is returned for the
+// log; the pod is then gated.
 func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod, images []string) ([]jsonpatch.JsonPatchOperation, *placement.Decision, bool, error) {
 	if h.opts.Known == nil || len(pod.Spec.ImagePullSecrets) > 0 {
 		return nil, nil, false, nil

@@ -220,8 +220,8 @@ func New(opts Options) (*Reconciler, error) {
 	return r, nil
 }
 
-// SetupWithManager registers the pod controller (and the global-pull-secret controller when a
-// global pull secret is configured) with mgr, whose cache must be configured by CacheOptions.
+// SetupWithManager registers the pod controller with mgr, whose cache must be configured by
+// CacheOptions.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	c, apiReader, recorder := r.opts.Client, r.opts.APIReader, r.opts.Recorder
 	if c == nil {
