@@ -30,9 +30,9 @@ import (
 // DefaultMaxInspectionsPerRegistry bounds the inspections in flight against one registry (see
 // registryKey): half of the controller's default 32 pod workers, so that registries that
 // never answer, named from any number of namespaces, hold at most half of the workers for the
-// inspection timeout before their circuit opens. One namespace (see WithTenant) may hold a
-// quarter of a registry's inspections, so that a tenant's slow repository on a registry the
-// others use too (a public one) leaves them the rest.
+// inspection timeout before their circuit opens. Once a registry is half full, one namespace
+// (see WithTenant) may hold no more than a quarter of its inspections, so that a tenant's slow
+// repository on a registry the others use too (a public one) leaves them at least half.
 const DefaultMaxInspectionsPerRegistry = 16
 
 // tenantKey is the context key of the tenant an inspection is made for.
@@ -50,22 +50,29 @@ func tenantOf(ctx context.Context) string {
 }
 
 // registrySlots counts the inspections in flight per registry, and per registry and tenant. An
-// inspection over its registry's limit, or its tenant's share of it, fails at once with
-// ReasonRegistryBusy rather than waiting: a waiting inspection would hold its pod's worker just
-// as a hanging one does. The caller retries it shortly, without counting it as a failure.
-// Safe for concurrent use.
+// inspection over its registry's limit, or over its tenant's share while the registry is
+// crowded, fails at once with ReasonRegistryBusy rather than waiting: a waiting inspection would
+// hold its pod's worker just as a hanging one does. The caller retries it shortly, without
+// counting it as a failure. Safe for concurrent use.
+//
+// The share is enforced only once the registry is half full, so that one namespace alone (a
+// Deployment scaled up, a burst of new images) takes twice its share of a registry nobody else
+// needs at the moment; a tenant that took more than its share then keeps what it holds, so a
+// tenant holds at most half of a registry's slots, and others always have the other half.
 type registrySlots struct {
 	byRegistry *limits.Keyed[string]
 	byTenant   *limits.Keyed[[2]string] // registry, tenant
+	share      int                      // a tenant's slots of a crowded registry
 }
 
-// newRegistrySlots returns the slots, a quarter of them a tenant's share; limit <= 0 means no
-// limit (nil).
+// newRegistrySlots returns the slots, a quarter of them a tenant's share of a crowded registry;
+// limit <= 0 means no limit (nil).
 func newRegistrySlots(limit int) *registrySlots {
 	if limit <= 0 {
 		return nil
 	}
-	return &registrySlots{byRegistry: limits.NewKeyed[string](limit), byTenant: limits.NewKeyed[[2]string](max(limit/4, 1))}
+	return &registrySlots{byRegistry: limits.NewKeyed[string](limit), byTenant: limits.NewKeyed[[2]string](limit),
+		share: max(limit/4, 1)}
 }
 
 // acquire takes a slot of the registry that serves domain (a reference's host[:port]) for
@@ -84,10 +91,14 @@ func (s *registrySlots) acquire(domain, tenant, image string) (release func(), e
 	if tenant == "" {
 		return func() { s.byRegistry.Release(key) }, nil
 	}
-	if !s.byTenant.TryAcquire(tk) {
+	tenantLimit := s.byRegistry.Limit()
+	if s.byRegistry.InUse(key) > s.byRegistry.Limit()/2 { // crowded, this inspection included
+		tenantLimit = s.share
+	}
+	if !s.byTenant.TryAcquireUpTo(tk, tenantLimit) {
 		s.byRegistry.Release(key)
 		return nil, &Error{Image: image, Reason: ReasonRegistryBusy, Err: fmt.Errorf(
-			"%d inspections of registry %s are in flight for namespace %s, its share: retried shortly", s.byTenant.Limit(), key, tenant)}
+			"%d inspections of registry %s are in flight for namespace %s, its share of a crowded registry: retried shortly", s.share, key, tenant)}
 	}
 	return func() {
 		s.byTenant.Release(tk)

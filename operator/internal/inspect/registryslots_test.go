@@ -108,10 +108,11 @@ func TestCachingInspectorForgetsBusyRegistries(t *testing.T) {
 	}
 }
 
-// One tenant holds at most a quarter of a registry's slots; the others, and inspections for no
-// tenant, take the rest up to the registry's limit; released slots come back.
+// One tenant alone takes a registry's slots up to half of them; once the registry is half full a
+// tenant holds at most a quarter, so the others, and inspections for no tenant, take the rest up
+// to the registry's limit; released slots come back.
 func TestRegistrySlotsTenantShare(t *testing.T) {
-	s := newRegistrySlots(8) // a share of 2
+	s := newRegistrySlots(8) // half full at 4, a share of 2 once crowded
 	var releases []func()
 	take := func(domain, tenant string) error {
 		release, err := s.acquire(domain, tenant, domain+"/app:1")
@@ -126,15 +127,16 @@ func TestRegistrySlotsTenantShare(t *testing.T) {
 	}{
 		{"reg.example", "attacker", false},
 		{"reg.example", "attacker", false},
-		{"reg.example", "attacker", true}, // its share
+		{"reg.example", "attacker", false}, // beyond its share: nobody else is waiting
+		{"reg.example", "attacker", false}, // half the registry
+		{"reg.example", "attacker", true},  // crowded now: beyond its share
 		{"other.example", "attacker", false},
 		{"reg.example", "team-a", false},
-		{"reg.example", "team-b", false},
+		{"reg.example", "team-a", false},
+		{"reg.example", "team-a", true}, // its share of a crowded registry
 		{"reg.example", "", false},
-		{"reg.example", "", false},
-		{"reg.example", "", false},
-		{"reg.example", "team-c", false}, // the registry's 8th
-		{"reg.example", "team-d", true},  // its limit
+		{"reg.example", "team-b", false}, // the registry's 8th
+		{"reg.example", "team-c", true},  // its limit
 	}
 	for i, st := range steps {
 		err := take(st.domain, st.tenant)

@@ -39,14 +39,26 @@ func NewKeyed[K comparable](limit int) *Keyed[K] {
 func (k *Keyed[K]) Limit() int { return k.limit }
 
 // TryAcquire takes a place for key; false when key holds its limit.
-func (k *Keyed[K]) TryAcquire(key K) bool {
+func (k *Keyed[K]) TryAcquire(key K) bool { return k.TryAcquireUpTo(key, k.limit) }
+
+// TryAcquireUpTo takes a place for key when it holds fewer than limit (and its own limit):
+// a caller that tightens a key's bound at times (a share enforced only under contention) keeps
+// the check and the count in one step.
+func (k *Keyed[K]) TryAcquireUpTo(key K, limit int) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.inUse[key] >= k.limit {
+	if k.inUse[key] >= min(limit, k.limit) {
 		return false
 	}
 	k.inUse[key]++
 	return true
+}
+
+// InUse is the number of places key holds.
+func (k *Keyed[K]) InUse(key K) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.inUse[key]
 }
 
 // Release gives back a place TryAcquire took.

@@ -18,32 +18,45 @@ package limits
 
 import "testing"
 
-// TestKeyed checks that a key holds at most its limit, that other keys are not affected by it,
-// that a released place can be taken again, and that released keys are forgotten.
+// TestKeyed checks that a key holds at most its limit (or a tighter one a caller asks for),
+// that other keys are not affected by it, that a released place can be taken again, and that
+// released keys are forgotten.
 func TestKeyed(t *testing.T) {
 	k := NewKeyed[string](2)
 	steps := []struct {
 		op, key string
+		upTo    int // a tighter limit asked for; 0 for the key's own
 		want    bool
 	}{
-		{"acquire", "attacker", true},
-		{"acquire", "attacker", true},
-		{"acquire", "attacker", false}, // its limit is held
-		{"acquire", "team-a", true},    // another key goes on
-		{"acquire", "team-a", true},
-		{"acquire", "team-a", false},
-		{"release", "attacker", true},
-		{"acquire", "attacker", true}, // the released place is free again
-		{"acquire", "attacker", false},
+		{"acquire", "attacker", 0, true},
+		{"acquire", "attacker", 1, false}, // the tighter limit is held
+		{"acquire", "attacker", 3, true},  // a looser one is still bounded by the key's own
+		{"acquire", "attacker", 3, false},
+		{"acquire", "attacker", 0, false}, // its limit is held
+		{"acquire", "team-a", 0, true},    // another key goes on
+		{"acquire", "team-a", 0, true},
+		{"acquire", "team-a", 0, false},
+		{"release", "attacker", 0, true},
+		{"acquire", "attacker", 0, true}, // the released place is free again
+		{"acquire", "attacker", 0, false},
 	}
 	for i, st := range steps {
 		if st.op == "release" {
 			k.Release(st.key)
 			continue
 		}
-		if got := k.TryAcquire(st.key); got != st.want {
-			t.Fatalf("step %d: TryAcquire(%s) = %v, want %v", i, st.key, got, st.want)
+		var got bool
+		if st.upTo > 0 {
+			got = k.TryAcquireUpTo(st.key, st.upTo)
+		} else {
+			got = k.TryAcquire(st.key)
 		}
+		if got != st.want {
+			t.Fatalf("step %d: acquiring %s (up to %d) = %v, want %v", i, st.key, st.upTo, got, st.want)
+		}
+	}
+	if n := k.InUse("attacker"); n != 2 {
+		t.Errorf("InUse(attacker) = %d, want 2", n)
 	}
 	for _, key := range []string{"attacker", "attacker", "team-a", "team-a"} {
 		k.Release(key)

@@ -213,7 +213,7 @@ func New(opts Options) (*Reconciler, error) {
 		metrics:  opts.Metrics,
 		retries:  newRetryTracker(opts.RetryBaseDelay, opts.RetryMaxDelay, opts.Clock),
 		tenants:  newTenantSlots(opts.NamespaceWorkers),
-		busy:     workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](tenantWait, maxBusyWait),
+		busy:     workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](busyWait, maxBusyWait),
 		overlaps: opts.OverlapEvents,
 	}
 	r.released() // a new controller has StallGrace before it can be stalled
@@ -704,9 +704,14 @@ func terminal(reason inspect.Reason) bool {
 	return reason == inspect.ReasonInvalidReference || reason == inspect.ReasonBlocked
 }
 
+// busyWait is the first wait of a pod whose registries were all busy, with up to as much
+// jitter: short, since a healthy registry's slots free within milliseconds, and every busy
+// round in a row doubles it up to maxBusyWait.
+const busyWait = 50 * time.Millisecond
+
 // maxBusyWait bounds the wait of a pod whose registries stay busy: a registry's slots are held
 // up to the inspection timeout by hanging inspections, so its pods would otherwise come back
-// four times a second, each time with a read of the pod from the apiserver.
+// many times a second, each time with a read of the pod from the apiserver.
 const maxBusyWait = 8 * time.Second
 
 // forget drops the backoff state of a pod that was released or deleted.
@@ -727,7 +732,7 @@ func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 		// budget but longer each busy round in a row (each round reads the pod again).
 		wait := r.busy.When(s.pod.UID)
 		s.log.V(1).Info("Registries busy, inspecting again shortly", "retryIn", wait, "failures", failureSummary(s.failures))
-		s.result = reconcile.Result{RequeueAfter: r.byDeadline(wait+rand.N(tenantWait), s.deadline)}
+		s.result = reconcile.Result{RequeueAfter: r.byDeadline(wait+rand.N(busyWait), s.deadline)}
 		return nil
 	}
 	retryable := !slices.ContainsFunc(s.failures, func(e *inspect.Error) bool { return terminal(e.Reason) })

@@ -933,11 +933,11 @@ func TestReconcileRegistryBusy(t *testing.T) {
 	}, newPod("p", image).build(), newPod("q", busy, broken).build())
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}}
 	for round := range 2 {
-		// The wait doubles with each busy round in a row, plus up to tenantWait of jitter.
-		lo := tenantWait << round
+		// The wait doubles with each busy round in a row, plus up to busyWait of jitter.
+		lo := busyWait << round
 		res, err := h.r.Reconcile(context.Background(), req)
-		if err != nil || res.RequeueAfter < lo || res.RequeueAfter >= lo+tenantWait {
-			t.Fatalf("busy round %d: Reconcile = %+v, %v; want a requeue within [%s, %s)", round, res, err, lo, lo+tenantWait)
+		if err != nil || res.RequeueAfter < lo || res.RequeueAfter >= lo+busyWait {
+			t.Fatalf("busy round %d: Reconcile = %+v, %v; want a requeue within [%s, %s)", round, res, err, lo, lo+busyWait)
 		}
 		if got := h.r.retries.Retries("uid-p"); got != 0 || h.writes != 0 {
 			t.Fatalf("retries %d, writes %d after a busy registry; want none", got, h.writes)
