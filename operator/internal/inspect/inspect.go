@@ -24,6 +24,7 @@ import (
 	"go.podman.io/image/v5/types"
 
 	"github.com/archgate/archgate/operator/internal/credentials"
+	"github.com/archgate/archgate/operator/internal/placement"
 )
 
 // Inspector reports the linux architectures an image supports.
@@ -65,6 +66,11 @@ type Result struct {
 // Supports reports whether the image runs on arch (a kubernetes.io/arch value).
 func (r Result) Supports(arch string) bool {
 	return r.AnyArchitecture || slices.Contains(r.Architectures, arch)
+}
+
+// Placement returns what placement needs of r.
+func (r Result) Placement() placement.ImageArchitectures {
+	return placement.ImageArchitectures{Architectures: r.Architectures, AnyArchitecture: r.AnyArchitecture}
 }
 
 // clone returns a copy that shares no memory with r, so cached results stay unchanged

@@ -1,10 +1,11 @@
 package inspect
 
 import (
-	"errors"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/archgate/archgate/operator/internal/collectors"
 )
 
 // Metric and label names of inspection, re-exported by pkg/components for readers outside the
@@ -134,12 +135,8 @@ func NewMetrics() *Metrics {
 
 // Register registers all collectors with r. An already registered collector is an error.
 func (m *Metrics) Register(r prometheus.Registerer) error {
-	var errs []error
-	for _, c := range []prometheus.Collector{m.hits, m.misses, m.failHits, m.shared, m.evictions, m.entries, m.duration, m.errors,
-		m.circuitOpenings, m.circuitRejections} {
-		errs = append(errs, r.Register(c))
-	}
-	return errors.Join(errs...)
+	return collectors.Register(r, m.hits, m.misses, m.failHits, m.shared, m.evictions, m.entries, m.duration, m.errors,
+		m.circuitOpenings, m.circuitRejections)
 }
 
 // observeInspection records one registry inspection: its duration and, on failure, its reason.

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/archgate/archgate/operator/internal/collectors"
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
 )
@@ -191,12 +192,7 @@ func NewPublisherMetrics() *PublisherMetrics {
 	}
 }
 
-// Register registers the collectors with reg.
+// Register registers the collectors with reg; it returns the errors of those that failed, joined.
 func (m *PublisherMetrics) Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.writes, m.entries} {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
+	return collectors.Register(reg, m.writes, m.entries)
 }

@@ -233,13 +233,25 @@ func (h *SchedulingGate) handle(ctx context.Context, req admission.Request) (adm
 
 // skipReason returns why the pod must not be gated, or "".
 func skipReason(pod *corev1.Pod) SkipReason {
+	if r := exemptReason(pod); r != "" {
+		return r
+	}
+	if v1beta1.HasSchedulingGate(&pod.Spec) {
+		return SkipAlreadyGated
+	}
+	return ""
+}
+
+// exemptReason returns why no placement can matter for pod whatever its images, or "": the
+// scheduler is bypassed (spec.nodeName), a DaemonSet runs it on chosen nodes, or its
+// nodeSelector pins the architecture. Both the cluster's and a namespace's webhook leave such
+// pods alone.
+func exemptReason(pod *corev1.Pod) SkipReason {
 	switch {
 	case pod.Spec.NodeName != "":
 		return SkipNodeNameSet
 	case slices.ContainsFunc(pod.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" }):
 		return SkipDaemonSet
-	case v1beta1.HasSchedulingGate(&pod.Spec):
-		return SkipAlreadyGated
 	case placement.NodeSelectorPinsArchitecture(&pod.Spec):
 		return SkipNodeSelectorArch
 	}

@@ -18,13 +18,9 @@ package webhook
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -32,6 +28,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/internal/placementconfig"
 )
 
 // LocalPath is the HTTP path a namespace's local webhook serves.
@@ -67,30 +64,26 @@ func (h *LocalGate) Handle(ctx context.Context, req admission.Request) admission
 		return admission.Allowed("")
 	}
 	pod.Namespace = req.Namespace
-	configs := &v1beta1.PodPlacementConfigList{}
-	if err := h.configs.List(ctx, configs, client.InNamespace(h.namespace)); err != nil && !meta.IsNoMatchError(err) {
-		logf.FromContext(ctx).Error(fmt.Errorf("listing the PodPlacementConfigs of namespace %s: %w", h.namespace, err),
-			"Admitting the pod without the local scheduling gate")
+	configs, err := placementconfig.Namespace(ctx, h.configs, h.namespace)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "Admitting the pod without the local scheduling gate")
 		return admission.Allowed("")
 	}
-	if !NeedsLocalGate(pod, configs.Items) {
+	if !NeedsLocalGate(pod, configs) {
 		return admission.Allowed("")
 	}
 	return admission.Patched("", addGatePatch(pod, v1beta1.LocalSchedulingGateName, v1beta1.LabelLocalSchedulingGate)...)
 }
 
-// NeedsLocalGate reports whether the local webhook gates pod: the scheduler is not bypassed,
+// NeedsLocalGate reports whether the local webhook gates pod: it is not exempt (exemptReason),
 // the pod is not already local-gated, the cluster webhook has not already placed it at admission
 // with the PodPlacementConfigs applied (it did so because this webhook had not run yet), and at
 // least one of the namespace's configurations selects it with the nodeAffinityScoring plugin on
-// (otherwise the gate would cost a write for nothing). A pod whose nodeSelector pins the
-// architecture is not gated either: no weight can matter.
+// (otherwise the gate would cost a write for nothing).
 func NeedsLocalGate(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig) bool {
 	switch {
-	case pod.Spec.NodeName != "",
-		slices.ContainsFunc(pod.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" }),
+	case exemptReason(pod) != "",
 		v1beta1.HasLocalSchedulingGate(&pod.Spec),
-		placement.NodeSelectorPinsArchitecture(&pod.Spec),
 		pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission:
 		return false
 	}

@@ -17,11 +17,11 @@ limitations under the License.
 package webhook
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/archgate/archgate/operator/internal/collectors"
 	"github.com/archgate/archgate/operator/internal/placement"
 )
 
@@ -122,11 +122,7 @@ func NewMetrics() *Metrics {
 
 // Register registers every collector with r; it returns the errors of those that failed, joined.
 func (m *Metrics) Register(r prometheus.Registerer) error {
-	var errs []error
-	for _, c := range []prometheus.Collector{m.requestDuration, m.podsProcessed, m.podsGated, m.podsPlaced, m.placeErrors, m.sourcesSkipped, m.podsSkipped, m.failedIntercepts} {
-		errs = append(errs, r.Register(c))
-	}
-	return errors.Join(errs...)
+	return collectors.Register(r, m.requestDuration, m.podsProcessed, m.podsGated, m.podsPlaced, m.placeErrors, m.sourcesSkipped, m.podsSkipped, m.failedIntercepts)
 }
 
 // observe records one handled request.

@@ -27,14 +27,11 @@ import (
 	"github.com/go-openapi/jsonpointer"
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/internal/placementconfig"
 )
 
 // KnownImages answers which architectures an image supports when the controller has published
@@ -76,7 +73,7 @@ func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod, 
 		if !ok {
 			return nil, nil, false, nil
 		}
-		archs = append(archs, placement.ImageArchitectures{Architectures: r.Architectures, AnyArchitecture: r.AnyArchitecture})
+		archs = append(archs, r.Placement())
 	}
 	cluster, configs, err := h.placementConfigs(ctx, pod.Namespace)
 	if err != nil {
@@ -104,20 +101,12 @@ func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod, 
 // placementConfigs reads the ClusterPodPlacementConfig (nil when there is none) and the
 // PodPlacementConfigs of namespace from the webhook's cache.
 func (h *SchedulingGate) placementConfigs(ctx context.Context, namespace string) (*v1beta1.ClusterPodPlacementConfig, []v1beta1.PodPlacementConfig, error) {
-	var cluster *v1beta1.ClusterPodPlacementConfig
-	cppc := &v1beta1.ClusterPodPlacementConfig{}
-	switch err := h.opts.Configs.Get(ctx, types.NamespacedName{Name: v1beta1.SingletonName}, cppc); {
-	case err == nil:
-		cluster = cppc
-	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-	default:
-		return nil, nil, fmt.Errorf("reading the ClusterPodPlacementConfig: %w", err)
+	cluster, err := placementconfig.Cluster(ctx, h.opts.Configs)
+	if err != nil {
+		return nil, nil, err
 	}
-	configs := &v1beta1.PodPlacementConfigList{}
-	if err := h.opts.Configs.List(ctx, configs, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil && !meta.IsNoMatchError(err) {
-		return nil, nil, fmt.Errorf("listing the PodPlacementConfigs of namespace %s: %w", namespace, err)
-	}
-	return cluster, configs.Items, nil
+	configs, err := placementconfig.Namespace(ctx, h.opts.Configs, namespace)
+	return cluster, configs, err
 }
 
 // placementPatch returns the operations that turn pod into placed, touching nothing else: the

@@ -240,15 +240,6 @@ func (c Common) registerer() prometheus.Registerer {
 	return c.Registerer
 }
 
-// register registers collectors with r.
-func register(r prometheus.Registerer, collectors ...prometheus.Collector) error {
-	var errs []error
-	for _, c := range collectors {
-		errs = append(errs, r.Register(c))
-	}
-	return errors.Join(errs...)
-}
-
 // replacingRegisterer registers collectors, replacing an equal one already registered (a
 // component restarted in the same process) instead of failing.
 type replacingRegisterer struct {

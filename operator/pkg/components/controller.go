@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/collectors"
 	"github.com/archgate/archgate/operator/internal/controller/execformat"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/credprovider"
@@ -152,7 +153,7 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 	// The egress proxy serves from the manager's start to its stop; every inspection goes
 	// through it.
-	if err := errors.Join(mgr.Add(inspection.egress), register(opts.registerer(), inspection.egress.Collectors()...)); err != nil {
+	if err := errors.Join(mgr.Add(inspection.egress), collectors.Register(opts.registerer(), inspection.egress.Collectors()...)); err != nil {
 		_ = inspection.egress.Close()
 		return err
 	}
@@ -281,7 +282,7 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 	if err := in.metrics.Register(opts.registerer()); err != nil {
 		return fmt.Errorf("registering inspection metrics: %w", err)
 	}
-	if err := register(opts.registerer(), metrics.Collectors()...); err != nil {
+	if err := collectors.Register(opts.registerer(), metrics.Collectors()...); err != nil {
 		return fmt.Errorf("registering placement metrics: %w", err)
 	}
 	nodeCreds, err := newNodeCredentials(opts)
@@ -334,7 +335,7 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 // setUpExecFormatErrorMonitor registers the exec-format-error monitor and its metrics.
 func setUpExecFormatErrorMonitor(mgr manager.Manager, opts ControllerOptions) error {
 	metrics := execformat.NewMetrics()
-	if err := register(opts.registerer(), metrics.Collectors()...); err != nil {
+	if err := collectors.Register(opts.registerer(), metrics.Collectors()...); err != nil {
 		return fmt.Errorf("registering exec-format-error monitor metrics: %w", err)
 	}
 	return execformat.SetupWithManager(mgr, execformat.Options{Metrics: metrics})

@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/collectors"
 )
 
 func TestControllerOptionsDefaults(t *testing.T) {
@@ -113,10 +114,10 @@ func TestRegistererReplacesOnlyWhenRestartable(t *testing.T) {
 			c := Common{Registerer: reg, Restartable: tc.restartable}
 			first, second := newCounter(), newCounter()
 			first.Add(5)
-			if err := register(c.registerer(), first); err != nil {
+			if err := collectors.Register(c.registerer(), first); err != nil {
 				t.Fatal(err)
 			}
-			err := register(c.registerer(), second)
+			err := collectors.Register(c.registerer(), second)
 			if (err != nil) != tc.wantSecondError {
 				t.Fatalf("registering the second instance: error %v, want error %t", err, tc.wantSecondError)
 			}
@@ -133,7 +134,7 @@ func TestRegistererReplacesOnlyWhenRestartable(t *testing.T) {
 			}
 			// A clash that is not an equal collector is still an error.
 			clash := prometheus.NewGauge(prometheus.GaugeOpts{Name: "archgate_test_total", Help: "other help"})
-			if err := register(c.registerer(), clash); err == nil {
+			if err := collectors.Register(c.registerer(), clash); err == nil {
 				t.Error("registering an inconsistent collector succeeded")
 			}
 		})

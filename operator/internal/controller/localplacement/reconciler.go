@@ -45,6 +45,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/internal/placementconfig"
 )
 
 // conflictRequeueDelay is the retry after a write lost an optimistic-concurrency race; the
@@ -135,18 +136,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !v1beta1.HasLocalSchedulingGate(&pod.Spec) || pod.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
-	configs := &v1beta1.PodPlacementConfigList{}
-	if err := r.client.List(ctx, configs, client.InNamespace(pod.Namespace)); err != nil {
-		return reconcile.Result{}, fmt.Errorf("listing PodPlacementConfigs: %w", err)
+	configs, err := placementconfig.Namespace(ctx, r.client, pod.Namespace)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 	log := logf.FromContext(ctx).WithValues("pod", klog.KObj(pod))
 	updated := pod.DeepCopy()
-	d := placement.DecideLocal(updated, configs.Items)
+	d := placement.DecideLocal(updated, configs)
 	if d.SelectorErr != nil {
 		log.Info("Ignoring PodPlacementConfigs with an invalid label selector", "reason", d.SelectorErr.Error())
 	}
 	LocalUngate(updated, d.PreferenceSource)
-	err := r.client.Patch(ctx, updated, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
+	err = r.client.Patch(ctx, updated, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
 	switch {
 	case apierrors.IsNotFound(err):
 		return reconcile.Result{}, nil

@@ -34,7 +34,7 @@ type ImageResult struct {
 func architectures(results []ImageResult) []placement.ImageArchitectures {
 	out := make([]placement.ImageArchitectures, len(results))
 	for i, r := range results {
-		out[i] = placement.ImageArchitectures{Architectures: r.Result.Architectures, AnyArchitecture: r.Result.AnyArchitecture}
+		out[i] = r.Result.Placement()
 	}
 	return out
 }

@@ -18,7 +18,6 @@ package podplacement
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/collectors"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/placement"
 )
@@ -143,11 +143,7 @@ func (m *Metrics) Collectors() []prometheus.Collector {
 
 // Register registers every collector with r; it returns the errors of those that failed, joined.
 func (m *Metrics) Register(r prometheus.Registerer) error {
-	var errs []error
-	for _, c := range m.Collectors() {
-		errs = append(errs, r.Register(c))
-	}
-	return errors.Join(errs...)
+	return collectors.Register(r, m.Collectors()...)
 }
 
 // gatedCollector reports the gated pods found in the controller's cache at scrape time.

@@ -54,6 +54,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/internal/placementconfig"
 )
 
 // Names of the controllers, as they appear in controller-runtime's logs and metrics.
@@ -586,17 +587,9 @@ const (
 )
 
 // loadConfig reads the ClusterPodPlacementConfig from the cache.
-func (r *Reconciler) loadConfig(ctx context.Context, s *scope) error {
-	cppc := &v1beta1.ClusterPodPlacementConfig{}
-	err := r.client.Get(ctx, types.NamespacedName{Name: v1beta1.SingletonName}, cppc)
-	switch {
-	case err == nil:
-		s.cluster = cppc
-	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-	default:
-		return fmt.Errorf("reading the ClusterPodPlacementConfig: %w", err)
-	}
-	return nil
+func (r *Reconciler) loadConfig(ctx context.Context, s *scope) (err error) {
+	s.cluster, err = placementconfig.Cluster(ctx, r.client)
+	return err
 }
 
 // collectImages lists the pod's distinct images. A pod naming more than MaxImagesPerPod is
@@ -797,13 +790,13 @@ func (r *Reconciler) markInspectionFailed(s *scope, annotation, why string) int 
 // placement configuration: the pod's PodPlacementConfigs by descending priority, then the
 // ClusterPodPlacementConfig (placement.Decide, which the webhook applies at admission too).
 func (r *Reconciler) place(ctx context.Context, s *scope) error {
-	configs := &v1beta1.PodPlacementConfigList{}
-	if err := r.client.List(ctx, configs, client.InNamespace(s.pod.Namespace), client.UnsafeDisableDeepCopy); err != nil && !meta.IsNoMatchError(err) {
-		return fmt.Errorf("listing PodPlacementConfigs: %w", err)
+	configs, err := placementconfig.Namespace(ctx, r.client, s.pod.Namespace)
+	if err != nil {
+		return err
 	}
 	// With local placement, the PodPlacementConfigs may already have been applied by the
 	// namespace's local controller (placement.ClusterStage).
-	ppcs, cluster, _ := placement.ClusterStage(s.pod, configs.Items, s.cluster)
+	ppcs, cluster, _ := placement.ClusterStage(s.pod, configs, s.cluster)
 	d := placement.Decide(s.updated, architectures(s.results), ppcs, cluster)
 	s.outcome = d.Outcome
 	maps.Copy(s.annotations, d.Annotations())
@@ -821,7 +814,7 @@ func (r *Reconciler) place(ctx context.Context, s *scope) error {
 	}
 	for _, c := range d.Preferred.SkippedSources {
 		r.metrics.sourcesSkipped.WithLabelValues(string(c.Reason)).Inc()
-		if obj := overlapObject(c, configs.Items, s.cluster); obj != nil {
+		if obj := overlapObject(c, configs, s.cluster); obj != nil {
 			s.overlaps = append(s.overlaps, overlap{config: obj, skipped: c})
 		}
 	}

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/placementconfig"
 )
 
 // ControllerName names the controller in controller-runtime's logs and metrics.
@@ -75,12 +76,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.client.Get(ctx, req.NamespacedName, ppc); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	cluster := &v1beta1.ClusterPodPlacementConfig{}
-	switch err := r.client.Get(ctx, types.NamespacedName{Name: v1beta1.SingletonName}, cluster); {
-	case apierrors.IsNotFound(err):
-		cluster = nil
-	case err != nil:
-		return reconcile.Result{}, fmt.Errorf("reading the ClusterPodPlacementConfig: %w", err)
+	cluster, err := placementconfig.Cluster(ctx, r.client)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 	siblings := &v1beta1.PodPlacementConfigList{}
 	if err := r.client.List(ctx, siblings, client.InNamespace(ppc.Namespace)); err != nil {

@@ -43,6 +43,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/internal/placementconfig"
 )
 
 // Facts is everything the explanation is made of.
@@ -113,8 +114,7 @@ func Gather(ctx context.Context, c client.Reader, key types.NamespacedName, opts
 			f.Node = node
 		}
 	}
-	cluster := &v1beta1.ClusterPodPlacementConfig{}
-	if err := c.Get(ctx, types.NamespacedName{Name: v1beta1.SingletonName}, cluster); err == nil {
+	if cluster, err := placementconfig.Cluster(ctx, c); err == nil {
 		f.Cluster = cluster
 	}
 	configs := &v1beta1.PodPlacementConfigList{}
@@ -211,7 +211,7 @@ func (f Facts) Compatible() (archs []string, complete bool) {
 			complete = false
 			continue
 		}
-		results = append(results, placement.ImageArchitectures{Architectures: img.Result.Architectures, AnyArchitecture: img.Result.AnyArchitecture})
+		results = append(results, img.Result.Placement())
 	}
 	set, anyArch := placement.Intersect(results)
 	if anyArch {

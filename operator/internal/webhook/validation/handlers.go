@@ -22,7 +22,6 @@ import (
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/placementconfig"
 )
 
 // PodPlacementConfigValidator admits PodPlacementConfig creations and updates.
@@ -101,11 +101,8 @@ func (v *PodPlacementConfigValidator) Handle(ctx context.Context, req admission.
 
 func (v *PodPlacementConfigValidator) state(ctx context.Context, ppc *v1beta1.PodPlacementConfig) (clusterState, error) {
 	var st clusterState
-	cluster := &v1beta1.ClusterPodPlacementConfig{}
-	switch err := v.reader.Get(ctx, types.NamespacedName{Name: v1beta1.SingletonName}, cluster); {
-	case err == nil:
-		st.cluster = cluster
-	case !apierrors.IsNotFound(err):
+	var err error
+	if st.cluster, err = placementconfig.Cluster(ctx, v.reader); err != nil {
 		return st, err
 	}
 	list := &v1beta1.PodPlacementConfigList{}
