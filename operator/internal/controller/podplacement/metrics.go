@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/internal/collectors"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/placement"
 )
@@ -139,11 +138,6 @@ func NewMetrics() *Metrics {
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.inspectionDuration, m.phaseDuration, m.podsProcessed, m.inspectionErrors, m.retries, m.namespaceDeferrals,
 		m.patches, m.events, m.sourcesSkipped, m.gated}
-}
-
-// Register registers every collector with r; it returns the errors of those that failed, joined.
-func (m *Metrics) Register(r prometheus.Registerer) error {
-	return collectors.Register(r, m.Collectors()...)
 }
 
 // gatedCollector reports the gated pods found in the controller's cache at scrape time.
