@@ -45,6 +45,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ClusterPodPlacementConfigList{},
 		&PodPlacementConfig{},
 		&PodPlacementConfigList{},
+		&PlacementParameters{},
+		&PlacementParametersList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil

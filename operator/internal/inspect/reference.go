@@ -39,3 +39,39 @@ func CanonicalReference(image string) (ref string, digestPinned bool, err error)
 	_, digestPinned = named.(reference.Canonical)
 	return named.String(), digestPinned, nil
 }
+
+// WrittenForms returns the references a pod may write for the image whose CanonicalReference is
+// canonical, canonical included: Docker Hub images without "docker.io/" and official images
+// without "library/", and ":latest" tags without the tag. Each of them has canonical as its
+// CanonicalReference. Other spellings (a legacy "index.docker.io/" host, a tag beside a digest)
+// are left out: a pod writing one is gated and placed by the controller. The admission policy
+// looks pods' images up by these forms, as CEL cannot parse references.
+func WrittenForms(canonical string) []string {
+	name, suffix := canonical, ""
+	if i := strings.Index(name, "@"); i >= 0 {
+		name, suffix = name[:i], name[i:]
+	} else if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		name, suffix = name[:i], name[i:]
+	}
+	names := []string{name}
+	if path, ok := strings.CutPrefix(name, dockerHubDomain+"/"); ok {
+		names = append(names, path)
+		if short, ok := strings.CutPrefix(path, "library/"); ok && !strings.Contains(short, "/") {
+			names = append(names, short, dockerHubDomain+"/"+short)
+		}
+	}
+	suffixes := []string{suffix}
+	if suffix == ":latest" {
+		suffixes = append(suffixes, "")
+	}
+	forms := make([]string, 0, len(names)*len(suffixes))
+	for _, n := range names {
+		for _, s := range suffixes {
+			forms = append(forms, n+s)
+		}
+	}
+	return forms
+}
+
+// dockerHubDomain is the registry host of references without one.
+const dockerHubDomain = "docker.io"

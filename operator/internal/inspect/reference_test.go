@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,4 +94,48 @@ func FuzzCanonicalReference(f *testing.F) {
 			t.Fatalf("canonical %q does not parse: %v", ref, err)
 		}
 	})
+}
+
+func TestWrittenForms(t *testing.T) {
+	const dgst = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	tests := map[string]struct {
+		canonical string
+		want      []string
+	}{
+		"official image, latest": {
+			canonical: "docker.io/library/nginx:latest",
+			want: []string{"docker.io/library/nginx:latest", "docker.io/library/nginx", "library/nginx:latest", "library/nginx",
+				"nginx:latest", "nginx", "docker.io/nginx:latest", "docker.io/nginx"},
+		},
+		"Docker Hub user image, tag": {
+			canonical: "docker.io/team/app:1.2",
+			want:      []string{"docker.io/team/app:1.2", "team/app:1.2"},
+		},
+		"digest": {
+			canonical: "docker.io/library/busybox@" + dgst,
+			want: []string{"docker.io/library/busybox@" + dgst, "library/busybox@" + dgst,
+				"busybox@" + dgst, "docker.io/busybox@" + dgst},
+		},
+		"other registry with a port, latest": {
+			canonical: "registry.example:5000/team/app:latest",
+			want:      []string{"registry.example:5000/team/app:latest", "registry.example:5000/team/app"},
+		},
+		"other registry, digest": {
+			canonical: "quay.io/org/tool@" + dgst,
+			want:      []string{"quay.io/org/tool@" + dgst},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := WrittenForms(tt.canonical)
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("WrittenForms(%q) = %q, want %q", tt.canonical, got, tt.want)
+			}
+			for _, form := range got {
+				if ref, _, err := CanonicalReference(form); err != nil || ref != tt.canonical {
+					t.Errorf("CanonicalReference(%q) = %q, %v; want %q", form, ref, err, tt.canonical)
+				}
+			}
+		})
+	}
 }

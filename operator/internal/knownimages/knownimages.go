@@ -36,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/inspect"
 )
 
@@ -125,4 +126,25 @@ func (ix *Index) Lookup(image string, now time.Time) (inspect.Result, bool) {
 		return inspect.Result{}, false
 	}
 	return e.Result(), true
+}
+
+// ImageParameters returns the images map of v1beta1.PlacementParameters for entries: each
+// reference in every form a pod may write it (inspect.WrittenForms), mapped to its
+// architectures joined by commas, or v1beta1.ArchitecturesAny. An entry without architectures is
+// left out: its pods are gated and the controller reports them.
+func ImageParameters(entries []inspect.KnownImage) map[string]string {
+	out := make(map[string]string, len(entries))
+	for _, e := range entries {
+		value := v1beta1.ArchitecturesAny
+		if !e.AnyArchitecture {
+			if len(e.Architectures) == 0 {
+				continue
+			}
+			value = strings.Join(slices.Sorted(slices.Values(e.Architectures)), ",")
+		}
+		for _, form := range inspect.WrittenForms(e.Ref) {
+			out[form] = value
+		}
+	}
+	return out
 }

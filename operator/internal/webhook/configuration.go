@@ -91,18 +91,7 @@ func Configuration(o ConfigurationOptions) *admissionregistrationv1.MutatingWebh
 		cc.Service.Path = ptr.To(cmp.Or(o.Path, Path))
 	}
 
-	selector := o.NamespaceSelector.DeepCopy()
-	if selector == nil {
-		selector = &metav1.LabelSelector{}
-	}
-	excluded := []string{"kube-node-lease", "kube-public", "kube-system"}
-	if o.OperatorNamespace != "" && !slices.Contains(excluded, o.OperatorNamespace) {
-		excluded = append(excluded, o.OperatorNamespace)
-		slices.Sort(excluded)
-	}
-	selector.MatchExpressions = append(selector.MatchExpressions, metav1.LabelSelectorRequirement{
-		Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: excluded,
-	})
+	selector := NamespaceSelector(o.NamespaceSelector, o.OperatorNamespace)
 
 	return &admissionregistrationv1.MutatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingWebhookConfiguration"},
@@ -129,15 +118,34 @@ func Configuration(o ConfigurationOptions) *admissionregistrationv1.MutatingWebh
 			ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
 			MatchConditions: []admissionregistrationv1.MatchCondition{{
 				Name:       "not-in-reserved-namespace",
-				Expression: reservedNamespaceCondition(),
+				Expression: ReservedNamespaceCondition(),
 			}},
 		}},
 	}
 }
 
-// reservedNamespaceCondition is the CEL expression that is false for the reserved namespace
+// NamespaceSelector returns the namespaces archgate acts in: selector (nil selects every
+// namespace) ANDed with "kubernetes.io/metadata.name NotIn [operatorNamespace, kube-system,
+// kube-public, kube-node-lease]". The webhook and the admission policy share it.
+func NamespaceSelector(selector *metav1.LabelSelector, operatorNamespace string) *metav1.LabelSelector {
+	out := selector.DeepCopy()
+	if out == nil {
+		out = &metav1.LabelSelector{}
+	}
+	excluded := []string{"kube-node-lease", "kube-public", "kube-system"}
+	if operatorNamespace != "" && !slices.Contains(excluded, operatorNamespace) {
+		excluded = append(excluded, operatorNamespace)
+		slices.Sort(excluded)
+	}
+	out.MatchExpressions = append(out.MatchExpressions, metav1.LabelSelectorRequirement{
+		Key: metadataNameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: excluded,
+	})
+	return out
+}
+
+// ReservedNamespaceCondition is the CEL expression that is false for the reserved namespace
 // prefixes: !(request.namespace.startsWith('kube-') || ...).
-func reservedNamespaceCondition() string {
+func ReservedNamespaceCondition() string {
 	var terms []string
 	for _, p := range v1beta1.ReservedNamespacePrefixes() {
 		terms = append(terms, fmt.Sprintf("request.namespace.startsWith('%s')", p))

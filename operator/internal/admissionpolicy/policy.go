@@ -1,0 +1,294 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package admissionpolicy renders the MutatingAdmissionPolicy that places pods inside the
+// apiserver: a pod whose images the controller has published (v1beta1.PlacementParameters) gets,
+// in CEL, what placement.Decide would write; any other pod gets the scheduling gate, as the
+// webhook would add it. The webhook stays registered and is called only for pods the policy did
+// not label (webhook.PolicyHandledCondition), so a policy that fails, lacks its params or is not
+// enforced leaves every pod to the webhook: the policy can never deny a pod.
+//
+// What CEL does not evaluate here is left to the controller by gating the pod: pods with
+// imagePullSecrets (their images are read with their own credentials), pods of a namespace with
+// PodPlacementConfigs (label selectors), images not published, images that share no
+// architecture, and pods whose own preferred terms conflict with the cluster's weights (the
+// controller records an Event for both).
+package admissionpolicy
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/internal/webhook"
+)
+
+// Options describe the policy to render.
+type Options struct {
+	// Name of the MutatingAdmissionPolicy and of its binding.
+	Name string
+	// OperatorNamespace is never matched, as for the webhook.
+	OperatorNamespace string
+	// Cluster is the ClusterPodPlacementConfig: its namespaceSelector, maxImagesPerPod and
+	// cluster-level nodeAffinityScoring are compiled into the policy. The policy is rendered
+	// only with admission placement on and local placement off (see Wanted).
+	Cluster *v1beta1.ClusterPodPlacementConfig
+}
+
+// Policy returns the MutatingAdmissionPolicy.
+func Policy(o Options) *admissionregistrationv1.MutatingAdmissionPolicy {
+	spec := &o.Cluster.Spec
+	return &admissionregistrationv1.MutatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			ParamKind: &admissionregistrationv1.ParamKind{APIVersion: v1beta1.GroupVersion.String(), Kind: "PlacementParameters"},
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				NamespaceSelector: webhook.NamespaceSelector(spec.NamespaceSelector, o.OperatorNamespace),
+				ObjectSelector:    &metav1.LabelSelector{},
+				MatchPolicy:       ptr.To(admissionregistrationv1.Equivalent),
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+						Rule: admissionregistrationv1.Rule{
+							APIGroups: []string{corev1.GroupName}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
+							Scope: ptr.To(admissionregistrationv1.NamespacedScope),
+						},
+					},
+				}},
+			},
+			MatchConditions: matchConditions(spec),
+			Variables:       variables(spec),
+			Mutations: []admissionregistrationv1.Mutation{{
+				PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: patchExpression()},
+			}},
+			// A failing expression admits the pod unchanged and unlabelled: the webhook then
+			// handles it.
+			FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
+			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+		},
+	}
+}
+
+// Binding returns the MutatingAdmissionPolicyBinding that puts the policy in effect with the
+// PlacementParameters as its params. A missing params object makes the policy do nothing (the
+// webhook then handles every pod).
+func Binding(o Options) *admissionregistrationv1.MutatingAdmissionPolicyBinding {
+	return &admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{
+			PolicyName: o.Name,
+			ParamRef: &admissionregistrationv1.ParamRef{
+				Name:                    v1beta1.PlacementParametersName,
+				ParameterNotFoundAction: ptr.To(admissionregistrationv1.AllowAction),
+			},
+		},
+	}
+}
+
+// The CEL type names of the node affinity's parts: MutatingAdmissionPolicy names an object
+// initializer's type by its field path from the root object.
+const (
+	typeAffinity     = "Object.spec.affinity"
+	typeNodeAffinity = typeAffinity + ".nodeAffinity"
+	typeRequired     = typeNodeAffinity + ".requiredDuringSchedulingIgnoredDuringExecution"
+	typeTerm         = typeRequired + ".nodeSelectorTerms"
+	typeRequirement  = typeTerm + ".matchExpressions"
+	typePreferred    = typeNodeAffinity + ".preferredDuringSchedulingIgnoredDuringExecution"
+	typePreference   = typePreferred + ".preference"
+	typePrefReq      = typePreference + ".matchExpressions"
+	typeGate         = "Object.spec.schedulingGates"
+)
+
+// imagesExpression lists the pod's distinct images as placement.PodImages does (trimmed, empty
+// ones left out).
+const imagesExpression = `(object.spec.?initContainers.orValue([]).map(c, c.?image.orValue('').trim()) +
+  object.spec.containers.map(c, c.?image.orValue('').trim())).filter(i, i != '').distinct()`
+
+// matchConditions are the webhook's exemptions (webhook.exemptReason and the already-gated and
+// too-many-images checks): the policy leaves those pods to the webhook, which counts them.
+func matchConditions(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrationv1.MatchCondition {
+	return []admissionregistrationv1.MatchCondition{
+		{Name: "not-in-reserved-namespace", Expression: webhook.ReservedNamespaceCondition()},
+		{Name: "scheduler-not-bypassed", Expression: `object.spec.?nodeName.orValue('') == ''`},
+		{Name: "not-a-daemonset-pod", Expression: `!object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet')`},
+		{Name: "architecture-not-pinned-by-node-selector", Expression: fmt.Sprintf(`!(%s in object.spec.?nodeSelector.orValue({}))`, quote(v1beta1.NodeArchLabel))},
+		{Name: "not-gated", Expression: fmt.Sprintf(`!object.spec.?schedulingGates.orValue([]).exists(g, g.name == %s)`, quote(v1beta1.SchedulingGateName))},
+		{Name: "images-within-limit", Expression: fmt.Sprintf(`size(%s) <= %d`, imagesExpression, spec.ImageInspection.Settings().MaxImagesPerPod)},
+	}
+}
+
+// variables compute the decision; see placement.Decide for the rules they follow.
+func variables(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrationv1.Variable {
+	archKey := quote(v1beta1.NodeArchLabel)
+	weights, order := clusterWeights(spec)
+	vars := []struct{ name, expr string }{
+		{"images", imagesExpression},
+		{"known", `params != null && variables.images.all(i, i in params.?images.orValue({}))`},
+		{"archLists", `variables.known ? variables.images.map(i, params.images[i]).filter(v, v != '*').map(v, v.split(',')) : []`},
+		{"anyArch", `size(variables.archLists) == 0`},
+		{"archs", `variables.anyArch ? [] : variables.archLists[0].filter(a, variables.archLists.all(l, a in l))`},
+		{"terms", `object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([])`},
+		{"needy", fmt.Sprintf(`variables.terms.map(t, (size(t.?matchExpressions.orValue([])) > 0 || size(t.?matchFields.orValue([])) > 0) &&
+  !t.?matchExpressions.orValue([]).exists(e, e.key == %s))`, archKey)},
+		{"pinned", `size(variables.terms) > 0 && !variables.needy.exists(n, n)`},
+		{"prefersArch", fmt.Sprintf(`object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([]).exists(p,
+  p.preference.?matchExpressions.orValue([]).exists(e, e.key == %s))`, archKey)},
+		{"compatible", fmt.Sprintf(`variables.anyArch ? %s : variables.archs`, list(v1beta1.SupportedArchitectures()))},
+		{"weights", weights},
+		{"preferredArchs", fmt.Sprintf(`%s.filter(a, a in variables.compatible)`, list(order))},
+		{"place", placeExpression},
+		{"outcome", fmt.Sprintf(`variables.pinned ? %s : (variables.anyArch ? %s : %s)`,
+			quote(string(placement.OutcomeUserPinned)), quote(string(placement.OutcomeAnyArchitecture)), quote(string(placement.OutcomeArchSet)))},
+		{"setRequired", `!variables.anyArch && !variables.pinned`},
+		{"addPreferred", `!variables.prefersArch && size(variables.preferredArchs) > 0`},
+	}
+	out := make([]admissionregistrationv1.Variable, 0, len(vars))
+	for _, v := range vars {
+		out = append(out, admissionregistrationv1.Variable{Name: v.name, Expression: v.expr})
+	}
+	return out
+}
+
+// placeExpression is true when the pod can be placed here; otherwise it is gated for the
+// controller, as the webhook gates it (placeAtAdmission).
+const placeExpression = `variables.known &&
+  size(object.spec.?imagePullSecrets.orValue([])) == 0 &&
+  !(namespaceObject.metadata.name in params.?podPlacementConfigNamespaces.orValue({})) &&
+  (variables.anyArch || size(variables.archs) > 0) &&
+  !(variables.prefersArch && size(variables.preferredArchs) > 0)`
+
+// clusterWeights returns the cluster-level weights as a CEL map from architecture to weight, and
+// the architectures in the order they are applied. Entries placement.MergePreferredArchitectures
+// would skip whatever the pod (invalid weights, repeated architectures) are left out here.
+func clusterWeights(spec *v1beta1.ClusterPodPlacementConfigSpec) (string, []string) {
+	var entries, order []string
+	if spec.Plugins.NodeAffinityScoringEnabled() {
+		for _, p := range spec.Plugins.NodeAffinityScoring.Platforms {
+			if p.Weight < 1 || p.Weight > 100 || slices.Contains(order, p.Architecture) {
+				continue
+			}
+			order = append(order, p.Architecture)
+			entries = append(entries, fmt.Sprintf("%s: %d", quote(p.Architecture), p.Weight))
+		}
+	}
+	if len(entries) == 0 {
+		return "{'': 0}", nil // a typed empty map(string, int)
+	}
+	return "{" + strings.Join(entries, ", ") + "}", order
+}
+
+// patchExpression returns the JSONPatch expression: the placement, or the gate.
+func patchExpression() string {
+	gateName := quote(v1beta1.SchedulingGateName)
+	gate := labelsPatch(map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated)}) + ` + [
+    size(object.spec.?schedulingGates.orValue([])) > 0 ?
+      JSONPatch{op: 'add', path: '/spec/schedulingGates/-', value: ` + typeGate + `{name: ` + gateName + `}} :
+      JSONPatch{op: 'add', path: '/spec/schedulingGates', value: [` + typeGate + `{name: ` + gateName + `}]}
+  ]`
+	return "!variables.place ? " + gate + " : " + placePatch()
+}
+
+// placePatch sets the labels, the annotations and the node affinity of a placed pod.
+func placePatch() string {
+	labels := labelsPatch(map[string]string{
+		v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueAdmission),
+		v1beta1.LabelPlacement:      "variables.outcome",
+	})
+	archs := `(variables.anyArch ? '*' : variables.archs.join(','))`
+	annotations := fmt.Sprintf(`(variables.addPreferred ? %s : %s)`,
+		mapsPatch("annotations", fmt.Sprintf(`{%s: %s, %s: %s}`, quote(v1beta1.AnnotationArchitectures), archs,
+			quote(v1beta1.AnnotationPreferredAffinitySource), quote(placement.SourceRef{Kind: placement.KindClusterPodPlacementConfig, Name: "cluster"}.String()))),
+		mapsPatch("annotations", fmt.Sprintf(`{%s: %s}`, quote(v1beta1.AnnotationArchitectures), archs)))
+	return labels + " + " + annotations + " + " + affinityPatch()
+}
+
+// affinityPatch adds the node affinity's new parts and nothing else: the user's terms are never
+// rewritten (values read from the pod cannot be written back by a JSONPatch expression, and
+// adding only what is new keeps the patch as small as the webhook's). The requirement is
+// appended to each term that needs it, the preferred terms to the end of the list; a missing
+// affinity, nodeAffinity, required selector or list is added whole.
+func affinityPatch() string {
+	archKey := quote(v1beta1.NodeArchLabel)
+	requirement := fmt.Sprintf(`%s{key: %s, operator: 'In', values: variables.archs}`, typeRequirement, archKey)
+	newTerms := fmt.Sprintf(`[%s{matchExpressions: [%s]}]`, typeTerm, requirement)
+	newRequired := fmt.Sprintf(`%s{nodeSelectorTerms: %s}`, typeRequired, newTerms)
+	newPreferred := fmt.Sprintf(`variables.preferredArchs.map(a, %s{weight: variables.weights[a], preference: %s{matchExpressions: [%s{key: %s, operator: 'In', values: [a]}]}})`,
+		typePreferred, typePreference, typePrefReq, archKey)
+	newNodeAffinity := fmt.Sprintf(`%s{
+    ?requiredDuringSchedulingIgnoredDuringExecution: variables.setRequired ? optional.of(%s) : optional.none(),
+    ?preferredDuringSchedulingIgnoredDuringExecution: variables.addPreferred ? optional.of(%s) : optional.none()}`,
+		typeNodeAffinity, newRequired, newPreferred)
+	const na = "/spec/affinity/nodeAffinity"
+	const required = na + "/requiredDuringSchedulingIgnoredDuringExecution"
+	const preferred = na + "/preferredDuringSchedulingIgnoredDuringExecution"
+	requiredOps := fmt.Sprintf(`(!variables.setRequired ? [] :
+    !has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) ?
+      [JSONPatch{op: 'add', path: '%[1]s', value: %[2]s}] :
+    size(variables.terms) == 0 ? [JSONPatch{op: 'add', path: '%[1]s/nodeSelectorTerms', value: %[3]s}] :
+    lists.range(size(variables.terms)).filter(i, variables.needy[i]).map(i,
+      has(variables.terms[i].matchExpressions) ?
+        JSONPatch{op: 'add', path: '%[1]s/nodeSelectorTerms/' + string(i) + '/matchExpressions/-', value: %[4]s} :
+        JSONPatch{op: 'add', path: '%[1]s/nodeSelectorTerms/' + string(i) + '/matchExpressions', value: [%[4]s]}))`,
+		required, newRequired, newTerms, requirement)
+	preferredOps := fmt.Sprintf(`(!variables.addPreferred ? [] :
+    has(object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) ?
+      %[2]s.map(p, JSONPatch{op: 'add', path: '%[1]s/-', value: p}) :
+      [JSONPatch{op: 'add', path: '%[1]s', value: %[2]s}])`, preferred, newPreferred)
+	return fmt.Sprintf(`(!(variables.setRequired || variables.addPreferred) ? [] :
+  !has(object.spec.affinity) ? [JSONPatch{op: 'add', path: '/spec/affinity', value: %s{nodeAffinity: %s}}] :
+  !has(object.spec.affinity.nodeAffinity) ? [JSONPatch{op: 'add', path: '%s', value: %s}] :
+  %s + %s)`, typeAffinity, newNodeAffinity, na, newNodeAffinity, requiredOps, preferredOps)
+}
+
+// labelsPatch sets labels (values are CEL expressions) in metadata.labels.
+func labelsPatch(labels map[string]string) string {
+	var entries []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		entries = append(entries, fmt.Sprintf("%s: %s", quote(k), labels[k]))
+	}
+	return mapsPatch("labels", "{"+strings.Join(entries, ", ")+"}")
+}
+
+// mapsPatch sets the entries of the CEL map m in metadata.<field>: the whole map when the pod has
+// none, otherwise one entry at a time.
+func mapsPatch(field, m string) string {
+	return fmt.Sprintf(`(has(object.metadata.%[1]s) ?
+    %[2]s.map(k, JSONPatch{op: 'add', path: '/metadata/%[1]s/' + jsonpatch.escapeKey(k), value: %[2]s[k]}) :
+    [JSONPatch{op: 'add', path: '/metadata/%[1]s', value: %[2]s}])`, field, m)
+}
+
+// quote returns s as a CEL string literal.
+func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// list returns ss as a CEL list of string literals.
+func list(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

@@ -1,0 +1,155 @@
+/*
+Copyright 2026 The archgate Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package admissionpolicy_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/admissionpolicy"
+	"github.com/archgate/archgate/operator/pkg/testenv"
+)
+
+// k8s talks to the package's control plane as an administrator; set up by TestMain.
+var k8s client.Client
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	logf.SetLogger(logr.Discard())
+	env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{"../../config/crd/bases"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// installPolicy applies the policy and binding rendered for cluster, with params, and waits
+// until the apiserver enforces them: probe, admitted, satisfies ready.
+func installPolicy(t *testing.T, cluster *v1beta1.ClusterPodPlacementConfig, params *v1beta1.PlacementParameters, probe *corev1.Pod, ready func(*corev1.Pod) bool) {
+	t.Helper()
+	ctx := t.Context()
+	opts := admissionpolicy.Options{Name: "archgate-placement", OperatorNamespace: "archgate-system", Cluster: cluster}
+	params = params.DeepCopy()
+	params.Name = v1beta1.PlacementParametersName
+	params.APIVersion, params.Kind = v1beta1.GroupVersion.String(), "PlacementParameters"
+	// Fail, not the rendered Ignore: an expression that fails at run time must fail the test
+	// with the apiserver's message, not let the pod through unchanged.
+	policy := admissionpolicy.Policy(opts)
+	policy.Spec.FailurePolicy = ptr.To(admissionregistrationv1.Fail)
+	for _, obj := range []client.Object{params, policy, admissionpolicy.Binding(opts)} {
+		obj.SetManagedFields(nil)
+		obj.SetResourceVersion("")
+		if err := k8s.Patch(ctx, obj, client.Apply, client.FieldOwner("test"), client.ForceOwnership); err != nil {
+			t.Fatalf("applying %T: %v", obj, err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		pod := probe.DeepCopy()
+		if err := k8s.Create(ctx, pod, client.DryRunAll); err != nil {
+			return false, err
+		}
+		return ready(pod), nil
+	})
+	if err != nil {
+		t.Fatalf("the policy never took effect: %v", err)
+	}
+}
+
+func ensureNamespace(t *testing.T, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := k8s.Create(t.Context(), ns); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+}
+
+// admit creates pod with a dry run and returns it as admitted.
+func admit(t *testing.T, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	out := pod.DeepCopy()
+	if err := k8s.Create(t.Context(), out, client.DryRunAll); err != nil {
+		t.Fatalf("creating pod %s/%s: %v", pod.Namespace, pod.Name, err)
+	}
+	return out
+}
+
+// TestPolicyLeavesJudgementToOthers: the pods of a namespace with PodPlacementConfigs are gated
+// for the controller, and without its params the policy changes no pod, which the webhook then
+// handles; no pod is ever refused.
+func TestPolicyLeavesJudgementToOthers(t *testing.T) {
+	ctx := t.Context()
+	for _, ns := range []string{"plain", "configured"} {
+		ensureNamespace(t, ns)
+	}
+	pod := func(ns string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+	}
+	cluster := &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	params := &v1beta1.PlacementParameters{
+		Images:                       map[string]string{"nginx": "amd64,arm64"},
+		PodPlacementConfigNamespaces: map[string]int32{"configured": 1},
+	}
+	installPolicy(t, cluster, params, pod("plain"), func(p *corev1.Pod) bool {
+		return p.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission
+	})
+	got := admit(t, pod("configured"))
+	if got.Labels[v1beta1.LabelSchedulingGate] != v1beta1.LabelValueGated || !v1beta1.HasSchedulingGate(&got.Spec) {
+		t.Errorf("pod of a namespace with PodPlacementConfigs: labels %v, gates %v; want it gated", got.Labels, got.Spec.SchedulingGates)
+	}
+
+	if err := k8s.Delete(ctx, &v1beta1.PlacementParameters{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.PlacementParametersName}}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		p := admit(t, pod("plain"))
+		_, labelled := p.Labels[v1beta1.LabelSchedulingGate]
+		return !labelled && len(p.Spec.SchedulingGates) == 0 && p.Spec.Affinity == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("without its params the policy still changes pods: %v", err)
+	}
+}
