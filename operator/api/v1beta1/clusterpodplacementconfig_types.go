@@ -117,6 +117,18 @@ type ClusterPodPlacementConfigSpec struct {
 	// +kubebuilder:default=Enabled
 	AdmissionPlacement AdmissionPlacementPolicy `json:"admissionPlacement,omitempty"`
 
+	// admissionPolicy moves admission placement into the apiserver: when the apiserver serves
+	// MutatingAdmissionPolicy (admissionregistration.k8s.io/v1) and applies it, the operator
+	// renders a policy that places a pod whose images are all published, or adds the scheduling
+	// gate, without calling the webhook; the controller publishes the images in the
+	// PlacementParameters named cluster. The webhook stays registered for every pod the policy
+	// leaves alone, so a policy that is not applied, or fails, changes nothing for the pods.
+	// Only with admissionPlacement Enabled and localPlacement Disabled. The condition
+	// AdmissionPolicyInEffect says whether it is in effect, and why not.
+	// +optional
+	// +kubebuilder:default=Enabled
+	AdmissionPolicy AdmissionPolicyMode `json:"admissionPolicy,omitempty"`
+
 	// imageInspection tunes how the pod placement controller inspects images.
 	// +optional
 	// +kubebuilder:default={}
@@ -165,6 +177,23 @@ const (
 // Enabled.
 func (s *ClusterPodPlacementConfigSpec) AdmissionPlacementEnabled() bool {
 	return s.AdmissionPlacement != AdmissionPlacementDisabled
+}
+
+// AdmissionPolicyMode says whether admission placement runs in the apiserver, as a
+// MutatingAdmissionPolicy, where the apiserver supports it.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type AdmissionPolicyMode string
+
+// Values of AdmissionPolicyMode.
+const (
+	AdmissionPolicyEnabled  AdmissionPolicyMode = "Enabled"
+	AdmissionPolicyDisabled AdmissionPolicyMode = "Disabled"
+)
+
+// AdmissionPolicyEnabled reports whether the admission policy is wanted; unset means the
+// default, Enabled.
+func (s *ClusterPodPlacementConfigSpec) AdmissionPolicyEnabled() bool {
+	return s.AdmissionPolicy != AdmissionPolicyDisabled
 }
 
 // NamespacedObjectReference names an object in a namespace.

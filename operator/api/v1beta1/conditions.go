@@ -34,6 +34,10 @@ const (
 	// ConditionLinkedObjectsExist is True when the objects referenced by the spec
 	// (globalPullSecretRef, caBundleConfigmapRef) exist.
 	ConditionLinkedObjectsExist = "LinkedObjectsExist"
+	// ConditionAdmissionPolicyInEffect is True when the apiserver places pods with archgate's
+	// MutatingAdmissionPolicy (spec.admissionPolicy), False with the reason when the webhook
+	// does it alone.
+	ConditionAdmissionPolicyInEffect = "AdmissionPolicyInEffect"
 )
 
 // Condition reasons of the ClusterPodPlacementConfig status (UpperCamelCase, as metav1.Condition requires).
@@ -70,6 +74,20 @@ const (
 	// ReasonWebhookUnregistered means the MutatingWebhookConfiguration was removed because a
 	// component became unavailable (fail open): new pods are not gated until it is back.
 	ReasonWebhookUnregistered = "WebhookUnregistered"
+	// ReasonPolicyEnforced means the apiserver applies the admission policy (a probe policy
+	// mutated a dry-run request).
+	ReasonPolicyEnforced = "PolicyEnforced"
+	// ReasonPolicyNotWanted means the spec turns the policy off: admissionPolicy or
+	// admissionPlacement Disabled, or localPlacement Enabled; the message says which.
+	ReasonPolicyNotWanted = "PolicyNotWanted"
+	// ReasonPolicyAPINotServed means the apiserver does not serve
+	// admissionregistration.k8s.io/v1 MutatingAdmissionPolicy.
+	ReasonPolicyAPINotServed = "PolicyAPINotServed"
+	// ReasonPolicyNotEnforced means the apiserver serves the API but did not apply the probe
+	// policy (the MutatingAdmissionPolicy feature gate is off, or the policy is still loading).
+	ReasonPolicyNotEnforced = "PolicyNotEnforced"
+	// ReasonPolicyPending means the components are not rolled out yet.
+	ReasonPolicyPending = "PolicyPending"
 )
 
 // Condition types of the PodPlacementConfig status.

@@ -131,14 +131,12 @@ const imagesExpression = `(object.spec.?initContainers.orValue([]).map(c, c.?ima
 // matchConditions are the webhook's exemptions (webhook.exemptReason and the already-gated and
 // too-many-images checks): the policy leaves those pods to the webhook, which counts them.
 func matchConditions(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrationv1.MatchCondition {
-	return []admissionregistrationv1.MatchCondition{
-		{Name: "not-in-reserved-namespace", Expression: webhook.ReservedNamespaceCondition()},
-		{Name: "scheduler-not-bypassed", Expression: `object.spec.?nodeName.orValue('') == ''`},
-		{Name: "not-a-daemonset-pod", Expression: `!object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet')`},
-		{Name: "architecture-not-pinned-by-node-selector", Expression: fmt.Sprintf(`!(%s in object.spec.?nodeSelector.orValue({}))`, quote(v1beta1.NodeArchLabel))},
-		{Name: "not-gated", Expression: fmt.Sprintf(`!object.spec.?schedulingGates.orValue([]).exists(g, g.name == %s)`, quote(v1beta1.SchedulingGateName))},
-		{Name: "images-within-limit", Expression: fmt.Sprintf(`size(%s) <= %d`, imagesExpression, spec.ImageInspection.Settings().MaxImagesPerPod)},
-	}
+	conditions := []admissionregistrationv1.MatchCondition{{Name: "not-in-reserved-namespace", Expression: webhook.ReservedNamespaceCondition()}}
+	conditions = append(conditions, webhook.ExemptionConditions()...)
+	return append(conditions,
+		admissionregistrationv1.MatchCondition{Name: "not-gated", Expression: fmt.Sprintf(`!object.spec.?schedulingGates.orValue([]).exists(g, g.name == %s)`, quote(v1beta1.SchedulingGateName))},
+		admissionregistrationv1.MatchCondition{Name: "images-within-limit", Expression: fmt.Sprintf(`size(%s) <= %d`, imagesExpression, spec.ImageInspection.Settings().MaxImagesPerPod)},
+	)
 }
 
 // variables compute the decision; see placement.Decide for the rules they follow.
@@ -292,3 +290,20 @@ func list(ss []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
+// Wanted reports whether the ClusterPodPlacementConfig spec asks for the policy and, when it
+// does not, why (for the status).
+func Wanted(spec *v1beta1.ClusterPodPlacementConfigSpec) (bool, string) {
+	switch {
+	case !spec.AdmissionPolicyEnabled():
+		return false, "spec.admissionPolicy is Disabled: the webhook places pods at admission"
+	case !spec.AdmissionPlacementEnabled():
+		return false, "spec.admissionPlacement is Disabled: the webhook gates every pod"
+	case spec.LocalPlacementEnabled():
+		return false, "spec.localPlacement is Enabled: the namespaces' webhooks, which run after any policy, must see the pods first"
+	}
+	return true, ""
+}
+
+// GroupKind is the kind of the policy, for a RESTMapper's check that the apiserver serves it.
+var GroupKind = admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy").GroupKind()

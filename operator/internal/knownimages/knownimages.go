@@ -61,20 +61,40 @@ type document struct {
 // entries until it fits in maxBytes, and the number of entries kept. The document lists them
 // by reference, so equal content encodes to equal bytes.
 func Encode(entries []inspect.KnownImage, maxBytes int) ([]byte, int, error) {
-	from := 0
-	for {
+	return fit(entries, maxBytes, func(kept []inspect.KnownImage) ([]byte, error) {
 		// Sorted by reference, the document's bytes change only when its content does: the
 		// cache's recency order moves with every lookup, and a rewrite in that order would be
 		// sent to every webhook replica for nothing.
-		kept := slices.SortedFunc(slices.Values(entries[from:]), func(a, b inspect.KnownImage) int { return strings.Compare(a.Ref, b.Ref) })
-		b, err := json.Marshal(document{Entries: kept})
+		sorted := slices.SortedFunc(slices.Values(kept), func(a, b inspect.KnownImage) int { return strings.Compare(a.Ref, b.Ref) })
+		return json.Marshal(document{Entries: sorted})
+	})
+}
+
+// EncodeParameters returns the images map of v1beta1.PlacementParameters for entries (least
+// recently used first, see ImageParameters), dropping the oldest entries until its JSON fits in
+// maxBytes, and the number of entries kept.
+func EncodeParameters(entries []inspect.KnownImage, maxBytes int) (map[string]string, int, error) {
+	var images map[string]string
+	_, kept, err := fit(entries, maxBytes, func(kept []inspect.KnownImage) ([]byte, error) {
+		images = ImageParameters(kept)
+		return json.Marshal(images)
+	})
+	return images, kept, err
+}
+
+// fit encodes the newest entries that fit in maxBytes (all of them, if they do), and returns
+// the encoding and the number of entries kept.
+func fit(entries []inspect.KnownImage, maxBytes int, encode func([]inspect.KnownImage) ([]byte, error)) ([]byte, int, error) {
+	from := 0
+	for {
+		b, err := encode(entries[from:])
 		if err != nil {
 			return nil, 0, fmt.Errorf("encoding %d known images: %w", len(entries)-from, err)
 		}
 		if len(b) <= maxBytes || from == len(entries) {
 			return b, len(entries) - from, nil
 		}
-		// Drop the share of entries by which the document is too large, at least one.
+		// Drop the share of entries by which the encoding is too large, at least one.
 		over := float64(len(b)-maxBytes) / float64(len(b))
 		from = min(len(entries), from+max(1, int(over*float64(len(entries)-from)+0.5)))
 	}

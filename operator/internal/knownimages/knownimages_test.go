@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
 )
@@ -381,4 +382,73 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPublisherWritesParameters: with Parameters, the leader also writes the
+// PlacementParameters: every written form of each published image, and the namespaces with
+// PodPlacementConfigs; a new configuration alone is written on the next tick, an unchanged
+// content is not written again.
+func TestPublisherWritesParameters(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	ppc := func(ns, name string) *v1beta1.PodPlacementConfig {
+		return &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	applies := 0
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ppc("team-a", "x"), ppc("team-a", "y")).WithInterceptorFuncs(interceptor.Funcs{
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			applies++
+			return c.Apply(ctx, obj, opts...)
+		},
+	}).Build()
+	src := &staticSource{
+		{image: entry("docker.io/library/nginx:latest", "arm64", "amd64"), id: credentials.Anonymous},
+		{image: entry("quay.io/team/app:v1", "s390x"), id: "pod-secret"},
+	}
+	p := NewPublisher(PublisherOptions{
+		Client: c, Key: types.NamespacedName{Namespace: "archgate", Name: DefaultConfigMapName}, Source: src, Log: logr.Discard(),
+		Parameters: true, Configs: c,
+	})
+	ctx := t.Context()
+	get := func() *v1beta1.PlacementParameters {
+		t.Helper()
+		params := &v1beta1.PlacementParameters{}
+		if err := c.Get(ctx, types.NamespacedName{Name: v1beta1.PlacementParametersName}, params); err != nil {
+			t.Fatal(err)
+		}
+		return params
+	}
+	for range 2 {
+		if err := p.Publish(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if applies != 2 {
+		t.Fatalf("%d writes for one content (the ConfigMap and the parameters), want 2", applies)
+	}
+	params := get()
+	wantImages := map[string]string{}
+	for _, form := range inspect.WrittenForms("docker.io/library/nginx:latest") {
+		wantImages[form] = "amd64,arm64"
+	}
+	if diff := cmp.Diff(wantImages, params.Images); diff != "" {
+		t.Errorf("images (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int32{"team-a": 2}, params.PodPlacementConfigNamespaces); diff != "" {
+		t.Errorf("namespaces (-want +got):\n%s", diff)
+	}
+	if err := c.Create(ctx, ppc("team-b", "z")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int32{"team-a": 2, "team-b": 1}, get().PodPlacementConfigNamespaces); diff != "" || applies != 3 {
+		t.Errorf("after a new PodPlacementConfig, %d writes (want 3); namespaces (-want +got):\n%s", applies, diff)
+	}
 }

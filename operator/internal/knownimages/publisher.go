@@ -21,15 +21,21 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/collectors"
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
@@ -76,6 +82,11 @@ type PublisherOptions struct {
 	Log      logr.Logger
 	// Metrics receives the publisher's metrics; fresh, unregistered ones when nil.
 	Metrics *PublisherMetrics
+	// Parameters also publishes v1beta1.PlacementParameters, the params of the admission
+	// policy: the same entries in every form pods write them, and the namespaces with
+	// PodPlacementConfigs, listed through Configs (a cached reader).
+	Parameters bool
+	Configs    client.Reader
 }
 
 // Publisher writes the controller's public results into the ConfigMap the webhook watches. It
@@ -87,6 +98,10 @@ type Publisher struct {
 	// thousands of entries every second on an idle cluster is work for nothing.
 	lastChanges  uint64
 	lastComputed time.Time
+	// kept are the entries of the last document, whose images the parameters list; params is
+	// the last PlacementParameters content written.
+	kept   []inspect.KnownImage
+	params *v1beta1.PlacementParameters
 }
 
 var _ manager.LeaderElectionRunnable = (*Publisher)(nil)
@@ -121,8 +136,19 @@ func (p *Publisher) Start(ctx context.Context) error {
 	}
 }
 
-// Publish writes the current public results when they differ from the last ones written.
+// Publish writes the current public results when they differ from the last ones written, and
+// the PlacementParameters when they do.
 func (p *Publisher) Publish(ctx context.Context) error {
+	if err := p.publishDocument(ctx); err != nil {
+		return err
+	}
+	if !p.opts.Parameters {
+		return nil
+	}
+	return p.publishParameters(ctx)
+}
+
+func (p *Publisher) publishDocument(ctx context.Context) error {
 	changes, now := p.opts.Source.Changes(), time.Now()
 	if p.last != nil && changes == p.lastChanges && now.Sub(p.lastComputed) < refreshEvery {
 		return nil
@@ -135,6 +161,7 @@ func (p *Publisher) Publish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.kept = entries[len(entries)-kept:]
 	if bytes.Equal(data, p.last) {
 		p.lastChanges, p.lastComputed = changes, now
 		return nil
@@ -148,6 +175,44 @@ func (p *Publisher) Publish(ctx context.Context) error {
 	p.opts.Metrics.writes.WithLabelValues("success").Inc()
 	p.opts.Metrics.entries.Set(float64(kept))
 	p.last, p.lastChanges, p.lastComputed = data, changes, now
+	return nil
+}
+
+// publishParameters writes the PlacementParameters when their content changed: the images of
+// the document, and the namespaces with PodPlacementConfigs (read from the cache every tick, as
+// a new configuration must reach the policy within the interval).
+func (p *Publisher) publishParameters(ctx context.Context) error {
+	images, _, err := EncodeParameters(p.kept, p.opts.MaxBytes)
+	if err != nil {
+		return err
+	}
+	configs := &v1beta1.PodPlacementConfigList{}
+	if err := p.opts.Configs.List(ctx, configs); err != nil {
+		return fmt.Errorf("listing PodPlacementConfigs: %w", err)
+	}
+	namespaces := map[string]int32{}
+	for _, c := range configs.Items {
+		namespaces[c.Namespace]++
+	}
+	if p.params != nil && maps.Equal(images, p.params.Images) && maps.Equal(namespaces, p.params.PodPlacementConfigNamespaces) {
+		return nil
+	}
+	params := &v1beta1.PlacementParameters{
+		TypeMeta:    metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "PlacementParameters"},
+		ObjectMeta:  metav1.ObjectMeta{Name: v1beta1.PlacementParametersName},
+		PublishedAt: ptr.To(metav1.Now()), Images: images, PodPlacementConfigNamespaces: namespaces,
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(params)
+	if err != nil {
+		return fmt.Errorf("encoding PlacementParameters: %w", err)
+	}
+	apply := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
+	if err := p.opts.Client.Apply(ctx, apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		p.opts.Metrics.paramWrites.WithLabelValues("error").Inc()
+		return fmt.Errorf("applying PlacementParameters %s: %w", params.Name, err)
+	}
+	p.opts.Metrics.paramWrites.WithLabelValues("success").Inc()
+	p.params = params
 	return nil
 }
 
@@ -174,8 +239,9 @@ func (p *Publisher) publishable(ctx context.Context) ([]inspect.KnownImage, erro
 
 // PublisherMetrics are the publisher's Prometheus collectors.
 type PublisherMetrics struct {
-	writes  *prometheus.CounterVec
-	entries prometheus.Gauge
+	writes      *prometheus.CounterVec
+	entries     prometheus.Gauge
+	paramWrites *prometheus.CounterVec
 }
 
 // NewPublisherMetrics returns unregistered metrics.
@@ -189,10 +255,14 @@ func NewPublisherMetrics() *PublisherMetrics {
 			Name: "archgate_placement_known_images",
 			Help: "Images in the known-images ConfigMap at its last write.",
 		}),
+		paramWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "archgate_placement_parameters_writes_total",
+			Help: "Writes of the PlacementParameters the admission policy places pods from, by result (success, error).",
+		}, []string{"result"}),
 	}
 }
 
 // Register registers the collectors with reg; it returns the errors of those that failed, joined.
 func (m *PublisherMetrics) Register(reg prometheus.Registerer) error {
-	return collectors.Register(reg, m.writes, m.entries)
+	return collectors.Register(reg, m.writes, m.entries, m.paramWrites)
 }

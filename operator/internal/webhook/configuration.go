@@ -62,6 +62,9 @@ type ConfigurationOptions struct {
 	// Service client config gets; Path (the constant) when empty. A namespace's local webhook
 	// sets both (LocalEntryName, LocalPath).
 	EntryName, Path string
+	// PolicyInEffect skips, by a match condition, the pods the admission policy labelled (placed
+	// or gated): the apiserver then calls the webhook only for the pods the policy left alone.
+	PolicyInEffect bool
 }
 
 // LocalEntryName is the name of the webhook entry of namespace's local webhook: one entry per
@@ -116,12 +119,38 @@ func Configuration(o ConfigurationOptions) *admissionregistrationv1.MutatingWebh
 			TimeoutSeconds:          ptr.To[int32](TimeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
 			ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
-			MatchConditions: []admissionregistrationv1.MatchCondition{{
-				Name:       "not-in-reserved-namespace",
-				Expression: ReservedNamespaceCondition(),
-			}},
+			MatchConditions:         matchConditions(o.PolicyInEffect),
 		}},
 	}
+}
+
+func matchConditions(policyInEffect bool) []admissionregistrationv1.MatchCondition {
+	conditions := []admissionregistrationv1.MatchCondition{{Name: "not-in-reserved-namespace", Expression: ReservedNamespaceCondition()}}
+	if policyInEffect {
+		// The apiserver then calls the webhook only for the pods the policy left alone and that
+		// the webhook does more than count: the exempt ones it would only count are left out.
+		conditions = append(conditions, ExemptionConditions()...)
+		conditions = append(conditions, admissionregistrationv1.MatchCondition{
+			Name: "not-handled-by-admission-policy", Expression: PolicyHandledCondition(),
+		})
+	}
+	return conditions
+}
+
+// ExemptionConditions are CEL match conditions that are false for the pods exemptReason exempts:
+// the scheduler is bypassed, a DaemonSet owns the pod, or its nodeSelector pins the architecture.
+func ExemptionConditions() []admissionregistrationv1.MatchCondition {
+	return []admissionregistrationv1.MatchCondition{
+		{Name: "scheduler-not-bypassed", Expression: `object.spec.?nodeName.orValue('') == ''`},
+		{Name: "not-a-daemonset-pod", Expression: `!object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet')`},
+		{Name: "architecture-not-pinned-by-node-selector", Expression: fmt.Sprintf(`!(%q in object.spec.?nodeSelector.orValue({}))`, v1beta1.NodeArchLabel)},
+	}
+}
+
+// PolicyHandledCondition is the CEL expression that is false for a pod the admission policy
+// labelled: it carries the scheduling-gate label (gated, or placed at admission).
+func PolicyHandledCondition() string {
+	return fmt.Sprintf("!has(object.metadata.labels) || !(%q in object.metadata.labels)", v1beta1.LabelSchedulingGate)
 }
 
 // NamespaceSelector returns the namespaces archgate acts in: selector (nil selects every

@@ -103,3 +103,24 @@ func TestConfiguration(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigurationWithThePolicyInEffect(t *testing.T) {
+	for _, inEffect := range []bool{false, true} {
+		got := Configuration(ConfigurationOptions{Name: "archgate", PolicyInEffect: inEffect}).Webhooks[0].MatchConditions
+		var names []string
+		for _, c := range got {
+			names = append(names, c.Name)
+		}
+		want := []string{"not-in-reserved-namespace"}
+		if inEffect {
+			want = append(want, "scheduler-not-bypassed", "not-a-daemonset-pod", "architecture-not-pinned-by-node-selector",
+				"not-handled-by-admission-policy")
+		}
+		if diff := cmp.Diff(want, names); diff != "" {
+			t.Errorf("policy in effect %t: match conditions (-want +got):\n%s", inEffect, diff)
+		}
+	}
+	if want := `!has(object.metadata.labels) || !("multiarch.openshift.io/scheduling-gate" in object.metadata.labels)`; PolicyHandledCondition() != want {
+		t.Errorf("PolicyHandledCondition() = %s, want %s", PolicyHandledCondition(), want)
+	}
+}

@@ -60,6 +60,9 @@ const (
 	SkipDaemonSet SkipReason = "daemonset"
 	// SkipAlreadyGated: the pod already carries the gate.
 	SkipAlreadyGated SkipReason = "already-gated"
+	// SkipPlacedAtAdmission: the pod is labelled placed at admission (by the admission policy,
+	// or copied from a placed pod): its affinity already holds the placement.
+	SkipPlacedAtAdmission SkipReason = "placed-at-admission"
 	// SkipNodeSelectorArch: spec.nodeSelector pins kubernetes.io/arch. The controller would
 	// change nothing (the pin is one architecture, so no weight can matter), and the gate would
 	// only cost the pod latency and the apiserver a write.
@@ -85,7 +88,7 @@ const (
 func SkipReasons() []SkipReason {
 	return []SkipReason{
 		SkipNotPodCreate, SkipReservedNamespace, SkipOperatorNamespace, SkipNodeNameSet,
-		SkipDaemonSet, SkipAlreadyGated, SkipNodeSelectorArch, SkipTooManyImages, SkipUndecodable, SkipPanic,
+		SkipDaemonSet, SkipAlreadyGated, SkipPlacedAtAdmission, SkipNodeSelectorArch, SkipTooManyImages, SkipUndecodable, SkipPanic,
 	}
 }
 
@@ -236,8 +239,11 @@ func skipReason(pod *corev1.Pod) SkipReason {
 	if r := exemptReason(pod); r != "" {
 		return r
 	}
-	if v1beta1.HasSchedulingGate(&pod.Spec) {
+	switch {
+	case v1beta1.HasSchedulingGate(&pod.Spec):
 		return SkipAlreadyGated
+	case pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission:
+		return SkipPlacedAtAdmission
 	}
 	return ""
 }

@@ -169,6 +169,13 @@ func TestSchedulingGateHandle(t *testing.T) {
 			wantSkip:    SkipAlreadyGated,
 			wantPatches: []jsonpatch.JsonPatchOperation{labelOp},
 		},
+		// The admission policy placed it (or it copies a placed pod): its affinity holds the
+		// placement already.
+		"placed at admission": {
+			pod: `{"metadata":{"name":"p","namespace":"team","labels":{"multiarch.openshift.io/scheduling-gate":"admission"}},
+				"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			wantSkip: SkipPlacedAtAdmission,
+		},
 		"nodeSelector pins the arch": {
 			pod:      `{"metadata":{"name":"p","namespace":"team"},"spec":{"nodeSelector":{"kubernetes.io/arch":"arm64"},"containers":[{"name":"c","image":"nginx"}]}}`,
 			wantSkip: SkipNodeSelectorArch,

@@ -56,6 +56,7 @@ func addKnownImagesPublisher(mgr manager.Manager, opts ControllerOptions, source
 	p := knownimages.NewPublisher(knownimages.PublisherOptions{
 		Client: mgr.GetClient(), Key: key, Source: source, GlobalKeyring: keyring,
 		Log: opts.Logger.WithName("known-images"), Metrics: metrics,
+		Parameters: opts.PlacementParameters, Configs: mgr.GetClient(),
 	})
 	if err := mgr.Add(p); err != nil {
 		return fmt.Errorf("adding the known-images publisher: %w", err)

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/admissionpolicy"
 	gatewebhook "github.com/archgate/archgate/operator/internal/webhook"
 )
 
@@ -143,4 +144,18 @@ type WebhookConfigurationOptions = gatewebhook.ConfigurationOptions
 // placement tests, which cannot import internal packages.
 func MutatingWebhookConfiguration(o WebhookConfigurationOptions) *admissionregistrationv1.MutatingWebhookConfiguration {
 	return gatewebhook.Configuration(o)
+}
+
+// AdmissionPolicyOptions describe the MutatingAdmissionPolicy that places pods in the apiserver.
+type AdmissionPolicyOptions = admissionpolicy.Options
+
+// AdmissionPolicy returns the policy and its binding as the operator renders them (package
+// admissionpolicy), for the simulator and the placement tests.
+func AdmissionPolicy(o AdmissionPolicyOptions) (*admissionregistrationv1.MutatingAdmissionPolicy, *admissionregistrationv1.MutatingAdmissionPolicyBinding) {
+	return admissionpolicy.Policy(o), admissionpolicy.Binding(o)
+}
+
+// AdmissionPolicyWanted reports whether spec asks for the admission policy and, if not, why.
+func AdmissionPolicyWanted(spec *v1beta1.ClusterPodPlacementConfigSpec) (bool, string) {
+	return admissionpolicy.Wanted(spec)
 }

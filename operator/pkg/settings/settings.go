@@ -48,6 +48,10 @@ const (
 // at admission (spec.admissionPlacement); the same flag on both components, empty for off.
 const FlagKnownImagesConfigMap = "known-images-configmap"
 
+// FlagPlacementParameters makes the controller's leader also publish the PlacementParameters the
+// admission policy places pods from (with FlagKnownImagesConfigMap only).
+const FlagPlacementParameters = "placement-parameters"
+
 // FlagCredentialProviderConfig and FlagCredentialProviderBinDir give the controller the kubelet
 // credential provider plugins (spec.imageInspection.credentialProviders): the
 // CredentialProviderConfig file and the directory of the plugins' executables, named like the

@@ -40,6 +40,7 @@ func controllerOptions(cfg Config) components.ControllerOptions {
 		RetryBaseDelay:         cfg.RetryBaseDelay,
 		RetryMaxDelay:          cfg.RetryMaxDelay,
 		KnownImagesConfigMap:   cfg.KnownImagesConfigMap,
+		PlacementParameters:    cfg.PlacementParameters,
 		ExecFormatErrorMonitor: cfg.ExecFormatErrorMonitor,
 	}
 }
@@ -67,6 +68,9 @@ func knownImagesArgs(configMap string) []string {
 func controllerArgs(o components.ControllerOptions, global *types.NamespacedName) []string {
 	args := append([]string{"--operator-namespace", o.OperatorNamespace}, settings.ImageInspectionArgs(*o.ImageInspection)...)
 	args = append(args, knownImagesArgs(o.KnownImagesConfigMap)...)
+	if o.PlacementParameters {
+		args = append(args, "--"+settings.FlagPlacementParameters)
+	}
 	if global != nil {
 		args = append(args, "--global-pull-secret", global.Namespace+"/"+global.Name)
 	}

@@ -16,8 +16,10 @@ import (
 	"sync"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -216,6 +218,11 @@ func (e *operatorEnv) componentsConfig(ctx context.Context, global *types.Namesp
 	if s.Operator.ClusterConfig.AdmissionPlacementEnabled() {
 		cfg.KnownImagesConfigMap = components.DefaultKnownImagesConfigMap
 	}
+	policy, err := e.admissionPolicyWanted()
+	if err != nil {
+		return cfg, nil, err
+	}
+	cfg.PlacementParameters = policy
 	if *s.Registry.TLS {
 		cfg.CertsDir = filepath.Join(r.tmp, "certs.d")
 		if _, err := e.reg.WriteCertsDir(cfg.CertsDir); err != nil {
@@ -291,6 +298,44 @@ func (e *operatorEnv) startComponents(ctx context.Context, cfg operand.Config, c
 		return fmt.Errorf("registering the webhook: %w", err)
 	}
 	r.defer_(func() { _ = e.crc.Delete(context.Background(), mwc) })
+	if cfg.PlacementParameters {
+		return e.registerAdmissionPolicy(ctx)
+	}
+	return nil
+}
+
+// admissionPolicyName names the admission policy and binding the simulator registers.
+const admissionPolicyName = "archgate-simulator-placement"
+
+// admissionPolicyWanted reports whether the operator would render the admission policy for the
+// scenario's cluster config on this apiserver: the spec asks for it and the API is served.
+func (e *operatorEnv) admissionPolicyWanted() (bool, error) {
+	if ok, _ := components.AdmissionPolicyWanted(&e.r.s.Operator.ClusterConfig); !ok {
+		return false, nil
+	}
+	gk := admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy").GroupKind()
+	_, err := e.crc.RESTMapper().RESTMapping(gk, admissionregistrationv1.SchemeGroupVersion.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("discovering MutatingAdmissionPolicy: %w", err)
+	}
+	return true, nil
+}
+
+// registerAdmissionPolicy creates the admission policy and its binding as the operator renders
+// them; they are removed when the run ends.
+func (e *operatorEnv) registerAdmissionPolicy(ctx context.Context) error {
+	policy, binding := components.AdmissionPolicy(components.AdmissionPolicyOptions{
+		Name: admissionPolicyName, OperatorNamespace: e.r.s.Operator.Namespace, Cluster: e.clusterConfig(),
+	})
+	for _, obj := range []crclient.Object{policy, binding} {
+		if err := e.crc.Create(ctx, obj); err != nil {
+			return fmt.Errorf("registering the admission policy: %w", err)
+		}
+		e.r.defer_(func() { _ = e.crc.Delete(context.Background(), obj) })
+	}
 	return nil
 }
 

@@ -64,6 +64,11 @@ const (
 	ControllerMetricsServiceName = ControllerComponentName + "-metrics"
 	// DefaultMutatingWebhookConfigurationName names the MutatingWebhookConfiguration.
 	DefaultMutatingWebhookConfigurationName = "archgate-scheduling-gate"
+	// AdmissionPolicyName names the MutatingAdmissionPolicy that places pods in the apiserver
+	// and its binding; AdmissionPolicyProbeName the policy (and binding) that shows whether the
+	// apiserver applies policies at all.
+	AdmissionPolicyName      = "archgate-placement"
+	AdmissionPolicyProbeName = "archgate-placement-probe"
 
 	// LocalControllerComponentName and LocalWebhookComponentName name a namespace's local
 	// components (ClusterPodPlacementConfig spec.localPlacement): Deployment, ServiceAccount,

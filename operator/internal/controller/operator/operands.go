@@ -77,6 +77,9 @@ type operandParams struct {
 	// admissionPlacement is spec.admissionPlacement: both components get the known-images
 	// ConfigMap in their arguments.
 	admissionPlacement bool
+	// admissionPolicy is set when the admission policy is rendered (admissionpolicy.Wanted and
+	// served): the controller publishes its params.
+	admissionPolicy bool
 	// execFormatErrorMonitor is spec.plugins.execFormatErrorMonitor enabled: the controller runs
 	// the monitor and may read node metadata.
 	execFormatErrorMonitor bool
@@ -138,6 +141,8 @@ type ComponentArgs struct {
 	ImageInspection *v1beta1.ImageInspectionSettings
 	// KnownImagesConfigMap is the ConfigMap of admission placement, or "" when it is off.
 	KnownImagesConfigMap string
+	// PlacementParameters makes the controller publish the admission policy's params.
+	PlacementParameters bool
 	// ExecFormatErrorMonitor runs the exec-format-error monitor in the controller.
 	ExecFormatErrorMonitor bool
 	// LocalNamespace is set for a namespace's local components (`--namespace`): they then get
@@ -206,6 +211,9 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		if a.ExecFormatErrorMonitor {
 			args = append(args, "--"+settings.FlagExecFormatErrorMonitor)
 		}
+		if a.PlacementParameters {
+			args = append(args, "--"+settings.FlagPlacementParameters)
+		}
 	}
 	return args
 }
@@ -223,6 +231,7 @@ func (p operandParams) componentArgs() ComponentArgs {
 	}
 	if p.admissionPlacement {
 		a.KnownImagesConfigMap = KnownImagesName
+		a.PlacementParameters = p.admissionPolicy
 	}
 	if p.pullSecret != nil {
 		a.GlobalPullSecret = p.pullSecret.String()
@@ -279,7 +288,7 @@ func roleRef(kind, name string) *rbacv1ac.RoleRefApplyConfiguration {
 // anywhere (it reads the global pull secret by name too) and may not update pods (it writes one
 // optimistic-locked patch).
 // With the exec-format-error monitor it may also read nodes (their kubernetes.io/arch label,
-// watched as metadata only).
+// watched as metadata only); with the admission policy, write the PlacementParameters.
 // The webhook's roles are webhookClusterRole and webhookRole.
 func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfiguration {
 	read := []string{"get", "list", "watch"}
@@ -298,6 +307,10 @@ func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfigurat
 		)
 	if p.execFormatErrorMonitor {
 		role.WithRules(policyRule("", []string{"nodes"}, read))
+	}
+	if p.admissionPolicy {
+		// The admission policy's params, written by server-side apply (which creates them).
+		role.WithRules(policyRule(v1beta1.GroupName, []string{"placementparameters"}, []string{"get", "create", "patch"}))
 	}
 	return role
 }

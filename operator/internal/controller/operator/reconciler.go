@@ -79,6 +79,9 @@ import (
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,resourceNames=archgate-controller-pull-secret,verbs=delete
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=archgate-scheduling-gate,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,resourceNames=archgate-placement;archgate-placement-probe,verbs=update;patch;delete
+// +kubebuilder:rbac:groups=multiarch.openshift.io,resources=placementparameters,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=archgate-operator-validation,verbs=update;patch
 // +kubebuilder:rbac:groups=apps,namespace=archgate-system,resources=deployments,verbs=get;list;watch;create;update;patch;delete
@@ -212,6 +215,8 @@ type Reconciler struct {
 	// unavailable (the fail-open grace period runs from there; a restarted operator starts it
 	// again, which only delays failing open).
 	unavailableSince map[string]time.Time
+	// probe is the last answer of the admission policy probe.
+	probe policyProbe
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -338,6 +343,7 @@ func (r *Reconciler) steps() []step {
 		{"webhook service and certificates", r.applyServing},
 		{"deployments", r.applyDeployments},
 		{"webhook registration", r.registerWebhook},
+		{"admission policy", r.applyAdmissionPolicy},
 	}
 }
 
@@ -382,6 +388,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		proxyEnv:               r.opts.ProxyEnv,
 		provider:               r.opts.CertProvider,
 		args:                   r.opts.Args,
+	}
+	if err := r.decideAdmissionPolicy(s); err != nil {
+		return reconcile.Result{}, err
 	}
 	for _, st := range r.steps() {
 		waiting, err := st.run(ctx, s)
@@ -502,7 +511,13 @@ func (r *Reconciler) unavailableFor(now time.Time, components ...deploymentState
 	return longest
 }
 
+// deleteWebhookConfiguration stops archgate's admission: the admission policy's bindings and
+// policies first (a policy gating pods with no controller behind it would strand them), then the
+// MutatingWebhookConfiguration.
 func (r *Reconciler) deleteWebhookConfiguration(ctx context.Context) error {
+	if err := r.deleteAdmissionPolicy(ctx); err != nil {
+		return err
+	}
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	mwc.Name = r.opts.MutatingWebhookConfigurationName
 	if err := r.client.Delete(ctx, mwc); client.IgnoreNotFound(err) != nil {

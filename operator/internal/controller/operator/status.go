@@ -130,6 +130,8 @@ type observation struct {
 	webhookConfigurationName string
 	// release is set while deleting.
 	release *releaseProgress
+	// policy is what the admission policy step found.
+	policy policyState
 }
 
 // condition is a condition without its bookkeeping fields.
@@ -143,11 +145,12 @@ type condition struct {
 // conditions (Degraded remembers that the components were available before).
 func conditions(prev []metav1.Condition, o observation) map[string]condition {
 	return map[string]condition{
-		v1beta1.ConditionLinkedObjectsExist: linkedObjectsCondition(o),
-		v1beta1.ConditionAvailable:          availableCondition(o),
-		v1beta1.ConditionProgressing:        progressingCondition(o),
-		v1beta1.ConditionDegraded:           degradedCondition(prev, o),
-		v1beta1.ConditionDeprovisioning:     deprovisioningCondition(o),
+		v1beta1.ConditionLinkedObjectsExist:      linkedObjectsCondition(o),
+		v1beta1.ConditionAvailable:               availableCondition(o),
+		v1beta1.ConditionProgressing:             progressingCondition(o),
+		v1beta1.ConditionDegraded:                degradedCondition(prev, o),
+		v1beta1.ConditionDeprovisioning:          deprovisioningCondition(o),
+		v1beta1.ConditionAdmissionPolicyInEffect: policyCondition(o),
 	}
 }
 
@@ -271,7 +274,7 @@ func deprovisioningCondition(o observation) condition {
 func setConditions(status *v1beta1.ClusterPodPlacementConfigStatus, generation int64, computed map[string]condition) {
 	for _, t := range []string{
 		v1beta1.ConditionAvailable, v1beta1.ConditionProgressing, v1beta1.ConditionDegraded,
-		v1beta1.ConditionDeprovisioning, v1beta1.ConditionLinkedObjectsExist,
+		v1beta1.ConditionDeprovisioning, v1beta1.ConditionLinkedObjectsExist, v1beta1.ConditionAdmissionPolicyInEffect,
 	} {
 		c := computed[t]
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{

@@ -262,6 +262,7 @@ func (r *Reconciler) registerWebhook(ctx context.Context, s *scope) (string, err
 		CABundle:          s.caBundle,
 		NamespaceSelector: s.cppc.Spec.NamespaceSelector,
 		OperatorNamespace: r.opts.Namespace,
+		PolicyInEffect:    s.params.admissionPolicy,
 	})
 	mwc.Labels = maps.Clone(ManagedLabels(WebhookComponentName))
 	if a := certs.WebhookConfigurationAnnotations(r.opts.CertProvider, r.opts.Namespace+"/"+WebhookCertificateName); a != nil {
