@@ -231,6 +231,8 @@ type Pass struct {
 	// SchedulerSLI is the scheduler's own pod_scheduling_sli_duration_seconds
 	// over the pass, a cross-check of Latency["schedule"].
 	SchedulerSLI *HistogramStats `json:"schedulerSLI,omitempty"`
+	// Admission is the apiserver's own account of mutating admission over the pass.
+	Admission *AdmissionCost `json:"admission,omitempty"`
 	// DeadlineHit is true when the pass ended at the deadline.
 	DeadlineHit bool `json:"deadlineHit"`
 	// Cost is the pass's CPU, memory and apiserver requests per component.
@@ -650,4 +652,19 @@ func (r *Report) attacker() *Attacker {
 		return nil
 	}
 	return r.Main.Attacker
+}
+
+// AdmissionCost is what the apiserver's admission metrics say about a pass: the time its
+// mutating admission step took (built-in plugins, admission policies and webhook calls, for
+// every CREATE: pods, bindings and events alike), and its webhook calls, per pod created.
+type AdmissionCost struct {
+	// MutatingSecondsPerPod is apiserver_admission_step_admission_duration_seconds (type
+	// admit, operation CREATE), summed over the pass, per pod.
+	MutatingSecondsPerPod float64 `json:"mutatingSecondsPerPod"`
+	// WebhookCallsPerPod and WebhookSecondsPerPod are
+	// apiserver_admission_webhook_admission_duration_seconds (operation CREATE) per pod.
+	WebhookCallsPerPod   float64 `json:"webhookCallsPerPod"`
+	WebhookSecondsPerPod float64 `json:"webhookSecondsPerPod"`
+	// PolicyChecksPerPod is apiserver_mutating_admission_policy_check_total per pod.
+	PolicyChecksPerPod float64 `json:"policyChecksPerPod"`
 }

@@ -146,6 +146,10 @@ func (r *Report) Values() map[string]float64 {
 			put("registryOverheadPerImage", g.ProtocolOverhead.PerImage)
 		}
 	}
+	if r.Main != nil && r.Main.Admission != nil {
+		put("admission.mutatingSecondsPerPod", r.Main.Admission.MutatingSecondsPerPod)
+		put("admission.webhookCallsPerPod", r.Main.Admission.WebhookCallsPerPod)
+	}
 	if r.Main != nil && r.Main.SchedulerSLI != nil {
 		put("schedulerSLI.p50", r.Main.SchedulerSLI.P50)
 		put("schedulerSLI.p99", r.Main.SchedulerSLI.P99)

@@ -199,6 +199,13 @@ func passRows(passes []*Pass) []summaryRow {
 			}
 			return fmt.Sprintf("%s / %s (n=%.0f)", d(p.SchedulerSLI.P50), d(p.SchedulerSLI.P99), p.SchedulerSLI.Count)
 		}),
+		row("apiserver mutating admission per pod: time / webhook calls / policy checks", func(p *Pass) string {
+			if p.Admission == nil {
+				return "—"
+			}
+			a := p.Admission
+			return fmt.Sprintf("%s / %.2f (%s) / %.2f", d(a.MutatingSecondsPerPod), a.WebhookCallsPerPod, d(a.WebhookSecondsPerPod), a.PolicyChecksPerPod)
+		}),
 		row("misplaced pods", func(p *Pass) string { return fmt.Sprint(p.MisplacedPods) }),
 		row("gated / unbound at end", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.GatedAtEnd, p.UnboundAtEnd) }),
 		row("Pending by design", func(p *Pass) string {

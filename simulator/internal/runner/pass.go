@@ -103,6 +103,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	// The machine's speed now, while the cluster is idle (calibrate's doc).
 	calibration := calibrate.NsPerOp(calibrationRounds) / 1e9
 	sliBefore := r.schedulerSLI(ctx)
+	admissionBefore, admissionOK := r.apiserverAdmission(ctx)
 	costStart := r.markCost(ctx)
 	stopProfiles := r.startProfiles(ctx, spec.name)
 	epoch := time.Now()
@@ -186,6 +187,9 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	out.pass.Attacker = attacker
 	out.pass.DeadlineHit = deadlineHit
 	out.pass.SchedulerSLI = sliDelta(sliBefore, r.schedulerSLI(context.WithoutCancel(ctx)))
+	if admissionAfter, ok := r.apiserverAdmission(context.WithoutCancel(ctx)); ok && admissionOK {
+		out.pass.Admission = admissionCost(admissionBefore, admissionAfter, out.pass.Pods)
+	}
 	out.pass.Cost = r.cost(costStart, costEnd, r.sampler.Samples(), out.pass.Pods)
 	if res.Err != nil {
 		out.errors = append(out.errors, fmt.Sprintf("%s pass: %v", spec.name, res.Err))

@@ -217,8 +217,8 @@ func TestSetConditionsKeepsTransitionTimes(t *testing.T) {
 	if status.ObservedGeneration != 2 || status.Conditions[0].ObservedGeneration != 2 {
 		t.Errorf("observedGeneration %d / %d, want 2", status.ObservedGeneration, status.Conditions[0].ObservedGeneration)
 	}
-	if len(status.Conditions) != 5 {
-		t.Errorf("%d conditions, want 5", len(status.Conditions))
+	if len(status.Conditions) != 6 {
+		t.Errorf("%d conditions, want 6", len(status.Conditions))
 	}
 }
 
@@ -247,5 +247,29 @@ func TestUnavailableForRunsFromTheFirstSighting(t *testing.T) {
 		if got := r.unavailableFor(t0.Add(s.at), s.components...); got != s.want {
 			t.Errorf("step %d at %v: unavailable for %v, want %v", i, s.at, got, s.want)
 		}
+	}
+}
+
+func TestPolicyCondition(t *testing.T) {
+	tests := map[string]struct {
+		obs        observation
+		wantStatus metav1.ConditionStatus
+		wantReason string
+	}{
+		"not evaluated yet":        {obs: observation{}, wantStatus: metav1.ConditionFalse, wantReason: v1beta1.ReasonPolicyPending},
+		"deleting":                 {obs: observation{deleting: true, policy: policyState{decided: true, wanted: true, served: true}}, wantStatus: metav1.ConditionFalse, wantReason: v1beta1.ReasonPolicyNotWanted},
+		"turned off":               {obs: observation{policy: policyState{decided: true, served: true, why: "off"}}, wantStatus: metav1.ConditionFalse, wantReason: v1beta1.ReasonPolicyNotWanted},
+		"API not served":           {obs: observation{policy: policyState{decided: true, wanted: true}}, wantStatus: metav1.ConditionFalse, wantReason: v1beta1.ReasonPolicyAPINotServed},
+		"components not up":        {obs: observation{policy: policyState{decided: true, wanted: true, served: true}}, wantStatus: metav1.ConditionFalse, wantReason: v1beta1.ReasonPolicyPending},
+		"feature gate off":         {obs: observation{policy: policyState{decided: true, wanted: true, served: true, applied: true}}, wantStatus: metav1.ConditionFalse, wantReason: v1beta1.ReasonPolicyNotEnforced},
+		"applied by the apiserver": {obs: observation{policy: policyState{decided: true, wanted: true, served: true, applied: true, enforced: true}}, wantStatus: metav1.ConditionTrue, wantReason: v1beta1.ReasonPolicyEnforced},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := policyCondition(tt.obs)
+			if got.status != tt.wantStatus || got.reason != tt.wantReason || got.message == "" {
+				t.Errorf("policyCondition = %+v, want %s %s with a message", got, tt.wantStatus, tt.wantReason)
+			}
+		})
 	}
 }

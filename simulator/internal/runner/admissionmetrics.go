@@ -1,0 +1,84 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/archgate/archgate/simulator/internal/operand"
+	"github.com/archgate/archgate/simulator/internal/report"
+)
+
+// The apiserver's admission metrics the passes compare.
+const (
+	admissionStepMetric    = "apiserver_admission_step_admission_duration_seconds"
+	admissionWebhookMetric = "apiserver_admission_webhook_admission_duration_seconds"
+	policyCheckMetric      = "apiserver_mutating_admission_policy_check_total"
+)
+
+// admissionTotals are the apiserver's cumulative admission figures at one moment.
+type admissionTotals struct {
+	mutatingSeconds, webhookCalls, webhookSeconds, policyChecks float64
+}
+
+// apiserverAdmission scrapes the apiserver's /metrics; ok is false when it cannot (the pass then
+// reports no admission figures).
+func (r *run) apiserverAdmission(ctx context.Context) (admissionTotals, bool) {
+	cs, err := kubernetes.NewForConfig(r.cfg)
+	if err != nil {
+		return admissionTotals{}, false
+	}
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return admissionTotals{}, false
+	}
+	families, err := operand.ParseFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return admissionTotals{}, false
+	}
+	return admissionTotalsOf(families), true
+}
+
+// admissionTotalsOf sums the CREATE requests' mutating admission time, webhook calls and policy
+// checks.
+func admissionTotalsOf(families []*dto.MetricFamily) admissionTotals {
+	var t admissionTotals
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch f.GetName() {
+			case admissionStepMetric:
+				if labels["type"] == "admit" && labels["operation"] == "CREATE" {
+					t.mutatingSeconds += m.GetHistogram().GetSampleSum()
+				}
+			case admissionWebhookMetric:
+				if labels["type"] == "admit" && labels["operation"] == "CREATE" {
+					t.webhookCalls += float64(m.GetHistogram().GetSampleCount())
+					t.webhookSeconds += m.GetHistogram().GetSampleSum()
+				}
+			case policyCheckMetric:
+				t.policyChecks += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return t
+}
+
+// admissionCost is the pass's share of the totals, per pod created.
+func admissionCost(before, after admissionTotals, pods int) *report.AdmissionCost {
+	if pods == 0 {
+		return nil
+	}
+	n := float64(pods)
+	return &report.AdmissionCost{
+		MutatingSecondsPerPod: (after.mutatingSeconds - before.mutatingSeconds) / n,
+		WebhookCallsPerPod:    (after.webhookCalls - before.webhookCalls) / n,
+		WebhookSecondsPerPod:  (after.webhookSeconds - before.webhookSeconds) / n,
+		PolicyChecksPerPod:    (after.policyChecks - before.policyChecks) / n,
+	}
+}

@@ -1,0 +1,41 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/archgate/archgate/simulator/internal/operand"
+)
+
+func TestAdmissionTotalsOf(t *testing.T) {
+	const text = `# TYPE apiserver_admission_step_admission_duration_seconds histogram
+apiserver_admission_step_admission_duration_seconds_bucket{operation="CREATE",rejected="false",type="admit",le="+Inf"} 10
+apiserver_admission_step_admission_duration_seconds_sum{operation="CREATE",rejected="false",type="admit"} 0.5
+apiserver_admission_step_admission_duration_seconds_count{operation="CREATE",rejected="false",type="admit"} 10
+apiserver_admission_step_admission_duration_seconds_bucket{operation="CREATE",rejected="false",type="validate",le="+Inf"} 10
+apiserver_admission_step_admission_duration_seconds_sum{operation="CREATE",rejected="false",type="validate"} 9
+apiserver_admission_step_admission_duration_seconds_count{operation="CREATE",rejected="false",type="validate"} 10
+apiserver_admission_step_admission_duration_seconds_bucket{operation="UPDATE",rejected="false",type="admit",le="+Inf"} 3
+apiserver_admission_step_admission_duration_seconds_sum{operation="UPDATE",rejected="false",type="admit"} 7
+apiserver_admission_step_admission_duration_seconds_count{operation="UPDATE",rejected="false",type="admit"} 3
+# TYPE apiserver_admission_webhook_admission_duration_seconds histogram
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="gate",operation="CREATE",rejected="false",type="admit",le="+Inf"} 4
+apiserver_admission_webhook_admission_duration_seconds_sum{name="gate",operation="CREATE",rejected="false",type="admit"} 0.2
+apiserver_admission_webhook_admission_duration_seconds_count{name="gate",operation="CREATE",rejected="false",type="admit"} 4
+# TYPE apiserver_mutating_admission_policy_check_total counter
+apiserver_mutating_admission_policy_check_total{error_type="no_error",policy="p",policy_binding="p"} 6
+`
+	families, err := operand.ParseFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := admissionTotalsOf(families)
+	want := admissionTotals{mutatingSeconds: 0.5, webhookCalls: 4, webhookSeconds: 0.2, policyChecks: 6}
+	if got != want {
+		t.Fatalf("admissionTotalsOf = %+v, want %+v", got, want)
+	}
+	cost := admissionCost(admissionTotals{mutatingSeconds: 0.1, webhookCalls: 2}, got, 4)
+	if cost.MutatingSecondsPerPod != 0.1 || cost.WebhookCallsPerPod != 0.5 || cost.PolicyChecksPerPod != 1.5 {
+		t.Fatalf("admissionCost = %+v", cost)
+	}
+}
