@@ -120,9 +120,9 @@ type ClusterPodPlacementConfigSpec struct {
 	// admissionPolicy moves admission placement into the apiserver: when the apiserver serves
 	// MutatingAdmissionPolicy (admissionregistration.k8s.io/v1) and applies it, the operator
 	// renders a policy that places a pod whose images are all published, or adds the scheduling
-	// gate, without calling the webhook; the controller publishes the images in the
-	// PlacementParameters named cluster. The webhook stays registered for every pod the policy
-	// leaves alone, so a policy that is not applied, or fails, changes nothing for the pods.
+	// gate, without calling the webhook; the controller publishes the images in the ConfigMap
+	// archgate-placement-parameters of the operator's namespace. The webhook stays registered
+	// for every pod the policy leaves alone, so a policy that is not applied, or fails, changes nothing for the pods.
 	// Only with admissionPlacement Enabled and localPlacement Disabled. The condition
 	// AdmissionPolicyInEffect says whether it is in effect, and why not.
 	// +optional

@@ -45,8 +45,6 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ClusterPodPlacementConfigList{},
 		&PodPlacementConfig{},
 		&PodPlacementConfigList{},
-		&PlacementParameters{},
-		&PlacementParametersList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil

@@ -78,8 +78,8 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 	fs.DurationVar(&opts.RetryMaxDelay, "retry-max-delay", components.DefaultRetryMaxDelay, "Longest retry delay.")
 	fs.StringVar(&opts.KnownImagesConfigMap, settings.FlagKnownImagesConfigMap, "",
 		"ConfigMap of --operator-namespace where the leader publishes the images it inspected for pods without imagePullSecrets, for the webhook to place pods at admission; empty publishes nothing.")
-	fs.BoolVar(&opts.PlacementParameters, settings.FlagPlacementParameters, false,
-		"Also publish the PlacementParameters the admission policy places pods from (with --"+settings.FlagKnownImagesConfigMap+").")
+	fs.StringVar(&opts.PlacementParametersConfigMap, settings.FlagPlacementParameters, "",
+		"ConfigMap of --operator-namespace where the leader also publishes the params the admission policy places pods from (with --"+settings.FlagKnownImagesConfigMap+"); empty publishes none.")
 	fs.BoolVar(&opts.ExecFormatErrorMonitor, settings.FlagExecFormatErrorMonitor, false,
 		"Run the exec-format-error monitor: watch every pod (reduced to its failed containers' states) and report those whose container failed with an exec format error.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Run active-passive with a leader election lease.")

@@ -74,7 +74,7 @@ var clusters = map[string]v1beta1.ClusterPodPlacementConfigSpec{
 func TestPolicyMatchesWebhook(t *testing.T) {
 	const podsPerCluster = 400
 	ensureNamespace(t, "team")
-	params := &v1beta1.PlacementParameters{Images: knownimages.ImageParameters(published)}
+	params := knownimages.ImageParameters(published)
 	data, _, err := knownimages.Encode(published, knownimages.MaxDataBytes)
 	if err != nil {
 		t.Fatal(err)
@@ -282,24 +282,40 @@ func randomAffinity(rng *rand.Rand) *corev1.Affinity {
 		return corev1.NodeSelectorRequirement{Key: v1beta1.NodeArchLabel, Operator: corev1.NodeSelectorOpIn, Values: values}
 	}
 	other := corev1.NodeSelectorRequirement{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}
+	exists := corev1.NodeSelectorRequirement{Key: "disk", Operator: corev1.NodeSelectorOpExists}
+	notS390x := corev1.NodeSelectorRequirement{Key: v1beta1.NodeArchLabel, Operator: corev1.NodeSelectorOpNotIn, Values: []string{"s390x"}}
+	archExists := corev1.NodeSelectorRequirement{Key: v1beta1.NodeArchLabel, Operator: corev1.NodeSelectorOpExists}
 	field := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"n1"}}
+	expressions := func(rs ...corev1.NodeSelectorRequirement) corev1.NodeSelectorTerm {
+		return corev1.NodeSelectorTerm{MatchExpressions: rs}
+	}
+	// The shapes of the required and preferred merge tables (internal/placement): terms with
+	// and without the architecture (any operator), match fields only, several terms.
 	terms := [][]corev1.NodeSelectorTerm{
 		nil,
-		{{MatchExpressions: []corev1.NodeSelectorRequirement{other}}},
-		{{MatchExpressions: []corev1.NodeSelectorRequirement{arch("amd64", "arm64")}}},
-		{{MatchExpressions: []corev1.NodeSelectorRequirement{arch("s390x")}}, {MatchExpressions: []corev1.NodeSelectorRequirement{other}}},
+		{expressions(other)},
+		{expressions(other, exists)},
+		{expressions(arch("amd64", "arm64"))},
+		{expressions(notS390x)},
+		{expressions(arch("s390x")), expressions(other)},
+		{expressions(other), expressions(exists)},
 		{{MatchFields: []corev1.NodeSelectorRequirement{field}}},
-		{{MatchExpressions: []corev1.NodeSelectorRequirement{other}, MatchFields: []corev1.NodeSelectorRequirement{field}}, {MatchExpressions: []corev1.NodeSelectorRequirement{arch("arm64")}}},
+		{{MatchExpressions: []corev1.NodeSelectorRequirement{other}, MatchFields: []corev1.NodeSelectorRequirement{field}}, expressions(arch("arm64"))},
 	}
 	preferred := [][]corev1.PreferredSchedulingTerm{
 		nil,
-		{{Weight: 10, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{arch("arm64")}}}},
-		{{Weight: 5, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{other}}}},
+		{{Weight: 10, Preference: expressions(arch("arm64"))}},
+		{{Weight: 5, Preference: expressions(other)}},
+		{{Weight: 5, Preference: expressions(other)}, {Weight: 1, Preference: expressions(archExists)}},
 	}
-	switch rng.IntN(5) {
+	switch rng.IntN(7) {
 	case 0:
 		return nil
-	case 1:
+	case 1: // present but empty, at either level
+		return &corev1.Affinity{}
+	case 2:
+		return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}
+	case 3:
 		return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 			Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "zone", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
 		}}}}

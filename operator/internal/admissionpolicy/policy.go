@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Package admissionpolicy renders the MutatingAdmissionPolicy that places pods inside the
-// apiserver: a pod whose images the controller has published (v1beta1.PlacementParameters) gets,
+// apiserver: a pod whose images the controller has published (the params ConfigMap,
+// knownimages.ImageParameters) gets,
 // in CEL, what placement.Decide would write; any other pod gets the scheduling gate, as the
 // webhook would add it. The webhook stays registered and is called only for pods the policy did
 // not label (webhook.PolicyHandledCondition), so a policy that fails, lacks its params or is not
@@ -29,6 +30,7 @@ limitations under the License.
 package admissionpolicy
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -40,6 +42,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/knownimages"
 	"github.com/archgate/archgate/operator/internal/placement"
 	"github.com/archgate/archgate/operator/internal/webhook"
 )
@@ -48,8 +51,11 @@ import (
 type Options struct {
 	// Name of the MutatingAdmissionPolicy and of its binding.
 	Name string
-	// OperatorNamespace is never matched, as for the webhook.
+	// OperatorNamespace is never matched, as for the webhook; the params ConfigMap lives there.
 	OperatorNamespace string
+	// Parameters names the params ConfigMap; knownimages.DefaultParametersConfigMapName when
+	// empty.
+	Parameters string
 	// Cluster is the ClusterPodPlacementConfig: its namespaceSelector, maxImagesPerPod and
 	// cluster-level nodeAffinityScoring are compiled into the policy. The policy is rendered
 	// only with admission placement on and local placement off (see Wanted).
@@ -63,7 +69,7 @@ func Policy(o Options) *admissionregistrationv1.MutatingAdmissionPolicy {
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name},
 		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
-			ParamKind: &admissionregistrationv1.ParamKind{APIVersion: v1beta1.GroupVersion.String(), Kind: "PlacementParameters"},
+			ParamKind: &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
 			MatchConstraints: &admissionregistrationv1.MatchResources{
 				NamespaceSelector: webhook.NamespaceSelector(spec.NamespaceSelector, o.OperatorNamespace),
 				ObjectSelector:    &metav1.LabelSelector{},
@@ -93,8 +99,8 @@ func Policy(o Options) *admissionregistrationv1.MutatingAdmissionPolicy {
 }
 
 // Binding returns the MutatingAdmissionPolicyBinding that puts the policy in effect with the
-// PlacementParameters as its params. A missing params object makes the policy do nothing (the
-// webhook then handles every pod).
+// params ConfigMap. A missing params object makes the policy do nothing (the webhook then
+// handles every pod).
 func Binding(o Options) *admissionregistrationv1.MutatingAdmissionPolicyBinding {
 	return &admissionregistrationv1.MutatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingAdmissionPolicyBinding"},
@@ -102,7 +108,8 @@ func Binding(o Options) *admissionregistrationv1.MutatingAdmissionPolicyBinding 
 		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{
 			PolicyName: o.Name,
 			ParamRef: &admissionregistrationv1.ParamRef{
-				Name:                    v1beta1.PlacementParametersName,
+				Name:                    cmp.Or(o.Parameters, knownimages.DefaultParametersConfigMapName),
+				Namespace:               o.OperatorNamespace,
 				ParameterNotFoundAction: ptr.To(admissionregistrationv1.AllowAction),
 			},
 		},
@@ -135,7 +142,10 @@ func matchConditions(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionreg
 	conditions = append(conditions, webhook.ExemptionConditions()...)
 	return append(conditions,
 		admissionregistrationv1.MatchCondition{Name: "not-gated", Expression: fmt.Sprintf(`!object.spec.?schedulingGates.orValue([]).exists(g, g.name == %s)`, quote(v1beta1.SchedulingGateName))},
-		admissionregistrationv1.MatchCondition{Name: "images-within-limit", Expression: fmt.Sprintf(`size(%s) <= %d`, imagesExpression, spec.ImageInspection.Settings().MaxImagesPerPod)},
+		// Counting the containers first spares almost every pod the list of its images.
+		admissionregistrationv1.MatchCondition{Name: "images-within-limit", Expression: fmt.Sprintf(
+			`size(object.spec.containers) + size(object.spec.?initContainers.orValue([])) <= %[1]d || size(%[2]s) <= %[1]d`,
+			spec.ImageInspection.Settings().MaxImagesPerPod, imagesExpression)},
 	)
 }
 
@@ -145,8 +155,10 @@ func variables(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrat
 	weights, order := clusterWeights(spec)
 	vars := []struct{ name, expr string }{
 		{"images", imagesExpression},
-		{"known", `params != null && variables.images.all(i, i in params.?images.orValue({}))`},
-		{"archLists", `variables.known ? variables.images.map(i, params.images[i]).filter(v, v != '*').map(v, v.split(',')) : []`},
+		{"keys", fmt.Sprintf(`variables.images.map(i, %s)`, knownimages.ParameterKeyExpression("i"))},
+		{"known", `params != null && variables.keys.all(k, k in params.?data.orValue({}))`},
+		{"archLists", fmt.Sprintf(`variables.known ? variables.keys.map(k, params.data[k]).filter(v, v != %s).map(v, v.split(',')) : []`,
+			quote(knownimages.AnyArchitecture))},
 		{"anyArch", `size(variables.archLists) == 0`},
 		{"archs", `variables.anyArch ? [] : variables.archLists[0].filter(a, variables.archLists.all(l, a in l))`},
 		{"terms", `object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([])`},
@@ -158,7 +170,7 @@ func variables(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrat
 		{"compatible", fmt.Sprintf(`variables.anyArch ? %s : variables.archs`, list(v1beta1.SupportedArchitectures()))},
 		{"weights", weights},
 		{"preferredArchs", fmt.Sprintf(`%s.filter(a, a in variables.compatible)`, list(order))},
-		{"place", placeExpression},
+		{"place", placeExpression()},
 		{"outcome", fmt.Sprintf(`variables.pinned ? %s : (variables.anyArch ? %s : %s)`,
 			quote(string(placement.OutcomeUserPinned)), quote(string(placement.OutcomeAnyArchitecture)), quote(string(placement.OutcomeArchSet)))},
 		{"setRequired", `!variables.anyArch && !variables.pinned`},
@@ -173,11 +185,13 @@ func variables(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrat
 
 // placeExpression is true when the pod can be placed here; otherwise it is gated for the
 // controller, as the webhook gates it (placeAtAdmission).
-const placeExpression = `variables.known &&
+func placeExpression() string {
+	return fmt.Sprintf(`variables.known &&
   size(object.spec.?imagePullSecrets.orValue([])) == 0 &&
-  !(namespaceObject.metadata.name in params.?podPlacementConfigNamespaces.orValue({})) &&
+  !(%s in params.data) &&
   (variables.anyArch || size(variables.archs) > 0) &&
-  !(variables.prefersArch && size(variables.preferredArchs) > 0)`
+  !(variables.prefersArch && size(variables.preferredArchs) > 0)`, quote(knownimages.NamespaceKey(""))+" + namespaceObject.metadata.name")
+}
 
 // clusterWeights returns the cluster-level weights as a CEL map from architecture to weight, and
 // the architectures in the order they are applied. Entries placement.MergePreferredArchitectures

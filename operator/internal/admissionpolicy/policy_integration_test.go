@@ -38,6 +38,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/admissionpolicy"
+	"github.com/archgate/archgate/operator/internal/knownimages"
 	"github.com/archgate/archgate/operator/pkg/testenv"
 )
 
@@ -70,13 +71,12 @@ func run(m *testing.M) int {
 
 // installPolicy applies the policy and binding rendered for cluster, with params, and waits
 // until the apiserver enforces them: probe, admitted, satisfies ready.
-func installPolicy(t *testing.T, cluster *v1beta1.ClusterPodPlacementConfig, params *v1beta1.PlacementParameters, probe *corev1.Pod, ready func(*corev1.Pod) bool) {
+func installPolicy(t *testing.T, cluster *v1beta1.ClusterPodPlacementConfig, data map[string]string, probe *corev1.Pod, ready func(*corev1.Pod) bool) {
 	t.Helper()
 	ctx := t.Context()
-	opts := admissionpolicy.Options{Name: "archgate-placement", OperatorNamespace: "archgate-system", Cluster: cluster}
-	params = params.DeepCopy()
-	params.Name = v1beta1.PlacementParametersName
-	params.APIVersion, params.Kind = v1beta1.GroupVersion.String(), "PlacementParameters"
+	ensureNamespace(t, operatorNamespace)
+	opts := admissionpolicy.Options{Name: "archgate-placement", OperatorNamespace: operatorNamespace, Cluster: cluster}
+	params := paramsConfigMap(data)
 	// Fail, not the rendered Ignore: an expression that fails at run time must fail the test
 	// with the apiserver's message, not let the pod through unchanged.
 	policy := admissionpolicy.Policy(opts)
@@ -97,6 +97,18 @@ func installPolicy(t *testing.T, cluster *v1beta1.ClusterPodPlacementConfig, par
 	})
 	if err != nil {
 		t.Fatalf("the policy never took effect: %v", err)
+	}
+}
+
+// operatorNamespace holds the params ConfigMap.
+const operatorNamespace = "archgate-system"
+
+// paramsConfigMap is the params ConfigMap with data, as the controller publishes it.
+func paramsConfigMap(data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: knownimages.DefaultParametersConfigMapName},
+		Data:       data,
 	}
 }
 
@@ -131,10 +143,7 @@ func TestPolicyLeavesJudgementToOthers(t *testing.T) {
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
 	}
 	cluster := &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
-	params := &v1beta1.PlacementParameters{
-		Images:                       map[string]string{"nginx": "amd64,arm64"},
-		PodPlacementConfigNamespaces: map[string]int32{"configured": 1},
-	}
+	params := map[string]string{knownimages.ParameterKey("nginx"): "amd64,arm64", knownimages.NamespaceKey("configured"): "1"}
 	installPolicy(t, cluster, params, pod("plain"), func(p *corev1.Pod) bool {
 		return p.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission
 	})
@@ -143,7 +152,7 @@ func TestPolicyLeavesJudgementToOthers(t *testing.T) {
 		t.Errorf("pod of a namespace with PodPlacementConfigs: labels %v, gates %v; want it gated", got.Labels, got.Spec.SchedulingGates)
 	}
 
-	if err := k8s.Delete(ctx, &v1beta1.PlacementParameters{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.PlacementParametersName}}); err != nil {
+	if err := k8s.Delete(ctx, paramsConfigMap(nil)); err != nil {
 		t.Fatal(err)
 	}
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {

@@ -32,6 +32,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/admissionpolicy"
+	"github.com/archgate/archgate/operator/internal/knownimages"
 	"github.com/archgate/archgate/operator/pkg/testenv"
 )
 
@@ -66,11 +67,10 @@ func TestProbe(t *testing.T) {
 	if probe(t, off) {
 		t.Error("the probe was applied with the MutatingAdmissionPolicy feature gate off")
 	}
-	opts := admissionpolicy.Options{Name: "archgate-placement", Cluster: &v1beta1.ClusterPodPlacementConfig{}}
-	params := &v1beta1.PlacementParameters{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.PlacementParametersName},
-		Images: map[string]string{"nginx": "amd64"}}
-	for _, obj := range []client.Object{params, admissionpolicy.Policy(opts), admissionpolicy.Binding(opts),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}} {
+	opts := admissionpolicy.Options{Name: "archgate-placement", OperatorNamespace: operatorNamespace, Cluster: &v1beta1.ClusterPodPlacementConfig{}}
+	params := paramsConfigMap(map[string]string{knownimages.ParameterKey("nginx"): "amd64"})
+	for _, obj := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}, params,
+		admissionpolicy.Policy(opts), admissionpolicy.Binding(opts), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}} {
 		if err := off.Create(t.Context(), obj); err != nil {
 			t.Fatalf("creating %T with the feature gate off: %v", obj, err)
 		}

@@ -36,7 +36,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/archgate/archgate/operator/api/v1beta1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/archgate/archgate/operator/internal/inspect"
 )
 
@@ -70,8 +71,8 @@ func Encode(entries []inspect.KnownImage, maxBytes int) ([]byte, int, error) {
 	})
 }
 
-// EncodeParameters returns the images map of v1beta1.PlacementParameters for entries (least
-// recently used first, see ImageParameters), dropping the oldest entries until its JSON fits in
+// EncodeParameters returns the image entries of the params for entries (least recently used
+// first, see ImageParameters), dropping the oldest entries until its JSON fits in
 // maxBytes, and the number of entries kept.
 func EncodeParameters(entries []inspect.KnownImage, maxBytes int) (map[string]string, int, error) {
 	var images map[string]string
@@ -148,14 +149,50 @@ func (ix *Index) Lookup(image string, now time.Time) (inspect.Result, bool) {
 	return e.Result(), true
 }
 
-// ImageParameters returns the images map of v1beta1.PlacementParameters for entries: each
-// reference in every form a pod may write it (inspect.WrittenForms), mapped to its
-// architectures joined by commas, or v1beta1.ArchitecturesAny. An entry without architectures is
-// left out: its pods are gated and the controller reports them.
+// The admission policy's params are a ConfigMap (DefaultParametersConfigMapName): a ConfigMap
+// is a built-in kind, which the apiserver hands a policy as a typed object read lazily, field by
+// field, while a custom resource's params are converted whole, through JSON, for every
+// evaluation (measured: about 3 ms of apiserver CPU per pod with 700 entries, the cost of the
+// policy's whole evaluation many times over). ConfigMap keys cannot hold the '/', ':' and '@' of
+// image references, so keys are escaped (ParameterKey), and the policy escapes the pods' images
+// the same way in CEL.
+const (
+	// DefaultParametersConfigMapName is the ConfigMap of the operator's namespace that holds the
+	// admission policy's params.
+	DefaultParametersConfigMapName = "archgate-placement-parameters"
+	// AnyArchitecture is the value of an image that runs on any architecture.
+	AnyArchitecture = "*"
+	// namespaceKeyPrefix starts the key of a namespace with PodPlacementConfigs: no escaped
+	// image reference starts with it ('_' is always followed by '_', 's', 'c' or 'a').
+	namespaceKeyPrefix = "_n"
+)
+
+// keyEscaper escapes an image reference into a ConfigMap key; '_' first, so that the result
+// reads back one way only.
+var keyEscaper = strings.NewReplacer("_", "__", "/", "_s", ":", "_c", "@", "_a")
+
+// ParameterKey is the params key of an image reference, as the admission policy computes it:
+// '_' doubled, '/', ':' and '@' written "_s", "_c" and "_a". A reference whose key would not be
+// a valid ConfigMap key is never found, and its pods are gated.
+func ParameterKey(image string) string { return keyEscaper.Replace(image) }
+
+// ParameterKeyExpression is the CEL expression that computes ParameterKey of the string
+// expression image.
+func ParameterKeyExpression(image string) string {
+	return image + `.replace('_', '__').replace('/', '_s').replace(':', '_c').replace('@', '_a')`
+}
+
+// NamespaceKey is the params key that marks namespace as having PodPlacementConfigs.
+func NamespaceKey(namespace string) string { return namespaceKeyPrefix + namespace }
+
+// ImageParameters returns the params entries of entries: each reference, in every form a pod may
+// write it (inspect.WrittenForms), keyed by ParameterKey, mapped to its architectures joined by
+// commas, or AnyArchitecture. An entry without architectures is left out (its pods are gated
+// and the controller reports them), and so is a form whose key is not a valid ConfigMap key.
 func ImageParameters(entries []inspect.KnownImage) map[string]string {
 	out := make(map[string]string, len(entries))
 	for _, e := range entries {
-		value := v1beta1.ArchitecturesAny
+		value := AnyArchitecture
 		if !e.AnyArchitecture {
 			if len(e.Architectures) == 0 {
 				continue
@@ -163,7 +200,9 @@ func ImageParameters(entries []inspect.KnownImage) map[string]string {
 			value = strings.Join(slices.Sorted(slices.Values(e.Architectures)), ",")
 		}
 		for _, form := range inspect.WrittenForms(e.Ref) {
-			out[form] = value
+			if key := ParameterKey(form); len(validation.IsConfigMapKey(key)) == 0 {
+				out[key] = value
+			}
 		}
 	}
 	return out

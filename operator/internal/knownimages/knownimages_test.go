@@ -384,8 +384,8 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestPublisherWritesParameters: with Parameters, the leader also writes the
-// PlacementParameters: every written form of each published image, and the namespaces with
+// TestPublisherWritesParameters: with Parameters, the leader also writes the params ConfigMap:
+// every written form of each published image (keys escaped), and the namespaces with
 // PodPlacementConfigs; a new configuration alone is written on the next tick, an unchanged
 // content is not written again.
 func TestPublisherWritesParameters(t *testing.T) {
@@ -412,16 +412,16 @@ func TestPublisherWritesParameters(t *testing.T) {
 	}
 	p := NewPublisher(PublisherOptions{
 		Client: c, Key: types.NamespacedName{Namespace: "archgate", Name: DefaultConfigMapName}, Source: src, Log: logr.Discard(),
-		Parameters: true, Configs: c,
+		Parameters: DefaultParametersConfigMapName, Configs: c,
 	})
 	ctx := t.Context()
-	get := func() *v1beta1.PlacementParameters {
+	get := func() map[string]string {
 		t.Helper()
-		params := &v1beta1.PlacementParameters{}
-		if err := c.Get(ctx, types.NamespacedName{Name: v1beta1.PlacementParametersName}, params); err != nil {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: "archgate", Name: DefaultParametersConfigMapName}, cm); err != nil {
 			t.Fatal(err)
 		}
-		return params
+		return cm.Data
 	}
 	for range 2 {
 		if err := p.Publish(ctx); err != nil {
@@ -429,18 +429,14 @@ func TestPublisherWritesParameters(t *testing.T) {
 		}
 	}
 	if applies != 2 {
-		t.Fatalf("%d writes for one content (the ConfigMap and the parameters), want 2", applies)
+		t.Fatalf("%d writes for one content (the two ConfigMaps), want 2", applies)
 	}
-	params := get()
-	wantImages := map[string]string{}
+	want := map[string]string{"_nteam-a": "2"}
 	for _, form := range inspect.WrittenForms("docker.io/library/nginx:latest") {
-		wantImages[form] = "amd64,arm64"
+		want[ParameterKey(form)] = "amd64,arm64"
 	}
-	if diff := cmp.Diff(wantImages, params.Images); diff != "" {
-		t.Errorf("images (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(map[string]int32{"team-a": 2}, params.PodPlacementConfigNamespaces); diff != "" {
-		t.Errorf("namespaces (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, get()); diff != "" {
+		t.Errorf("params (-want +got):\n%s", diff)
 	}
 	if err := c.Create(ctx, ppc("team-b", "z")); err != nil {
 		t.Fatal(err)
@@ -448,7 +444,20 @@ func TestPublisherWritesParameters(t *testing.T) {
 	if err := p.Publish(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]int32{"team-a": 2, "team-b": 1}, get().PodPlacementConfigNamespaces); diff != "" || applies != 3 {
-		t.Errorf("after a new PodPlacementConfig, %d writes (want 3); namespaces (-want +got):\n%s", applies, diff)
+	want["_nteam-b"] = "1"
+	if diff := cmp.Diff(want, get()); diff != "" || applies != 3 {
+		t.Errorf("after a new PodPlacementConfig, %d writes (want 3); params (-want +got):\n%s", applies, diff)
+	}
+}
+
+func TestParameterKey(t *testing.T) {
+	for image, want := range map[string]string{
+		"nginx":                          "nginx",
+		"docker.io/library/nginx:latest": "docker.io_slibrary_snginx_clatest",
+		"registry.example:5000/team_a/app@sha256:ab": "registry.example_c5000_steam__a_sapp_asha256_cab",
+	} {
+		if got := ParameterKey(image); got != want {
+			t.Errorf("ParameterKey(%q) = %q, want %q", image, got, want)
+		}
 	}
 }

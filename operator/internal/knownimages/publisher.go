@@ -22,16 +22,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -82,10 +79,11 @@ type PublisherOptions struct {
 	Log      logr.Logger
 	// Metrics receives the publisher's metrics; fresh, unregistered ones when nil.
 	Metrics *PublisherMetrics
-	// Parameters also publishes v1beta1.PlacementParameters, the params of the admission
-	// policy: the same entries in every form pods write them, and the namespaces with
-	// PodPlacementConfigs, listed through Configs (a cached reader).
-	Parameters bool
+	// Parameters, when set, names the ConfigMap (in Key's namespace) where the publisher also
+	// writes the admission policy's params: the same entries in every form pods write them,
+	// and the namespaces with PodPlacementConfigs, listed through Configs (a cached reader).
+	// The operator creates it; only its data is applied.
+	Parameters string
 	Configs    client.Reader
 }
 
@@ -99,9 +97,13 @@ type Publisher struct {
 	lastChanges  uint64
 	lastComputed time.Time
 	// kept are the entries of the last document, whose images the parameters list; params is
-	// the last PlacementParameters content written.
+	// the last params data written.
 	kept   []inspect.KnownImage
-	params *v1beta1.PlacementParameters
+	params map[string]string
+	// paramsAt is when the params were last applied: they are applied again after
+	// refreshEvery even when unchanged, so that a ConfigMap recreated empty (the operator
+	// re-creating it, an admin's edit) is filled again.
+	paramsAt time.Time
 }
 
 var _ manager.LeaderElectionRunnable = (*Publisher)(nil)
@@ -142,7 +144,7 @@ func (p *Publisher) Publish(ctx context.Context) error {
 	if err := p.publishDocument(ctx); err != nil {
 		return err
 	}
-	if !p.opts.Parameters {
+	if p.opts.Parameters == "" {
 		return nil
 	}
 	return p.publishParameters(ctx)
@@ -178,11 +180,11 @@ func (p *Publisher) publishDocument(ctx context.Context) error {
 	return nil
 }
 
-// publishParameters writes the PlacementParameters when their content changed: the images of
-// the document, and the namespaces with PodPlacementConfigs (read from the cache every tick, as
-// a new configuration must reach the policy within the interval).
+// publishParameters writes the params when their content changed: the images of the document,
+// and the namespaces with PodPlacementConfigs (read from the cache every tick, as a new
+// configuration must reach the policy within the interval).
 func (p *Publisher) publishParameters(ctx context.Context) error {
-	images, _, err := EncodeParameters(p.kept, p.opts.MaxBytes)
+	data, _, err := EncodeParameters(p.kept, p.opts.MaxBytes)
 	if err != nil {
 		return err
 	}
@@ -190,29 +192,24 @@ func (p *Publisher) publishParameters(ctx context.Context) error {
 	if err := p.opts.Configs.List(ctx, configs); err != nil {
 		return fmt.Errorf("listing PodPlacementConfigs: %w", err)
 	}
-	namespaces := map[string]int32{}
+	counts := map[string]int{}
 	for _, c := range configs.Items {
-		namespaces[c.Namespace]++
+		counts[c.Namespace]++
 	}
-	if p.params != nil && maps.Equal(images, p.params.Images) && maps.Equal(namespaces, p.params.PodPlacementConfigNamespaces) {
+	for ns, n := range counts {
+		data[NamespaceKey(ns)] = strconv.Itoa(n)
+	}
+	if p.params != nil && maps.Equal(data, p.params) && time.Since(p.paramsAt) < refreshEvery {
 		return nil
 	}
-	params := &v1beta1.PlacementParameters{
-		TypeMeta:    metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "PlacementParameters"},
-		ObjectMeta:  metav1.ObjectMeta{Name: v1beta1.PlacementParametersName},
-		PublishedAt: ptr.To(metav1.Now()), Images: images, PodPlacementConfigNamespaces: namespaces,
-	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(params)
-	if err != nil {
-		return fmt.Errorf("encoding PlacementParameters: %w", err)
-	}
-	apply := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
-	if err := p.opts.Client.Apply(ctx, apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	key := types.NamespacedName{Namespace: p.opts.Key.Namespace, Name: p.opts.Parameters}
+	cm := corev1ac.ConfigMap(key.Name, key.Namespace).WithData(data)
+	if err := p.opts.Client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		p.opts.Metrics.paramWrites.WithLabelValues("error").Inc()
-		return fmt.Errorf("applying PlacementParameters %s: %w", params.Name, err)
+		return fmt.Errorf("applying ConfigMap %s: %w", key, err)
 	}
 	p.opts.Metrics.paramWrites.WithLabelValues("success").Inc()
-	p.params = params
+	p.params, p.paramsAt = data, time.Now()
 	return nil
 }
 
@@ -257,7 +254,7 @@ func NewPublisherMetrics() *PublisherMetrics {
 		}),
 		paramWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "archgate_placement_parameters_writes_total",
-			Help: "Writes of the PlacementParameters the admission policy places pods from, by result (success, error).",
+			Help: "Writes of the ConfigMap of the admission policy's params, by result (success, error).",
 		}, []string{"result"}),
 	}
 }

@@ -98,9 +98,10 @@ type ControllerOptions struct {
 	// the images a pod without imagePullSecrets would be placed with, for the webhook to place pods at admission
 	// (package knownimages); empty publishes nothing. Needs the cache (CacheSize > 0).
 	KnownImagesConfigMap string
-	// PlacementParameters also publishes v1beta1.PlacementParameters, the params of the
-	// MutatingAdmissionPolicy (package admissionpolicy), with KnownImagesConfigMap only.
-	PlacementParameters bool
+	// PlacementParametersConfigMap names the ConfigMap of OperatorNamespace where the leader also
+	// publishes the params of the MutatingAdmissionPolicy (package admissionpolicy), with
+	// KnownImagesConfigMap only; empty publishes none.
+	PlacementParametersConfigMap string
 
 	// ExecFormatErrorMonitor runs the exec-format-error monitor (the execFormatErrorMonitor
 	// plugin) in the controller's process, as the leader; it caches every pod of the cluster,

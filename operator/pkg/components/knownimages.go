@@ -37,6 +37,10 @@ import (
 // --known-images-configmap when spec.admissionPlacement is Enabled.
 const DefaultKnownImagesConfigMap = knownimages.DefaultConfigMapName
 
+// DefaultPlacementParametersConfigMap is the ConfigMap the operator renders into the
+// controller's --placement-parameters-configmap when the admission policy is in effect.
+const DefaultPlacementParametersConfigMap = knownimages.DefaultParametersConfigMapName
+
 // addKnownImagesPublisher adds the publisher of the cache's results for pods without imagePullSecrets to the
 // controller's manager, when opts names a known-images ConfigMap and the cache is on.
 func addKnownImagesPublisher(mgr manager.Manager, opts ControllerOptions, source knownimages.Source,
@@ -56,7 +60,7 @@ func addKnownImagesPublisher(mgr manager.Manager, opts ControllerOptions, source
 	p := knownimages.NewPublisher(knownimages.PublisherOptions{
 		Client: mgr.GetClient(), Key: key, Source: source, GlobalKeyring: keyring,
 		Log: opts.Logger.WithName("known-images"), Metrics: metrics,
-		Parameters: opts.PlacementParameters, Configs: mgr.GetClient(),
+		Parameters: opts.PlacementParametersConfigMap, Configs: mgr.GetClient(),
 	})
 	if err := mgr.Add(p); err != nil {
 		return fmt.Errorf("adding the known-images publisher: %w", err)

@@ -48,9 +48,10 @@ const (
 // at admission (spec.admissionPlacement); the same flag on both components, empty for off.
 const FlagKnownImagesConfigMap = "known-images-configmap"
 
-// FlagPlacementParameters makes the controller's leader also publish the PlacementParameters the
-// admission policy places pods from (with FlagKnownImagesConfigMap only).
-const FlagPlacementParameters = "placement-parameters"
+// FlagPlacementParameters names the ConfigMap of the operator's namespace where the controller's
+// leader also publishes the params the admission policy places pods from (with
+// FlagKnownImagesConfigMap only); empty for none.
+const FlagPlacementParameters = "placement-parameters-configmap"
 
 // FlagCredentialProviderConfig and FlagCredentialProviderBinDir give the controller the kubelet
 // credential provider plugins (spec.imageInspection.credentialProviders): the

@@ -92,8 +92,12 @@ func TestDeployPlaceUndeploy(t *testing.T) {
 	e.createSample(ctx, ca)
 	e.waitAvailable(ctx, namespace, "archgate-webhook")
 	e.waitAvailable(ctx, namespace, "archgate-controller")
-	e.waitSampleAvailable(ctx)
+	e.waitSampleCondition(ctx, v1beta1.ConditionAvailable)
 	t.Logf("figure: ClusterPodPlacementConfig to Available (webhook and controller rolled out, webhook registered): %s", time.Since(start).Round(time.Millisecond))
+	// The real apiserver (v1.37) applies MutatingAdmissionPolicy: the pods below are placed or
+	// gated by archgate's policy, the webhook called only for those it leaves alone.
+	e.waitSampleCondition(ctx, v1beta1.ConditionAdmissionPolicyInEffect)
+	t.Logf("figure: ClusterPodPlacementConfig to AdmissionPolicyInEffect: %s", time.Since(start).Round(time.Millisecond))
 
 	if got := without.Labels[v1beta1.LabelSchedulingGate]; got != "" {
 		t.Errorf("pod created before the install carries %s=%q", v1beta1.LabelSchedulingGate, got)
@@ -181,11 +185,12 @@ func (e *env) createSample(ctx context.Context, registryCA []byte) {
 	}
 }
 
-// waitSampleAvailable waits for the ClusterPodPlacementConfig's Available condition: only then
-// is the scheduling-gate webhook registered, so a pod created earlier may not be gated.
-func (e *env) waitSampleAvailable(ctx context.Context) {
+// waitSampleCondition waits until the ClusterPodPlacementConfig's condition typ is True (for
+// Available: only then is the scheduling-gate webhook registered, so a pod created earlier may
+// not be gated).
+func (e *env) waitSampleCondition(ctx context.Context, typ string) {
 	e.t.Helper()
-	e.waitFor(ctx, "ClusterPodPlacementConfig Available", func() bool {
+	e.waitFor(ctx, "ClusterPodPlacementConfig "+typ, func() bool {
 		obj, err := e.dyn.Resource(cppcResource()).Get(ctx, "cluster", metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -193,7 +198,7 @@ func (e *env) waitSampleAvailable(ctx context.Context) {
 		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 		for _, c := range conds {
 			m, _ := c.(map[string]any)
-			if m["type"] == "Available" && m["status"] == "True" {
+			if m["type"] == typ && m["status"] == "True" {
 				return true
 			}
 		}

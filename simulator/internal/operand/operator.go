@@ -47,10 +47,10 @@ type Config struct {
 	// KnownImagesConfigMap is what the operator renders into both components
 	// for spec.admissionPlacement: Enabled; "" for Disabled.
 	KnownImagesConfigMap string
-	// PlacementParameters makes the controller publish the admission policy's params, as the
-	// operator renders it when the policy is in effect; the webhook configuration then skips
-	// the pods the policy labelled.
-	PlacementParameters bool
+	// PlacementParameters names the ConfigMap of the admission policy's params, which the
+	// controller publishes, as the operator renders it when the policy is in effect; the webhook
+	// configuration then skips the pods the policy labelled. "" for none.
+	PlacementParameters string
 	// ExecFormatErrorMonitor runs the exec-format-error monitor in the
 	// controller, as the operator renders spec.plugins.execFormatErrorMonitor.
 	ExecFormatErrorMonitor bool

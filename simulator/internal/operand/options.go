@@ -30,18 +30,18 @@ func webhookOptions(cfg Config) components.WebhookOptions {
 func controllerOptions(cfg Config) components.ControllerOptions {
 	ii := cfg.ImageInspection
 	return components.ControllerOptions{
-		OperatorNamespace:      cfg.Namespace,
-		GlobalPullSecret:       cfg.GlobalPullSecret,
-		CertsDir:               cfg.CertsDir,
-		InsecureSkipTLSVerify:  cfg.InsecureRegistry,
-		Workers:                cfg.Workers,
-		InspectWorkers:         cfg.InspectWorkers,
-		ImageInspection:        &ii,
-		RetryBaseDelay:         cfg.RetryBaseDelay,
-		RetryMaxDelay:          cfg.RetryMaxDelay,
-		KnownImagesConfigMap:   cfg.KnownImagesConfigMap,
-		PlacementParameters:    cfg.PlacementParameters,
-		ExecFormatErrorMonitor: cfg.ExecFormatErrorMonitor,
+		OperatorNamespace:            cfg.Namespace,
+		GlobalPullSecret:             cfg.GlobalPullSecret,
+		CertsDir:                     cfg.CertsDir,
+		InsecureSkipTLSVerify:        cfg.InsecureRegistry,
+		Workers:                      cfg.Workers,
+		InspectWorkers:               cfg.InspectWorkers,
+		ImageInspection:              &ii,
+		RetryBaseDelay:               cfg.RetryBaseDelay,
+		RetryMaxDelay:                cfg.RetryMaxDelay,
+		KnownImagesConfigMap:         cfg.KnownImagesConfigMap,
+		PlacementParametersConfigMap: cfg.PlacementParameters,
+		ExecFormatErrorMonitor:       cfg.ExecFormatErrorMonitor,
 	}
 }
 
@@ -68,8 +68,8 @@ func knownImagesArgs(configMap string) []string {
 func controllerArgs(o components.ControllerOptions, global *types.NamespacedName) []string {
 	args := append([]string{"--operator-namespace", o.OperatorNamespace}, settings.ImageInspectionArgs(*o.ImageInspection)...)
 	args = append(args, knownImagesArgs(o.KnownImagesConfigMap)...)
-	if o.PlacementParameters {
-		args = append(args, "--"+settings.FlagPlacementParameters)
+	if o.PlacementParametersConfigMap != "" {
+		args = append(args, "--"+settings.FlagPlacementParameters, o.PlacementParametersConfigMap)
 	}
 	if global != nil {
 		args = append(args, "--global-pull-secret", global.Namespace+"/"+global.Name)

@@ -41,7 +41,7 @@ func newWebhookAndController(cfg Config) (*WebhookAndController, error) {
 		return components.MutatingWebhookConfiguration(components.WebhookConfigurationOptions{
 			Name: webhookConfigurationName, ClientConfig: cc, CABundle: caBundle,
 			NamespaceSelector: cfg.NamespaceSelector, OperatorNamespace: cfg.Namespace,
-			PolicyInEffect: cfg.PlacementParameters,
+			PolicyInEffect: cfg.PlacementParameters != "",
 		})
 	}
 	return o, nil

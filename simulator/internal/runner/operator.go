@@ -222,7 +222,9 @@ func (e *operatorEnv) componentsConfig(ctx context.Context, global *types.Namesp
 	if err != nil {
 		return cfg, nil, err
 	}
-	cfg.PlacementParameters = policy
+	if policy {
+		cfg.PlacementParameters = components.DefaultPlacementParametersConfigMap
+	}
 	if *s.Registry.TLS {
 		cfg.CertsDir = filepath.Join(r.tmp, "certs.d")
 		if _, err := e.reg.WriteCertsDir(cfg.CertsDir); err != nil {
@@ -298,7 +300,7 @@ func (e *operatorEnv) startComponents(ctx context.Context, cfg operand.Config, c
 		return fmt.Errorf("registering the webhook: %w", err)
 	}
 	r.defer_(func() { _ = e.crc.Delete(context.Background(), mwc) })
-	if cfg.PlacementParameters {
+	if cfg.PlacementParameters != "" {
 		return e.registerAdmissionPolicy(ctx)
 	}
 	return nil
@@ -328,7 +330,8 @@ func (e *operatorEnv) admissionPolicyWanted() (bool, error) {
 // them; they are removed when the run ends.
 func (e *operatorEnv) registerAdmissionPolicy(ctx context.Context) error {
 	policy, binding := components.AdmissionPolicy(components.AdmissionPolicyOptions{
-		Name: admissionPolicyName, OperatorNamespace: e.r.s.Operator.Namespace, Cluster: e.clusterConfig(),
+		Name: admissionPolicyName, OperatorNamespace: e.r.s.Operator.Namespace,
+		Parameters: components.DefaultPlacementParametersConfigMap, Cluster: e.clusterConfig(),
 	})
 	for _, obj := range []crclient.Object{policy, binding} {
 		if err := e.crc.Create(ctx, obj); err != nil {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -108,9 +109,13 @@ func (r *Reconciler) applyAdmissionPolicy(ctx context.Context, s *scope) (string
 	case !p.served:
 		return "", nil // nothing of ours can exist
 	case !p.wanted:
-		return "", r.deleteAdmissionPolicy(ctx)
+		if err := r.deleteAdmissionPolicy(ctx); err != nil {
+			return "", err
+		}
+		params := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: r.opts.Namespace, Name: PlacementParametersName}}
+		return "", client.IgnoreNotFound(r.uncached.Delete(ctx, params))
 	}
-	opts := admissionpolicy.Options{Name: AdmissionPolicyName, OperatorNamespace: r.opts.Namespace, Cluster: s.cppc}
+	opts := admissionpolicy.Options{Name: AdmissionPolicyName, OperatorNamespace: r.opts.Namespace, Parameters: PlacementParametersName, Cluster: s.cppc}
 	for _, obj := range []runtime.Object{
 		admissionpolicy.ProbePolicy(AdmissionPolicyProbeName, r.opts.Namespace), admissionpolicy.ProbeBinding(AdmissionPolicyProbeName),
 		admissionpolicy.Policy(opts), admissionpolicy.Binding(opts),

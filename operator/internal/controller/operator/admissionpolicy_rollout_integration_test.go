@@ -28,6 +28,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -92,13 +93,16 @@ func policyInPlace(want bool) error {
 	if err := k8s.Get(ctx, key(testNamespace, operator.ControllerComponentName), d); err != nil {
 		return err
 	}
-	check("the controller's --"+settings.FlagPlacementParameters, containsArg(d.Spec.Template.Spec.Containers[0].Args, "--"+settings.FlagPlacementParameters))
-	role := &rbacv1.ClusterRole{}
-	if err := k8s.Get(ctx, key("", operator.ControllerComponentName), role); err != nil {
+	check("the controller's --"+settings.FlagPlacementParameters, containsArg(d.Spec.Template.Spec.Containers[0].Args,
+		"--"+settings.FlagPlacementParameters+"="+operator.PlacementParametersName))
+	err = k8s.Get(ctx, key(testNamespace, operator.PlacementParametersName), &corev1.ConfigMap{})
+	check("the params ConfigMap", err == nil)
+	role := &rbacv1.Role{}
+	if err := k8s.Get(ctx, key(testNamespace, operator.ControllerComponentName), role); err != nil {
 		return err
 	}
-	check("the controller's right to write PlacementParameters", slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
-		return slices.Contains(r.Resources, "placementparameters") && slices.Contains(r.Verbs, "patch")
+	check("the controller's right to write the params ConfigMap", slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.Resources, "configmaps") && slices.Contains(r.ResourceNames, operator.PlacementParametersName)
 	}))
 	return errors.Join(errs...)
 }

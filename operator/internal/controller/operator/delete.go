@@ -173,7 +173,7 @@ func (r *Reconciler) operandObjects() []client.Object {
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCertsName)},
 		&corev1.ConfigMap{ObjectMeta: m(CredentialProvidersName)},
 		&corev1.ConfigMap{ObjectMeta: m(KnownImagesName)},
-		&v1beta1.PlacementParameters{ObjectMeta: cluster(v1beta1.PlacementParametersName)},
+		&corev1.ConfigMap{ObjectMeta: m(PlacementParametersName)},
 		&rbacv1.RoleBinding{ObjectMeta: m(ControllerComponentName)},
 		&rbacv1.Role{ObjectMeta: m(ControllerComponentName)},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: cluster(ControllerComponentName)},

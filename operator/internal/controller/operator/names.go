@@ -57,6 +57,9 @@ const (
 	// KnownImagesName is the ConfigMap in which the controller publishes the images it inspected
 	// anonymously, for the webhook's admission placement (package knownimages).
 	KnownImagesName = knownimages.DefaultConfigMapName
+	// PlacementParametersName is the ConfigMap in which the controller publishes the admission
+	// policy's params.
+	PlacementParametersName = knownimages.DefaultParametersConfigMapName
 	// WebhookMetricsServiceName and ControllerMetricsServiceName are the Services in front of
 	// the components' HTTPS metrics endpoints (MetricsServiceLabel selects them); the
 	// installation manifests add archgate-operator-metrics for the operator.

@@ -141,8 +141,9 @@ type ComponentArgs struct {
 	ImageInspection *v1beta1.ImageInspectionSettings
 	// KnownImagesConfigMap is the ConfigMap of admission placement, or "" when it is off.
 	KnownImagesConfigMap string
-	// PlacementParameters makes the controller publish the admission policy's params.
-	PlacementParameters bool
+	// PlacementParameters is the ConfigMap of the admission policy's params, or "" when the
+	// policy is not rendered.
+	PlacementParameters string
 	// ExecFormatErrorMonitor runs the exec-format-error monitor in the controller.
 	ExecFormatErrorMonitor bool
 	// LocalNamespace is set for a namespace's local components (`--namespace`): they then get
@@ -211,8 +212,8 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		if a.ExecFormatErrorMonitor {
 			args = append(args, "--"+settings.FlagExecFormatErrorMonitor)
 		}
-		if a.PlacementParameters {
-			args = append(args, "--"+settings.FlagPlacementParameters)
+		if a.PlacementParameters != "" {
+			args = append(args, "--"+settings.FlagPlacementParameters+"="+a.PlacementParameters)
 		}
 	}
 	return args
@@ -231,7 +232,9 @@ func (p operandParams) componentArgs() ComponentArgs {
 	}
 	if p.admissionPlacement {
 		a.KnownImagesConfigMap = KnownImagesName
-		a.PlacementParameters = p.admissionPolicy
+		if p.admissionPolicy {
+			a.PlacementParameters = PlacementParametersName
+		}
 	}
 	if p.pullSecret != nil {
 		a.GlobalPullSecret = p.pullSecret.String()
@@ -288,7 +291,7 @@ func roleRef(kind, name string) *rbacv1ac.RoleRefApplyConfiguration {
 // anywhere (it reads the global pull secret by name too) and may not update pods (it writes one
 // optimistic-locked patch).
 // With the exec-format-error monitor it may also read nodes (their kubernetes.io/arch label,
-// watched as metadata only); with the admission policy, write the PlacementParameters.
+// watched as metadata only).
 // The webhook's roles are webhookClusterRole and webhookRole.
 func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfiguration {
 	read := []string{"get", "list", "watch"}
@@ -307,10 +310,6 @@ func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfigurat
 		)
 	if p.execFormatErrorMonitor {
 		role.WithRules(policyRule("", []string{"nodes"}, read))
-	}
-	if p.admissionPolicy {
-		// The admission policy's params, written by server-side apply (which creates them).
-		role.WithRules(policyRule(v1beta1.GroupName, []string{"placementparameters"}, []string{"get", "create", "patch"}))
 	}
 	return role
 }
@@ -335,14 +334,18 @@ func clusterRoleBinding(p operandParams, name string) *rbacv1ac.ClusterRoleBindi
 }
 
 // controllerRole lets the controller hold its leader-election Lease in the operator's namespace
-// and publish the known images (a server-side apply patch of the one ConfigMap the operator
-// creates).
+// and publish the known images and the admission policy's params (a server-side apply patch of
+// the ConfigMaps the operator creates).
 func controllerRole(p operandParams) *rbacv1ac.RoleApplyConfiguration {
+	published := []string{KnownImagesName}
+	if p.admissionPolicy {
+		published = append(published, PlacementParametersName)
+	}
 	return rbacv1ac.Role(ControllerComponentName, p.namespace).
 		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
 		WithRules(
 			policyRule(coordinationv1.GroupName, []string{"leases"}, []string{"get", "create", "update"}),
-			policyRule("", []string{"configmaps"}, []string{"patch"}).WithResourceNames(KnownImagesName),
+			policyRule("", []string{"configmaps"}, []string{"patch"}).WithResourceNames(published...),
 		)
 }
 
@@ -363,6 +366,13 @@ func webhookRole(p operandParams) *rbacv1ac.RoleApplyConfiguration {
 	return rbacv1ac.Role(WebhookComponentName, p.namespace).
 		WithLabels(ManagedLabels(WebhookComponentName)).WithOwnerReferences(p.owners()...).
 		WithRules(policyRule("", []string{"configmaps"}, []string{"get", "list", "watch"}).WithResourceNames(KnownImagesName))
+}
+
+// placementParametersConfigMap is the ConfigMap of the admission policy's params, created like
+// knownImagesConfigMap.
+func placementParametersConfigMap(p operandParams) *corev1ac.ConfigMapApplyConfiguration {
+	return corev1ac.ConfigMap(PlacementParametersName, p.namespace).
+		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...)
 }
 
 // knownImagesConfigMap is the ConfigMap the controller publishes into; the operator creates it

@@ -81,7 +81,6 @@ import (
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=archgate-scheduling-gate,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,resourceNames=archgate-placement;archgate-placement-probe,verbs=update;patch;delete
-// +kubebuilder:rbac:groups=multiarch.openshift.io,resources=placementparameters,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=archgate-operator-validation,verbs=update;patch
 // +kubebuilder:rbac:groups=apps,namespace=archgate-system,resources=deployments,verbs=get;list;watch;create;update;patch;delete

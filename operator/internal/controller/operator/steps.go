@@ -85,6 +85,9 @@ func (r *Reconciler) applyIdentity(ctx context.Context, s *scope) (string, error
 		roleBinding(p, WebhookComponentName),
 		knownImagesConfigMap(p),
 	}
+	if p.admissionPolicy {
+		objs = append(objs, placementParametersConfigMap(p))
+	}
 	for _, obj := range objs {
 		if err := apply(ctx, r.client, obj); err != nil {
 			return "", err
