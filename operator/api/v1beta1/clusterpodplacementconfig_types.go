@@ -124,9 +124,11 @@ type ClusterPodPlacementConfigSpec struct {
 	// archgate-placement-parameters of the operator's namespace. The webhook stays registered
 	// for every pod the policy leaves alone, so a policy that is not applied, or fails, changes nothing for the pods.
 	// Only with admissionPlacement Enabled and localPlacement Disabled. The condition
-	// AdmissionPolicyInEffect says whether it is in effect, and why not.
+	// AdmissionPolicyInEffect says whether it is in effect, and why not. Disabled by default:
+	// measured against the webhook, the policy costs the apiserver about what it saves the
+	// webhook (docs/performance.md).
 	// +optional
-	// +kubebuilder:default=Enabled
+	// +kubebuilder:default=Disabled
 	AdmissionPolicy AdmissionPolicyMode `json:"admissionPolicy,omitempty"`
 
 	// imageInspection tunes how the pod placement controller inspects images.
@@ -191,9 +193,9 @@ const (
 )
 
 // AdmissionPolicyEnabled reports whether the admission policy is wanted; unset means the
-// default, Enabled.
+// default, Disabled.
 func (s *ClusterPodPlacementConfigSpec) AdmissionPolicyEnabled() bool {
-	return s.AdmissionPolicy != AdmissionPolicyDisabled
+	return s.AdmissionPolicy == AdmissionPolicyEnabled
 }
 
 // NamespacedObjectReference names an object in a namespace.

@@ -347,7 +347,7 @@ func TestClusterPodPlacementConfigDefaults(t *testing.T) {
 	wantSpec := map[string]any{
 		"logVerbosity":       "Normal",
 		"admissionPlacement": string(v1beta1.AdmissionPlacementEnabled),
-		"admissionPolicy":    string(v1beta1.AdmissionPolicyEnabled),
+		"admissionPolicy":    string(v1beta1.AdmissionPolicyDisabled),
 		"localPlacement":     string(v1beta1.LocalPlacementDisabled),
 		"imageInspection": map[string]any{
 			"cacheSize":       int64(v1beta1.DefaultImageCacheSize),

@@ -310,7 +310,7 @@ func list(ss []string) string {
 func Wanted(spec *v1beta1.ClusterPodPlacementConfigSpec) (bool, string) {
 	switch {
 	case !spec.AdmissionPolicyEnabled():
-		return false, "spec.admissionPolicy is Disabled: the webhook places pods at admission"
+		return false, "spec.admissionPolicy is Disabled (the default): the webhook places pods at admission"
 	case !spec.AdmissionPlacementEnabled():
 		return false, "spec.admissionPlacement is Disabled: the webhook gates every pod"
 	case spec.LocalPlacementEnabled():

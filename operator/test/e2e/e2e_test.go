@@ -180,6 +180,10 @@ func (e *env) createSample(ctx context.Context, registryCA []byte) {
 	if err := unstructured.SetNestedField(obj.Object, int64(1), "spec", "imageInspection", "maxRetries"); err != nil {
 		e.t.Fatal(err)
 	}
+	// The cases below run on the admission policy path, which the real apiserver applies.
+	if err := unstructured.SetNestedField(obj.Object, string(v1beta1.AdmissionPolicyEnabled), "spec", "admissionPolicy"); err != nil {
+		e.t.Fatal(err)
+	}
 	if _, err := e.dyn.Resource(cppcResource()).Create(ctx, &obj, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}

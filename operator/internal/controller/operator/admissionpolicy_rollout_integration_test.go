@@ -44,7 +44,7 @@ import (
 // pods the policy labels, and reports the policy in effect; turned off in the spec, all of it
 // goes away and the condition says why; deleting the ClusterPodPlacementConfig removes it too.
 func TestAdmissionPolicyRollout(t *testing.T) {
-	install(t, v1beta1.ClusterPodPlacementConfigSpec{})
+	install(t, v1beta1.ClusterPodPlacementConfigSpec{AdmissionPolicy: v1beta1.AdmissionPolicyEnabled})
 	wantCondition(t, v1beta1.ConditionAdmissionPolicyInEffect, metav1.ConditionTrue, v1beta1.ReasonPolicyEnforced)
 	eventually(t, 30*time.Second, "the admission policy in place", func() error { return policyInPlace(true) })
 

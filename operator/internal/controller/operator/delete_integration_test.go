@@ -233,7 +233,7 @@ func TestDeletionReleasesGatedPods(t *testing.T) {
 	want := []string{
 		"ClusterRole/" + operator.ControllerComponentName, "ClusterRole/" + operator.WebhookComponentName,
 		"ClusterRoleBinding/" + operator.ControllerComponentName, "ClusterRoleBinding/" + operator.WebhookComponentName,
-		"ConfigMap/" + operator.KnownImagesName, "ConfigMap/" + operator.PlacementParametersName,
+		"ConfigMap/" + operator.KnownImagesName,
 		"Deployment/" + operator.ControllerComponentName, "Deployment/" + operator.WebhookComponentName,
 		"MutatingWebhookConfiguration/" + operator.DefaultMutatingWebhookConfigurationName,
 		"PodDisruptionBudget/" + operator.ControllerComponentName, "PodDisruptionBudget/" + operator.WebhookComponentName,

@@ -147,7 +147,8 @@ func TestLeastPrivilege(t *testing.T) {
 		{sa: ctl, verb: "delete", resource: "pods", namespace: "team-a", name: "p", want: false},
 		{sa: ctl, verb: "list", resource: "configmaps", want: false},
 		{sa: ctl, verb: "patch", resource: "configmaps", namespace: testNamespace, name: operator.KnownImagesName, want: true},
-		{sa: ctl, verb: "patch", resource: "configmaps", namespace: testNamespace, name: operator.PlacementParametersName, want: true},
+		// The admission policy's params only with spec.admissionPolicy Enabled (TestAdmissionPolicyRollout).
+		{sa: ctl, verb: "patch", resource: "configmaps", namespace: testNamespace, name: operator.PlacementParametersName, want: false},
 		{sa: ctl, verb: "patch", resource: "configmaps", namespace: testNamespace, name: "other", want: false},
 		{sa: ctl, verb: "create", resource: "configmaps", namespace: testNamespace, want: false},
 		{sa: ctl, verb: "create", resource: "events", group: "events.k8s.io", namespace: "team-a", want: true},
