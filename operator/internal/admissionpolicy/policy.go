@@ -38,6 +38,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -319,5 +320,16 @@ func Wanted(spec *v1beta1.ClusterPodPlacementConfigSpec) (bool, string) {
 	return true, ""
 }
 
-// GroupKind is the kind of the policy, for a RESTMapper's check that the apiserver serves it.
-var GroupKind = admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy").GroupKind()
+// Served reports whether the apiserver behind mapper serves admissionregistration.k8s.io/v1
+// MutatingAdmissionPolicy (which says nothing of whether it applies policies: see the probe).
+func Served(mapper meta.RESTMapper) (bool, error) {
+	gk := admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy").GroupKind()
+	_, err := mapper.RESTMapping(gk, admissionregistrationv1.SchemeGroupVersion.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("discovering MutatingAdmissionPolicy: %w", err)
+	}
+	return true, nil
+}

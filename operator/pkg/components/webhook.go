@@ -25,6 +25,7 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -153,6 +154,12 @@ type AdmissionPolicyOptions = admissionpolicy.Options
 // admissionpolicy), for the simulator and the placement tests.
 func AdmissionPolicy(o AdmissionPolicyOptions) (*admissionregistrationv1.MutatingAdmissionPolicy, *admissionregistrationv1.MutatingAdmissionPolicyBinding) {
 	return admissionpolicy.Policy(o), admissionpolicy.Binding(o)
+}
+
+// AdmissionPolicyServed reports whether the apiserver behind mapper serves the admission
+// policy's API.
+func AdmissionPolicyServed(mapper meta.RESTMapper) (bool, error) {
+	return admissionpolicy.Served(mapper)
 }
 
 // AdmissionPolicyWanted reports whether spec asks for the admission policy and, if not, why.

@@ -16,10 +16,8 @@ import (
 	"sync"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -315,15 +313,7 @@ func (e *operatorEnv) admissionPolicyWanted() (bool, error) {
 	if ok, _ := components.AdmissionPolicyWanted(&e.r.s.Operator.ClusterConfig); !ok {
 		return false, nil
 	}
-	gk := admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy").GroupKind()
-	_, err := e.crc.RESTMapper().RESTMapping(gk, admissionregistrationv1.SchemeGroupVersion.Version)
-	switch {
-	case meta.IsNoMatchError(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("discovering MutatingAdmissionPolicy: %w", err)
-	}
-	return true, nil
+	return components.AdmissionPolicyServed(e.crc.RESTMapper())
 }
 
 // registerAdmissionPolicy creates the admission policy and its binding as the operator renders

@@ -86,15 +86,11 @@ const (
 func (r *Reconciler) decideAdmissionPolicy(s *scope) error {
 	p := &s.obs.policy
 	p.wanted, p.why = admissionpolicy.Wanted(&s.cppc.Spec)
-	_, err := r.client.RESTMapper().RESTMapping(admissionpolicy.GroupKind, admissionregistrationv1.SchemeGroupVersion.Version)
-	switch {
-	case meta.IsNoMatchError(err):
-		p.served = false
-	case err != nil:
-		return fmt.Errorf("discovering MutatingAdmissionPolicy: %w", err)
-	default:
-		p.served = true
+	served, err := admissionpolicy.Served(r.client.RESTMapper())
+	if err != nil {
+		return err
 	}
+	p.served = served
 	s.params.admissionPolicy = p.wanted && p.served
 	p.decided = true
 	return nil
