@@ -96,14 +96,15 @@ type Publisher struct {
 	// thousands of entries every second on an idle cluster is work for nothing.
 	lastChanges  uint64
 	lastComputed time.Time
-	// kept are the entries of the last document, whose images the parameters list; params is
-	// the last params data written.
-	kept   []inspect.KnownImage
-	params map[string]string
-	// paramsAt is when the params were last applied: they are applied again after
-	// refreshEvery even when unchanged, so that a ConfigMap recreated empty (the operator
-	// re-creating it, an admin's edit) is filled again.
-	paramsAt time.Time
+	// paramImages are the params' image entries for the last document's entries, encoded when
+	// the document changes (not every tick); paramsDirty is set until they are written.
+	paramImages map[string]string
+	paramsDirty bool
+	// paramNamespaces are the namespace entries last written, and paramsAt when the params were
+	// last applied: they are applied again after refreshEvery even when unchanged, so that a
+	// ConfigMap recreated empty (the operator re-creating it, an admin's edit) is filled again.
+	paramNamespaces map[string]string
+	paramsAt        time.Time
 }
 
 var _ manager.LeaderElectionRunnable = (*Publisher)(nil)
@@ -163,10 +164,15 @@ func (p *Publisher) publishDocument(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.kept = entries[len(entries)-kept:]
 	if bytes.Equal(data, p.last) {
 		p.lastChanges, p.lastComputed = changes, now
 		return nil
+	}
+	if p.opts.Parameters != "" {
+		if p.paramImages, _, err = EncodeParameters(entries[len(entries)-kept:], p.opts.MaxBytes); err != nil {
+			return err
+		}
+		p.paramsDirty = true
 	}
 	cm := corev1ac.ConfigMap(p.opts.Key.Name, p.opts.Key.Namespace).
 		WithData(map[string]string{DataKey: string(data)})
@@ -184,10 +190,6 @@ func (p *Publisher) publishDocument(ctx context.Context) error {
 // and the namespaces with PodPlacementConfigs (read from the cache every tick, as a new
 // configuration must reach the policy within the interval).
 func (p *Publisher) publishParameters(ctx context.Context) error {
-	data, _, err := EncodeParameters(p.kept, p.opts.MaxBytes)
-	if err != nil {
-		return err
-	}
 	configs := &v1beta1.PodPlacementConfigList{}
 	if err := p.opts.Configs.List(ctx, configs); err != nil {
 		return fmt.Errorf("listing PodPlacementConfigs: %w", err)
@@ -196,12 +198,18 @@ func (p *Publisher) publishParameters(ctx context.Context) error {
 	for _, c := range configs.Items {
 		counts[c.Namespace]++
 	}
+	namespaces := make(map[string]string, len(counts))
 	for ns, n := range counts {
-		data[NamespaceKey(ns)] = strconv.Itoa(n)
+		namespaces[NamespaceKey(ns)] = strconv.Itoa(n)
 	}
-	if p.params != nil && maps.Equal(data, p.params) && time.Since(p.paramsAt) < refreshEvery {
+	if !p.paramsDirty && maps.Equal(namespaces, p.paramNamespaces) && time.Since(p.paramsAt) < refreshEvery {
 		return nil
 	}
+	data := maps.Clone(p.paramImages)
+	if data == nil {
+		data = map[string]string{}
+	}
+	maps.Copy(data, namespaces)
 	key := types.NamespacedName{Namespace: p.opts.Key.Namespace, Name: p.opts.Parameters}
 	cm := corev1ac.ConfigMap(key.Name, key.Namespace).WithData(data)
 	if err := p.opts.Client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
@@ -209,7 +217,7 @@ func (p *Publisher) publishParameters(ctx context.Context) error {
 		return fmt.Errorf("applying ConfigMap %s: %w", key, err)
 	}
 	p.opts.Metrics.paramWrites.WithLabelValues("success").Inc()
-	p.params, p.paramsAt = data, time.Now()
+	p.paramNamespaces, p.paramsAt, p.paramsDirty = namespaces, time.Now(), false
 	return nil
 }
 
