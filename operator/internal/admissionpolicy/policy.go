@@ -234,7 +234,7 @@ func placePatch() string {
 	archs := `(variables.anyArch ? '*' : variables.archs.join(','))`
 	annotations := fmt.Sprintf(`(variables.addPreferred ? %s : %s)`,
 		mapsPatch("annotations", fmt.Sprintf(`{%s: %s, %s: %s}`, quote(v1beta1.AnnotationArchitectures), archs,
-			quote(v1beta1.AnnotationPreferredAffinitySource), quote(placement.SourceRef{Kind: placement.KindClusterPodPlacementConfig, Name: "cluster"}.String()))),
+			quote(v1beta1.AnnotationPreferredAffinitySource), quote(placement.SourceRef{Kind: placement.KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}.String()))),
 		mapsPatch("annotations", fmt.Sprintf(`{%s: %s}`, quote(v1beta1.AnnotationArchitectures), archs)))
 	return labels + " + " + annotations + " + " + affinityPatch()
 }

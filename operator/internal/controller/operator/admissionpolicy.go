@@ -105,11 +105,7 @@ func (r *Reconciler) applyAdmissionPolicy(ctx context.Context, s *scope) (string
 	case !p.served:
 		return "", nil // nothing of ours can exist
 	case !p.wanted:
-		if err := r.deleteAdmissionPolicy(ctx); err != nil {
-			return "", err
-		}
-		params := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: r.opts.Namespace, Name: PlacementParametersName}}
-		return "", client.IgnoreNotFound(r.uncached.Delete(ctx, params))
+		return "", r.removeAdmissionPolicy(ctx)
 	}
 	opts := admissionpolicy.Options{Name: AdmissionPolicyName, OperatorNamespace: r.opts.Namespace, Parameters: PlacementParametersName, Cluster: s.cppc}
 	for _, obj := range []runtime.Object{
@@ -164,6 +160,29 @@ func (r *Reconciler) probeAdmissionPolicy(ctx context.Context) (bool, error) {
 	r.probe = policyProbe{at: time.Now(), enforced: enforced}
 	r.mu.Unlock()
 	return enforced, nil
+}
+
+// removeAdmissionPolicy deletes the params ConfigMap, then the policies and bindings, when any
+// of those is still in the cache: a spec without the policy (the default) costs no request per
+// reconcile. The params go first, so that a failed deletion leaves a policy object behind and is
+// tried again.
+func (r *Reconciler) removeAdmissionPolicy(ctx context.Context) error {
+	present := false
+	for _, obj := range admissionPolicyObjects() {
+		err := r.client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("reading %T %s: %w", obj, obj.GetName(), err)
+		}
+		present = present || err == nil
+	}
+	if !present {
+		return nil
+	}
+	params := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: r.opts.Namespace, Name: PlacementParametersName}}
+	if err := r.uncached.Delete(ctx, params); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting ConfigMap %s/%s: %w", params.Namespace, params.Name, err)
+	}
+	return r.deleteAdmissionPolicy(ctx)
 }
 
 // deleteAdmissionPolicy removes the policies and bindings: bindings first, so that no policy is
