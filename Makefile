@@ -14,6 +14,9 @@ export GOFLAGS := -tags=$(BUILD_TAGS)
 export ARCHGATE_ASSETS := $(CURDIR)/bin/k8s
 
 NAME ?= smoke
+# The release version stamped into archgate's binaries (archgate version, archgate_build_info);
+# make release needs it set.
+VERSION ?= 0.0.0-dev
 
 .PHONY: help
 help: ## List the targets.
@@ -34,16 +37,32 @@ generate: ## Regenerate deepcopy code and CRDs from operator/api (controller-gen
 .PHONY: verify-generated
 verify-generated: ## Fail when checked-in generated files differ from what the generators produce.
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	cp -r operator/api operator/config $$tmp/; \
+	cp -r operator/api operator/config $$tmp/; cp -r deploy/helm $$tmp/helm; \
 	$(MAKE) --no-print-directory manifests >/dev/null; \
-	if ! diff -ru $$tmp/api operator/api || ! diff -ru $$tmp/config operator/config; then \
-		rm -rf operator/api operator/config; cp -r $$tmp/api $$tmp/config operator/; \
+	if ! diff -ru $$tmp/api operator/api || ! diff -ru $$tmp/config operator/config || ! diff -ru $$tmp/helm deploy/helm; then \
+		rm -rf operator/api operator/config deploy/helm; cp -r $$tmp/api $$tmp/config operator/; cp -r $$tmp/helm deploy/helm; \
 		echo "generated files are stale: run 'make manifests' and commit the result"; exit 1; \
 	fi; echo "generated files are up to date"
 
 .PHONY: manifests
-manifests: generate ## Regenerate deepcopy, CRDs and the operator's RBAC (operator/config/rbac, from +kubebuilder:rbac markers).
+manifests: generate ## Regenerate deepcopy, CRDs, the operator's RBAC (operator/config/rbac, from +kubebuilder:rbac markers) and the Helm chart.
 	$(CONTROLLER_GEN) rbac:roleName=archgate-operator paths=../operator/internal/controller/operator/... output:rbac:artifacts:config=../operator/config/rbac
+	$(MAKE) --no-print-directory chart
+
+# Helm (make test-chart, make e2e), and the program that generates the chart from deploy/.
+HELM := bin/helm
+HELM_MODULE := cd hack/helm && GOWORK=off GOFLAGS=
+$(HELM): hack/helm/go.mod hack/helm/go.sum
+	$(HELM_MODULE) $(GO) build -o ../../$(HELM) helm.sh/helm/v4/cmd/helm
+
+.PHONY: chart
+chart: ## Regenerate the Helm chart deploy/helm/archgate from the kustomize manifests in deploy/ (hack/helm/chart).
+	$(HELM_MODULE) $(GO) run ./chart generate $(CURDIR)
+
+.PHONY: test-chart
+test-chart: $(HELM) ## Lint the Helm chart and check that it renders what kustomize builds from each overlay, and the values a user sets.
+	$(HELM) lint --strict deploy/helm/archgate
+	$(HELM_MODULE) HELM=$(CURDIR)/$(HELM) $(GO) test -count=1 ./chart/
 
 OVERLAY ?= kubernetes
 IMG ?= ghcr.io/archgate/archgate:latest
@@ -112,7 +131,7 @@ test-conformance: $(CONFORMANCE_GINKGO) $(CONFORMANCE_MAIN) ## Both pinned distr
 		$(GO) test -tags=$(BUILD_TAGS),conformance -count=1 -v -run '^TestConformance$$' ./cmd/fakeregistry/
 
 .PHONY: test
-test: build vet verify-generated test-unit test-alerts test-conformance test-integration ## Everything CI runs: build, vet, unit (race), alert rule, registry conformance and integration tests.
+test: build vet verify-generated test-unit test-alerts test-chart test-conformance test-integration ## Everything CI runs: build, vet, unit (race), alert rule, chart, registry conformance and integration tests.
 
 .PHONY: bench
 bench: control-plane ## Benchmarks (control plane, scheduler, registry, controller).
@@ -121,7 +140,11 @@ bench: control-plane ## Benchmarks (control plane, scheduler, registry, controll
 IMAGE_TAG ?= latest
 .PHONY: image
 image: ## Build archgate's multi-arch OCI image index (linux/amd64, arm64, ppc64le, s390x) into the OCI layout bin/image, without a container engine; reproducible per commit.
-	@IMAGE_TAG=$(IMAGE_TAG) hack/image.sh
+	@IMAGE_TAG=$(IMAGE_TAG) VERSION=$(VERSION) hack/image.sh
+
+.PHONY: release
+release: $(HELM) ## Every artifact of release VERSION (x.y.z) into bin/release/: binaries, the image as an OCI archive, install.yaml and the Helm chart pinned by digest, crds.yaml, SHA256SUMS.
+	@VERSION=$(VERSION) hack/release.sh
 
 .PHONY: push
 push: image ## Push bin/image to IMG (any registry; credentials from the Docker/podman config).
@@ -186,13 +209,17 @@ test-realnode: control-plane cluster-components cluster-packages image ## Start 
 	cd operator && $(GO) test -tags=$(BUILD_TAGS),e2e -count=1 -timeout=10m -v -run '^TestRealNode$$' ./pkg/realnode/
 
 .PHONY: e2e
-e2e: control-plane cluster-components cluster-packages ## End-to-end tests on the real-node cluster (started when not running; stop it with make cluster-down): make deploy, placement, make undeploy.
+E2E_RELEASES := 0.1.0-e2e 0.2.0-e2e
+e2e: control-plane cluster-components cluster-packages $(HELM) ## End-to-end tests on the real-node cluster (started when not running; stop it with make cluster-down): make deploy, placement, make undeploy; two releases installed, upgraded and uninstalled with kubectl and with helm.
+	@for v in $(E2E_RELEASES); do \
+		VERSION=$$v IMAGE_REPO=localhost/archgate/archgate RELEASE_DIR=bin/release-e2e/$$v IMAGE_PLATFORMS=linux/amd64 CLI_PLATFORMS= hack/release.sh >/dev/null; \
+	done
 	@IMAGE_TAG=e2e hack/image.sh
 	cd operator && $(GO) test -tags=$(BUILD_TAGS),e2e -count=1 -timeout=20m -v ./test/e2e/
 
 .PHONY: archgate
-archgate: ## Build the archgate binary into bin/archgate (the scenarios run its webhook and controller processes).
-	$(GO) build -o bin/archgate ./operator/cmd/archgate
+archgate: ## Build the archgate binary into bin/archgate (the scenarios run its webhook and controller processes), stamped with VERSION.
+	source hack/lib.sh && $(GO) build -ldflags "$$(archgate_ldflags $(VERSION) $$(archgate_commit))" -o bin/archgate ./operator/cmd/archgate
 
 SIMFLAGS ?=
 # CPU_LIMIT=0.85 runs a scenario on 85% of the machine's CPU (a cgroup quota, hack/cpu-limit.sh):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make deploy / make undeploy: installs archgate's operator into, or removes it from, the
-# cluster of the current kubeconfig.
+# cluster of the current kubeconfig; `render` prints the manifests instead (make release).
 #
 #   OVERLAY  deploy/overlays/<OVERLAY>: kubernetes (default), openshift, cert-manager, monitoring
 #   IMG      the archgate image (default ghcr.io/archgate/archgate:latest)
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN=local
 
-action=${1:?usage: hack/deploy.sh apply|delete}
+action=${1:?usage: hack/deploy.sh apply|delete|render}
 overlay=${OVERLAY:-kubernetes}
 img=${IMG:-ghcr.io/archgate/archgate:latest}
 placeholder=ghcr.io/archgate/archgate
@@ -23,8 +23,9 @@ if [[ ! -d deploy/overlays/$overlay ]]; then
   echo "no overlay deploy/overlays/$overlay (have: $(ls deploy/overlays | tr '\n' ' '))" >&2
   exit 2
 fi
+# kubectl: only apply and delete need one.
 kubectl=${KUBECTL:-}
-if [[ -z $kubectl ]]; then
+if [[ -z $kubectl && $action != render ]]; then
   if command -v kubectl >/dev/null 2>&1; then
     kubectl=kubectl
   else
@@ -61,6 +62,9 @@ render() { (cd simulator && go tool kustomize build "../$work"); }
 crd_exists() { $kubectl get crd "$1" >/dev/null 2>&1; }
 
 case $action in
+render)
+  render
+  ;;
 apply)
   render | $kubectl apply --server-side --field-manager=archgate-deploy -f -
   echo
@@ -87,7 +91,7 @@ delete)
   render | $kubectl delete --ignore-not-found --wait --timeout="$timeout" -f -
   ;;
 *)
-  echo "usage: hack/deploy.sh apply|delete" >&2
+  echo "usage: hack/deploy.sh apply|delete|render" >&2
   exit 2
   ;;
 esac

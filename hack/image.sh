@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds archgate's multi-architecture OCI image index into the OCI layout bin/image (tag
-# IMAGE_TAG, default latest), and bin/image.tar (the layout as one archive) without a container engine: Go cross-compiles the binary per
+# IMAGE_TAG, default latest; binaries stamped with VERSION, default 0.0.0-dev, and the commit), and bin/image.tar (the layout as one archive) without a container engine: Go cross-compiles the binary per
 # platform, operator/cmd/archgate-image packages them (go-containerregistry).
 #
 # Reproducible: the same commit gives the same digests on any machine with the same Go
@@ -19,13 +19,14 @@ tag=${IMAGE_TAG:-latest}
 out=bin/image
 work=bin/image-build
 
+source hack/lib.sh
+version=${VERSION:-0.0.0-dev}
+check_version "$version"
 created=0
-revision=unknown
 if git rev-parse --git-dir >/dev/null 2>&1; then
   created=$(git log -1 --format=%ct)
-  revision=$(git rev-parse HEAD)
-  if [[ -n $(git status --porcelain -- operator fakeregistry) ]]; then revision+="-dirty"; fi
 fi
+revision=$(archgate_commit)
 
 (cd operator && go build -o "../$work/archgate-image" ./cmd/archgate-image)
 args=()
@@ -33,11 +34,12 @@ for p in "${platforms[@]}"; do
   os=${p%%/*} arch=${p#*/}
   bin="$work/${os}-${arch}/archgate"
   echo "building archgate for ${p}"
-  (cd operator && GOOS=$os GOARCH=$arch go build -ldflags "-s -w" -o "../$bin" ./cmd/archgate)
+  (cd operator && GOOS=$os GOARCH=$arch go build -ldflags "-s -w $(archgate_ldflags "$version" "$revision")" -o "../$bin" ./cmd/archgate)
   args+=(--binary "${p}=${bin}")
 done
 "$work/archgate-image" build --out "$out" --tag "$tag" --created "$created" "${args[@]}" \
   --annotation "org.opencontainers.image.revision=${revision}" \
+  --annotation "org.opencontainers.image.version=${version}" \
   --annotation "org.opencontainers.image.created=$(date -u -d "@${created}" +%Y-%m-%dT%H:%M:%SZ)" \
   --annotation "org.opencontainers.image.source=https://github.com/archgate/archgate" \
   --annotation "org.opencontainers.image.title=archgate"

@@ -147,6 +147,12 @@ type ClusterPodPlacementConfigSpec struct {
 	// +optional
 	// +kubebuilder:default=Disabled
 	LocalPlacement LocalPlacementPolicy `json:"localPlacement,omitempty"`
+
+	// components schedules and sizes the webhook and the pod placement controller the operator
+	// runs: image pull secrets, node selector, tolerations, priority class and resources. Unset
+	// fields keep the defaults (docs/operations.md).
+	// +optional
+	Components *ComponentsConfig `json:"components,omitempty"`
 }
 
 // LocalPlacementPolicy says whether PodPlacementConfigs are applied by per-namespace components.
@@ -557,6 +563,11 @@ type ClusterPodPlacementConfigStatus struct {
 	// observedGeneration is the metadata.generation that the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// operatorVersion is the archgate version of the operator that wrote this status; the
+	// webhook and the pod placement controller it runs use the same image.
+	// +optional
+	OperatorVersion string `json:"operatorVersion,omitempty"`
 }
 
 // ClusterPodPlacementConfig configures and enables the architecture-aware pod placement operand.
@@ -569,6 +580,7 @@ type ClusterPodPlacementConfigStatus struct {
 // +kubebuilder:printcolumn:name=Available,JSONPath=`.status.conditions[?(@.type=="Available")].status`,type=string
 // +kubebuilder:printcolumn:name=Progressing,JSONPath=`.status.conditions[?(@.type=="Progressing")].status`,type=string
 // +kubebuilder:printcolumn:name=Degraded,JSONPath=`.status.conditions[?(@.type=="Degraded")].status`,type=string
+// +kubebuilder:printcolumn:name=Version,JSONPath=`.status.operatorVersion`,type=string,priority=1
 // +kubebuilder:printcolumn:name=Age,JSONPath=`.metadata.creationTimestamp`,type=date
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == 'cluster'",message="ClusterPodPlacementConfig is a singleton, .metadata.name must be 'cluster'"
 type ClusterPodPlacementConfig struct {

@@ -94,7 +94,7 @@ func TestCRDFiles(t *testing.T) {
 			plural:      "clusterpodplacementconfigs",
 			wantKind:    "ClusterPodPlacementConfig",
 			wantScope:   apiextensionsv1.ClusterScoped,
-			wantColumns: []string{"Available", "Progressing", "Degraded", "Age"},
+			wantColumns: []string{"Available", "Progressing", "Degraded", "Version", "Age"},
 			wantRules: map[string][]string{
 				"":                                      {"self.metadata.name == 'cluster'"},
 				".spec.caBundleConfigmapRef.name":       {objectNameRule},

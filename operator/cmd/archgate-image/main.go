@@ -41,7 +41,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := &cobra.Command{Use: "archgate-image", Short: "Build and push archgate's multi-architecture image", SilenceUsage: true, SilenceErrors: true}
-	root.AddCommand(newBuildCmd(), newPushCmd())
+	root.AddCommand(newBuildCmd(), newPushCmd(), newDigestCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "archgate-image:", err)
 		return 1
@@ -123,9 +123,37 @@ func newPushCmd() *cobra.Command {
 			return describe(cmd, idx, "pushed "+args[0])
 		},
 	}
-	cmd.Flags().StringVar(&layoutDir, "layout", "bin/image", "OCI layout directory written by build")
-	cmd.Flags().StringVar(&tag, "tag", "latest", "tag of the index inside the layout")
+	layoutFlags(cmd, &layoutDir, &tag)
 	return cmd
+}
+
+func newDigestCmd() *cobra.Command {
+	var layoutDir, tag string
+	cmd := &cobra.Command{
+		Use:   "digest",
+		Short: "Print the digest of the index of an OCI layout (what a deployment pins: IMAGE@DIGEST)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			idx, err := image.ReadLayout(layoutDir, tag)
+			if err != nil {
+				return err
+			}
+			d, err := idx.Digest()
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), d)
+			return err
+		},
+	}
+	layoutFlags(cmd, &layoutDir, &tag)
+	return cmd
+}
+
+// layoutFlags binds the flags that name an index inside an OCI layout written by build.
+func layoutFlags(cmd *cobra.Command, dir, tag *string) {
+	cmd.Flags().StringVar(dir, "layout", "bin/image", "OCI layout directory written by build")
+	cmd.Flags().StringVar(tag, "tag", "latest", "tag of the index inside the layout")
 }
 
 // describe prints what was written: the index digest (what a deployment pins) and its platforms.

@@ -36,6 +36,8 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 		Use:   "controller",
 		Short: "Run the pod placement controller, which inspects gated pods' images and removes the gate",
 		Args:  cobra.NoArgs,
+		// A server the Deployments run, not a command for users: left out of the help.
+		Hidden: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if globalPullSecret != "" {
 				ns, name, err := namespacedName("global-pull-secret", globalPullSecret)

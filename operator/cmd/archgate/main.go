@@ -24,7 +24,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 func main() { os.Exit(run()) }
@@ -33,7 +36,12 @@ func main() { os.Exit(run()) }
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+	root := newRootCmd()
+	// Installed as kubectl-archgate, kubectl runs it as a plugin: its help says so.
+	if filepath.Base(os.Args[0]) == "kubectl-archgate" {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl archgate"}
+	}
+	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "archgate:", err)
 		return 1
 	}

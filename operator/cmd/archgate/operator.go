@@ -32,6 +32,8 @@ func newOperatorCmd(g *globalFlags) *cobra.Command {
 		Use:   "operator",
 		Short: "Run the operator: roll out the webhook and the pod placement controller from the ClusterPodPlacementConfig, and validate placement configurations",
 		Args:  cobra.NoArgs,
+		// A server the Deployments run, not a command for users: left out of the help.
+		Hidden: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.restConfig()
 			if err != nil {

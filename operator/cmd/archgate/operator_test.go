@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
@@ -98,6 +99,47 @@ func TestUngateNeedsAScope(t *testing.T) {
 		root.SetOut(new(strings.Builder))
 		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "--namespace NAMESPACE or --all-namespaces") {
 			t.Errorf("archgate %v: %v", args, err)
+		}
+	}
+}
+
+func TestParseDryRun(t *testing.T) {
+	for _, tc := range []struct {
+		value          string
+		client, server bool
+		err            string
+	}{
+		{value: "client", client: true},
+		{value: "true", client: true},
+		{value: "server", server: true},
+		{value: "none"},
+		{value: "false"},
+		{value: "all", err: `--dry-run "all": want none, client or server`},
+	} {
+		client, server, err := parseDryRun(tc.value)
+		if client != tc.client || server != tc.server || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("parseDryRun(%q) = %v, %v, %v; want %v, %v, %q", tc.value, client, server, err, tc.client, tc.server, tc.err)
+		}
+	}
+}
+
+func TestPodKey(t *testing.T) {
+	fromContext := func() (string, error) { return "ctx-ns", nil }
+	for _, tc := range []struct {
+		arg, namespace string
+		want           types.NamespacedName
+		err            string
+	}{
+		{arg: "team-a/web-1", want: types.NamespacedName{Namespace: "team-a", Name: "web-1"}},
+		{arg: "web-1", namespace: "team-a", want: types.NamespacedName{Namespace: "team-a", Name: "web-1"}},
+		{arg: "web-1", want: types.NamespacedName{Namespace: "ctx-ns", Name: "web-1"}},
+		{arg: "team-a/web-1", namespace: "team-a", want: types.NamespacedName{Namespace: "team-a", Name: "web-1"}},
+		{arg: "team-a/web-1", namespace: "team-b", err: `"team-a/web-1": want POD with -n NAMESPACE, or NAMESPACE/POD`},
+		{arg: "/web-1", err: `"/web-1": want POD with -n NAMESPACE, or NAMESPACE/POD`},
+	} {
+		got, err := podKey(tc.arg, tc.namespace, fromContext)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("podKey(%q, -n %q) = %v, %v; want %v, %q", tc.arg, tc.namespace, got, err, tc.want, tc.err)
 		}
 	}
 }

@@ -44,11 +44,13 @@ var subcommands = []func(*globalFlags) *cobra.Command{
 	newOperatorCmd,
 	newUngateCmd,
 	newExplainCmd,
+	newVersionCmd,
 }
 
 // globalFlags are the flags every subcommand shares: connection and logging.
 type globalFlags struct {
 	kubeconfig   string
+	context      string
 	zap          zap.Options
 	logVerbosity string
 }
@@ -67,6 +69,7 @@ func newRootCmd() *cobra.Command {
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; default $KUBECONFIG, ~/.kube/config, then the in-cluster configuration.")
+	pf.StringVar(&g.context, "context", "", "The kubeconfig context to use; default its current context.")
 	pf.StringVar(&g.logVerbosity, "log-verbosity", "", "Log verbosity as in ClusterPodPlacementConfig spec.logVerbosity (Normal, Debug, Trace, TraceAll); overrides --zap-log-level.")
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	g.zap.BindFlags(zfs)
@@ -97,15 +100,30 @@ func (g *globalFlags) setUpLogging() error {
 // logger returns the configured logger.
 func (g *globalFlags) logger() logr.Logger { return ctrl.Log }
 
-// restConfig loads the client configuration.
-func (g *globalFlags) restConfig() (*rest.Config, error) {
+// clientConfig is the kubeconfig as kubectl reads it: --kubeconfig, $KUBECONFIG or
+// ~/.kube/config, then the in-cluster configuration; --context selects the context.
+func (g *globalFlags) clientConfig() clientcmd.ClientConfig {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = g.kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: g.context})
+}
+
+// restConfig loads the client configuration.
+func (g *globalFlags) restConfig() (*rest.Config, error) {
+	cfg, err := g.clientConfig().ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading the client configuration: %w", err)
 	}
 	return cfg, nil
+}
+
+// namespace is the namespace of the kubeconfig's context ("default" when it names none).
+func (g *globalFlags) namespace() (string, error) {
+	ns, _, err := g.clientConfig().Namespace()
+	if err != nil {
+		return "", fmt.Errorf("reading the kubeconfig's namespace: %w", err)
+	}
+	return ns, nil
 }
 
 // client is an uncached client of the cluster for the one-shot commands (explain, ungate),

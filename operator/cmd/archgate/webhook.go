@@ -34,6 +34,8 @@ func newWebhookCmd(g *globalFlags) *cobra.Command {
 		Use:   "webhook",
 		Short: "Serve the mutating admission webhook that adds the scheduling gate to new pods",
 		Args:  cobra.NoArgs,
+		// A server the Deployments run, not a command for users: left out of the help.
+		Hidden: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.restConfig()
 			if err != nil {

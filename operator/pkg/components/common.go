@@ -49,8 +49,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/collectors"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
 	"github.com/archgate/archgate/operator/internal/metricsauth"
+	"github.com/archgate/archgate/operator/internal/version"
 )
 
 // Client rate limits of the components. The placement controller writes once per pod and the
@@ -148,6 +150,14 @@ func (c Common) withDefaults(ctx context.Context) (Common, error) {
 		c.Logger = logr.New(logf.NullLogSink{})
 	}
 	return c, nil
+}
+
+// announce logs the build's identity as component starts and registers its
+// archgate_build_info: which version each replica runs is the first thing asked of a bug report.
+func (c Common) announce(component string) error {
+	info := version.Get()
+	c.Logger.Info("Starting "+component, info.KeysAndValues()...)
+	return collectors.Register(c.registerer(), info.Collector(component))
 }
 
 // restConfig returns a copy of cfg with the component's rate limits.

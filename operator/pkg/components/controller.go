@@ -142,6 +142,9 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	if err != nil {
 		return err
 	}
+	if err := opts.announce("controller"); err != nil {
+		return err
+	}
 	restCfg, err := opts.restConfig(cfg)
 	if err != nil {
 		return err

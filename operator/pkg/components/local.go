@@ -62,6 +62,9 @@ func RunLocalController(ctx context.Context, cfg *rest.Config, opts LocalControl
 	if err != nil {
 		return err
 	}
+	if err := common.announce("local-controller"); err != nil {
+		return err
+	}
 	restCfg, err := common.restConfig(cfg)
 	if err != nil {
 		return err
@@ -118,6 +121,9 @@ func RunLocalWebhook(ctx context.Context, cfg *rest.Config, opts LocalWebhookOpt
 	}
 	wo, err := WebhookOptions{Common: opts.Common, Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir}.withDefaults(ctx)
 	if err != nil {
+		return err
+	}
+	if err := wo.announce("local-webhook"); err != nil {
 		return err
 	}
 	restCfg, err := wo.restConfig(cfg)

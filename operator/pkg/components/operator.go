@@ -145,6 +145,9 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 	if err != nil {
 		return err
 	}
+	if err := opts.announce("operator"); err != nil {
+		return err
+	}
 	provider, err := certs.ParseProvider(opts.CertProvider)
 	if err != nil {
 		return err

@@ -91,6 +91,9 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 	if err != nil {
 		return err
 	}
+	if err := opts.announce("webhook"); err != nil {
+		return err
+	}
 	restCfg, err := opts.restConfig(cfg)
 	if err != nil {
 		return err

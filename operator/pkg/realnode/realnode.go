@@ -22,14 +22,18 @@ limitations under the License.
 package realnode
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -148,12 +152,60 @@ func (c *Cluster) RegistryCA() ([]byte, error) {
 
 // ImportImage imports an OCI layout archive (a tar of a layout directory, such as bin/image.tar
 // of `make image`) into the node's containerd: each index the layout tags T becomes
-// repository:T, for pods to run with imagePullPolicy Never. The containerd socket is a file in
+// repository:T, and repository@<its digest> (what a release's install.yaml and chart pin), for
+// pods to run without a registry (imagePullPolicy IfNotPresent or Never). The containerd socket is a file in
 // the state directory, reachable from the host.
 func (c *Cluster) ImportImage(ctx context.Context, archive, repository string) error {
 	ctr := filepath.Join(c.opts.RepoRoot, "bin", "cluster", "ctr")
 	sock := filepath.Join(c.opts.StateDir, "run", "containerd", "containerd.sock")
-	return run(exec.CommandContext(ctx, ctr, "--address", sock, "-n", "k8s.io", "images", "import", "--base-name", repository, archive))
+	images := func(args ...string) error {
+		return run(exec.CommandContext(ctx, ctr, append([]string{"--address", sock, "-n", "k8s.io", "images"}, args...)...))
+	}
+	if err := images("import", "--base-name", repository, archive); err != nil {
+		return err
+	}
+	tags, err := layoutTags(archive)
+	if err != nil {
+		return err
+	}
+	// The kubelet resolves repository@digest by that name only: give each index that name too.
+	for tag, digest := range tags {
+		if err := images("tag", "--force", repository+":"+tag, repository+"@"+digest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// layoutTags reads the index.json of an OCI layout archive: each tag (the ref.name annotation)
+// and the digest of the index it names.
+func layoutTags(archive string) (map[string]string, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return nil, fmt.Errorf("realnode: no index.json in %s: %w", archive, err)
+		}
+		if path.Clean(h.Name) != "index.json" {
+			continue
+		}
+		var index ocispec.Index
+		if err := json.NewDecoder(tr).Decode(&index); err != nil {
+			return nil, fmt.Errorf("realnode: %s index.json: %w", archive, err)
+		}
+		tags := map[string]string{}
+		for _, m := range index.Manifests {
+			if tag := m.Annotations[ocispec.AnnotationRefName]; tag != "" {
+				tags[tag] = m.Digest.String()
+			}
+		}
+		return tags, nil
+	}
 }
 
 // script runs hack/cluster.sh with a subcommand and returns its standard output.

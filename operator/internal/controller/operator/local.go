@@ -175,7 +175,8 @@ func (r *LocalReconciler) deployLocal(ctx context.Context, cppc *v1beta1.Cluster
 		return reconcile.Result{}, fmt.Errorf("local placement in namespace %s: certificate provider %s is not supported for local webhooks (only %s)",
 			ns, r.opts.CertProvider, certs.ProviderSelfSigned)
 	}
-	p := localParams(operandParams{image: r.opts.Image, verbosity: cppc.Spec.LogVerbosity, provider: r.opts.CertProvider, args: r.opts.Args}, ns)
+	p := localParams(operandParams{image: r.opts.Image, verbosity: cppc.Spec.LogVerbosity, provider: r.opts.CertProvider, args: r.opts.Args,
+		components: cppc.Spec.Components}, ns)
 	for _, obj := range []namedApplyConfiguration{
 		serviceAccount(p, LocalControllerComponentName),
 		serviceAccount(p, LocalWebhookComponentName),

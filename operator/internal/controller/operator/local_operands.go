@@ -43,7 +43,18 @@ const (
 // and the ClusterPodPlacementConfig's verbosity; no owner reference (the operator removes them
 // itself, releasing the local gates first).
 func localParams(p operandParams, namespace string) operandParams {
-	return operandParams{namespace: namespace, image: p.image, verbosity: p.verbosity, provider: p.provider, args: p.args}
+	return operandParams{namespace: namespace, image: p.image, verbosity: p.verbosity, provider: p.provider, args: p.args,
+		components: localComponents(p.components)}
+}
+
+// localComponents is what of spec.components reaches the local components: where they run and
+// their priority. Not the pull secrets, which are the operator namespace's Secrets, nor the
+// webhook's and controller's resources.
+func localComponents(c *v1beta1.ComponentsConfig) *v1beta1.ComponentsConfig {
+	if c == nil {
+		return nil
+	}
+	return &v1beta1.ComponentsConfig{NodeSelector: c.NodeSelector, Tolerations: c.Tolerations, PriorityClassName: c.PriorityClassName}
 }
 
 func (p operandParams) localArgs() ComponentArgs {

@@ -107,6 +107,9 @@ type operandParams struct {
 	// owner is the controller owner reference to the ClusterPodPlacementConfig set on every
 	// object; nil in unit tests.
 	owner *metav1ac.OwnerReferenceApplyConfiguration
+	// components is spec.components: scheduling and sizing of the components' pods; nil keeps
+	// the defaults.
+	components *v1beta1.ComponentsConfig
 }
 
 // ArgsFunc returns the container arguments of a component ("webhook" or "controller").
@@ -507,7 +510,7 @@ func deployment(p operandParams, name string, replicas int32, args []string) *ap
 			WithTemplate(corev1ac.PodTemplateSpec().
 				WithLabels(ManagedLabels(name)).
 				WithAnnotations(map[string]string{"kubectl.kubernetes.io/default-container": componentOf(name)}).
-				WithSpec(corev1ac.PodSpec().
+				WithSpec(scheduled(p.components, corev1ac.PodSpec()).
 					WithServiceAccountName(name).
 					WithTerminationGracePeriodSeconds(TerminationGraceSeconds).
 					WithSecurityContext(corev1ac.PodSecurityContext().
@@ -516,6 +519,47 @@ func deployment(p operandParams, name string, replicas int32, args []string) *ap
 					WithAffinity(componentAffinity(name)).
 					WithContainers(componentContainer(p, name, args)).
 					WithVolumes(corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource())))))
+}
+
+// scheduled adds what spec.components says about where and with what priority the
+// components' pods run, and which Secrets pull their image.
+func scheduled(c *v1beta1.ComponentsConfig, spec *corev1ac.PodSpecApplyConfiguration) *corev1ac.PodSpecApplyConfiguration {
+	if c == nil {
+		return spec
+	}
+	for _, s := range c.ImagePullSecrets {
+		spec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(s.Name))
+	}
+	if len(c.NodeSelector) > 0 {
+		spec.WithNodeSelector(c.NodeSelector)
+	}
+	for _, t := range c.Tolerations {
+		ac := corev1ac.Toleration().WithKey(t.Key).WithOperator(t.Operator).WithValue(t.Value).WithEffect(t.Effect)
+		if t.TolerationSeconds != nil {
+			ac.WithTolerationSeconds(*t.TolerationSeconds)
+		}
+		spec.WithTolerations(ac)
+	}
+	if c.PriorityClassName != "" {
+		spec.WithPriorityClassName(c.PriorityClassName)
+	}
+	return spec
+}
+
+// resourcesOf returns the container resources spec.components sets for component (a value
+// of componentOf), nil for the defaults.
+func (p operandParams) resourcesOf(component string) *corev1.ResourceRequirements {
+	if p.components == nil {
+		return nil
+	}
+	switch component {
+	case componentWebhook:
+		return v1beta1.ResourcesOf(p.components.Webhook)
+	case componentController:
+		return v1beta1.ResourcesOf(p.components.Controller)
+	default:
+		return nil
+	}
 }
 
 // componentAffinity keeps a component on Linux nodes of a supported architecture and spreads
@@ -541,7 +585,7 @@ func componentContainer(p operandParams, name string, args []string) *corev1ac.C
 	for _, e := range p.proxyEnv {
 		env = append(env, corev1ac.EnvVar().WithName(e.Name).WithValue(e.Value))
 	}
-	size := componentSizing(componentOf(name))
+	size := componentSizing(componentOf(name)).withResources(p.resourcesOf(componentOf(name)))
 	env = append(env, size.runtimeEnv()...)
 	probe := func(path string) *corev1ac.ProbeApplyConfiguration {
 		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstr.FromString("health")))

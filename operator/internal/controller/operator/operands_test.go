@@ -423,3 +423,53 @@ func TestMetricsServices(t *testing.T) {
 		})
 	}
 }
+
+// TestComponentsScheduling: spec.components reaches the pod templates it is meant for, and
+// nothing else changes without it.
+func TestComponentsScheduling(t *testing.T) {
+	tolerations := []corev1.Toleration{
+		{Key: "node-role.kubernetes.io/infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)},
+	}
+	p := params()
+	p.components = &v1beta1.ComponentsConfig{
+		ImagePullSecrets:  []corev1.LocalObjectReference{{Name: "mirror-pull"}},
+		NodeSelector:      map[string]string{"node-role.kubernetes.io/infra": ""},
+		Tolerations:       tolerations,
+		PriorityClassName: "system-cluster-critical",
+	}
+	local := localParams(p, "team")
+	for _, tc := range []struct {
+		name            string
+		spec            corev1.PodSpec
+		wantPullSecrets []corev1.LocalObjectReference
+	}{
+		{WebhookComponentName, typed[appsv1.Deployment](t, webhookDeployment(p)).Spec.Template.Spec, p.components.ImagePullSecrets},
+		{ControllerComponentName, typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec, p.components.ImagePullSecrets},
+		// The operator namespace's Secrets cannot serve pods of another namespace.
+		{LocalWebhookComponentName, typed[appsv1.Deployment](t, localWebhookDeployment(local)).Spec.Template.Spec, nil},
+		{LocalControllerComponentName, typed[appsv1.Deployment](t, localControllerDeployment(local)).Spec.Template.Spec, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.wantPullSecrets, tc.spec.ImagePullSecrets); diff != "" {
+				t.Errorf("imagePullSecrets (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(p.components.NodeSelector, tc.spec.NodeSelector); diff != "" {
+				t.Errorf("nodeSelector (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tolerations, tc.spec.Tolerations); diff != "" {
+				t.Errorf("tolerations (-want +got):\n%s", diff)
+			}
+			if tc.spec.PriorityClassName != "system-cluster-critical" {
+				t.Errorf("priorityClassName %q", tc.spec.PriorityClassName)
+			}
+			if tc.spec.Affinity == nil || tc.spec.Affinity.NodeAffinity == nil {
+				t.Error("the node affinity on Linux and the image's architectures is gone")
+			}
+		})
+	}
+	plain := typed[appsv1.Deployment](t, webhookDeployment(params())).Spec.Template.Spec
+	if plain.ImagePullSecrets != nil || plain.NodeSelector != nil || plain.Tolerations != nil || plain.PriorityClassName != "" {
+		t.Errorf("without spec.components the webhook's pods got %v %v %v %q", plain.ImagePullSecrets, plain.NodeSelector, plain.Tolerations, plain.PriorityClassName)
+	}
+}

@@ -49,6 +49,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
+	"github.com/archgate/archgate/operator/internal/version"
 )
 
 // The operator's permissions. The ClusterRole must hold everything it grants to the pod
@@ -387,6 +388,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		proxyEnv:               r.opts.ProxyEnv,
 		provider:               r.opts.CertProvider,
 		args:                   r.opts.Args,
+		components:             cppc.Spec.Components,
 	}
 	if err := r.decideAdmissionPolicy(s); err != nil {
 		return reconcile.Result{}, err
@@ -530,6 +532,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
 	before := s.cppc.DeepCopy()
 	s.obs.missing, s.obs.configured = s.linked.missing, s.linked.configured
 	setConditions(&s.cppc.Status, s.cppc.Generation, conditions(before.Status.Conditions, s.obs))
+	s.cppc.Status.OperatorVersion = version.Get().Version
 	if equality.Semantic.DeepEqual(before.Status, s.cppc.Status) {
 		return nil
 	}

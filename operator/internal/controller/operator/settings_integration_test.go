@@ -26,11 +26,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
+	"github.com/archgate/archgate/operator/internal/version"
 	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
@@ -114,4 +117,70 @@ func TestImageInspectionSettingsReachTheController(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestComponentsReachTheDeployments: spec.components, set in the CR, is read back from the
+// webhook's and the controller's Deployments, and taken out again when the field goes away.
+func TestComponentsReachTheDeployments(t *testing.T) {
+	install(t, v1beta1.ClusterPodPlacementConfigSpec{})
+	if got := getCluster(t).Status.OperatorVersion; got != version.Get().Version {
+		t.Errorf("status.operatorVersion %q, want the operator's %q", got, version.Get().Version)
+	}
+	components := &v1beta1.ComponentsConfig{
+		ImagePullSecrets:  []corev1.LocalObjectReference{{Name: "mirror-pull"}},
+		NodeSelector:      map[string]string{"node-role.kubernetes.io/infra": ""},
+		Tolerations:       []corev1.Toleration{{Key: "node-role.kubernetes.io/infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		PriorityClassName: "system-cluster-critical",
+		Controller: &v1beta1.ComponentResources{Resources: &corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+		}},
+	}
+	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) { c.Spec.Components = components })
+	scheduling := func(spec corev1.PodSpec) string {
+		return fmt.Sprintf("pull secrets %v, node selector %v, tolerations %v, priority class %q",
+			spec.ImagePullSecrets, spec.NodeSelector, spec.Tolerations, spec.PriorityClassName)
+	}
+	want := scheduling(corev1.PodSpec{ImagePullSecrets: components.ImagePullSecrets, NodeSelector: components.NodeSelector,
+		Tolerations: components.Tolerations, PriorityClassName: components.PriorityClassName})
+	eventually(t, 30*time.Second, "spec.components in both Deployments", func() error {
+		for _, name := range []string{operator.WebhookComponentName, operator.ControllerComponentName} {
+			if got := scheduling(getDeployment(t, name).Spec.Template.Spec); got != want {
+				return fmt.Errorf("%s: %s; want %s", name, got, want)
+			}
+		}
+		c := getDeployment(t, operator.ControllerComponentName).Spec.Template.Spec.Containers[0]
+		if diff := cmp.Diff(*components.Controller.Resources, c.Resources, cmpopts.EquateEmpty()); diff != "" {
+			return fmt.Errorf("controller resources (-cr +deployment):\n%s", diff)
+		}
+		if env := envValue(c.Env, "GOMEMLIMIT"); env != "921MiB" {
+			return fmt.Errorf("controller GOMEMLIMIT %q, want 921MiB (90%% of the 1Gi limit)", env)
+		}
+		return nil
+	})
+	// The webhook keeps its default size: only what is set changes.
+	if got := getDeployment(t, operator.WebhookComponentName).Spec.Template.Spec.Containers[0].Resources.Limits.Memory().String(); got != "256Mi" {
+		t.Errorf("webhook memory limit %s, want the default 256Mi", got)
+	}
+	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) { c.Spec.Components = nil })
+	eventually(t, 30*time.Second, "the defaults back in both Deployments", func() error {
+		for _, name := range []string{operator.WebhookComponentName, operator.ControllerComponentName} {
+			if got, none := scheduling(getDeployment(t, name).Spec.Template.Spec), scheduling(corev1.PodSpec{}); got != none {
+				return fmt.Errorf("%s: %s; want %s", name, got, none)
+			}
+		}
+		if got := getDeployment(t, operator.ControllerComponentName).Spec.Template.Spec.Containers[0].Resources.Limits.Memory().String(); got != "512Mi" {
+			return fmt.Errorf("controller memory limit %s, want the default 512Mi", got)
+		}
+		return nil
+	})
+}
+
+func envValue(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
 }

@@ -38,9 +38,31 @@ import (
 //     keeps the heap at a fixed multiple of the live set at every size, for a GC CPU cost that
 //     grows with the allocation rate and not with the cluster (gated-10k measures both).
 type sizing struct {
-	cpuRequest, memoryRequest, memoryLimit string
+	requirements corev1.ResourceRequirements
 	// gcPercent is GOGC; 0 leaves the runtime's default (100).
 	gcPercent int
+}
+
+// defaultSizing is a CPU and memory request and a memory limit (no CPU limit: a throttled
+// webhook adds its wait to every pod creation).
+func defaultSizing(cpuRequest, memoryRequest, memoryLimit string, gcPercent int) sizing {
+	return sizing{
+		requirements: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuRequest), corev1.ResourceMemory: resource.MustParse(memoryRequest)},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memoryLimit)},
+		},
+		gcPercent: gcPercent,
+	}
+}
+
+// withResources replaces the container resources with those a ClusterPodPlacementConfig sets
+// (spec.components), as a whole; nil keeps the defaults. GOGC stays: it shapes the heap, not
+// its bound.
+func (s sizing) withResources(r *corev1.ResourceRequirements) sizing {
+	if r != nil {
+		s.requirements = *r.DeepCopy()
+	}
+	return s
 }
 
 // softLimitPercent is GOMEMLIMIT as a share of the container's memory limit: the rest is
@@ -53,32 +75,41 @@ func componentSizing(component string) sizing {
 	case componentLocalController:
 		// A namespace's own controller caches that namespace's gated pods only
 		// (docs/local-placement.md: 48 MiB per process).
-		return sizing{cpuRequest: "50m", memoryRequest: "64Mi", memoryLimit: "512Mi", gcPercent: 25}
+		return defaultSizing("50m", "64Mi", "512Mi", 25)
 	case componentController:
 		// gated-10k: 79 MiB RSS per replica at 10,000 gated pods with the runtime's GOGC and a
 		// cache of the gated pods' metadata, 67 MiB with GOGC 25 for a third more controller CPU
 		// (0.77 against 1.03 CPU-s per 1,000 pods); 131 MiB with a cache of typed pod views.
 		// 36 MiB of it the binary's pages.
-		return sizing{cpuRequest: "50m", memoryRequest: "128Mi", memoryLimit: "512Mi"}
+		return defaultSizing("50m", "128Mi", "512Mi", 0)
 	default:
 		// The webhook keeps nothing per pod: 52 MiB RSS per replica under a 10,000-pod burst
 		// (16 MiB the Go heap and runtime, 36 MiB the binary's pages).
-		return sizing{cpuRequest: "50m", memoryRequest: "64Mi", memoryLimit: "256Mi", gcPercent: 50}
+		return defaultSizing("50m", "64Mi", "256Mi", 50)
 	}
 }
 
 // resources are the container's resource requests and limits.
 func (s sizing) resources() *corev1ac.ResourceRequirementsApplyConfiguration {
-	return corev1ac.ResourceRequirements().
-		WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s.cpuRequest), corev1.ResourceMemory: resource.MustParse(s.memoryRequest)}).
-		WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(s.memoryLimit)})
+	r := corev1ac.ResourceRequirements()
+	if len(s.requirements.Requests) > 0 {
+		r.WithRequests(s.requirements.Requests)
+	}
+	if len(s.requirements.Limits) > 0 {
+		r.WithLimits(s.requirements.Limits)
+	}
+	for _, c := range s.requirements.Claims {
+		r.WithClaims(corev1ac.ResourceClaim().WithName(c.Name).WithRequest(c.Request))
+	}
+	return r
 }
 
-// runtimeEnv is the Go runtime's environment: GOMEMLIMIT from the memory limit, and GOGC.
+// runtimeEnv is the Go runtime's environment: GOMEMLIMIT from the memory limit (none without
+// one), and GOGC.
 func (s sizing) runtimeEnv() []*corev1ac.EnvVarApplyConfiguration {
-	limit := resource.MustParse(s.memoryLimit)
-	env := []*corev1ac.EnvVarApplyConfiguration{
-		corev1ac.EnvVar().WithName("GOMEMLIMIT").WithValue(goMemLimit(limit.Value())),
+	var env []*corev1ac.EnvVarApplyConfiguration
+	if limit, ok := s.requirements.Limits[corev1.ResourceMemory]; ok && limit.Value() > 0 {
+		env = append(env, corev1ac.EnvVar().WithName("GOMEMLIMIT").WithValue(goMemLimit(limit.Value())))
 	}
 	if s.gcPercent > 0 {
 		env = append(env, corev1ac.EnvVar().WithName("GOGC").WithValue(strconv.Itoa(s.gcPercent)))

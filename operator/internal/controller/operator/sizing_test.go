@@ -21,6 +21,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
 func TestGoMemLimit(t *testing.T) {
@@ -43,6 +46,16 @@ func TestGoMemLimit(t *testing.T) {
 // request and limit, GOMEMLIMIT at 90% of the limit, and GOGC.
 func TestComponentsRuntimeSizing(t *testing.T) {
 	p := params()
+	sized := params()
+	sized.components = &v1beta1.ComponentsConfig{
+		Webhook: &v1beta1.ComponentResources{Resources: &corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("100Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+		}},
+		Controller: &v1beta1.ComponentResources{Resources: &corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("200Mi")},
+		}},
+	}
 	for _, tc := range []struct {
 		name                   string
 		spec                   corev1.PodSpec
@@ -51,6 +64,10 @@ func TestComponentsRuntimeSizing(t *testing.T) {
 	}{
 		{WebhookComponentName, typed[appsv1.Deployment](t, webhookDeployment(p)).Spec.Template.Spec, "64Mi", "256Mi", "230MiB", "50"},
 		{ControllerComponentName, typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec, "128Mi", "512Mi", "460MiB", ""},
+		// spec.components' resources replace the defaults whole: GOMEMLIMIT follows the limit, or
+		// goes with it; GOGC stays.
+		{"webhook with spec.components.webhook.resources", typed[appsv1.Deployment](t, webhookDeployment(sized)).Spec.Template.Spec, "100Mi", "1Gi", "921MiB", "50"},
+		{"controller with requests only", typed[appsv1.Deployment](t, controllerDeployment(sized)).Spec.Template.Spec, "200Mi", "0", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.spec.Containers[0]

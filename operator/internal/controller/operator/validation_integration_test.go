@@ -104,6 +104,20 @@ func TestValidationThroughAPIServer(t *testing.T) {
 	})
 	refused(t, err, "spec.priority: Invalid value: 10: already used by PodPlacementConfig team-validation/prefer-arm")
 
+	// spec.components is refused when written, by its own field, not later by a Deployment that
+	// cannot create pods.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cppc := getCluster(t)
+		cppc.Spec.Components = &v1beta1.ComponentsConfig{
+			Tolerations:       []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists, Value: "infra"}},
+			PriorityClassName: "Critical",
+		}
+		return k8s.Update(ctx, cppc)
+	})
+	refused(t, err, `ClusterPodPlacementConfig cluster is invalid`,
+		`spec.components.tolerations[0].value: Invalid value: "infra": must be empty when operator is Exists`,
+		`spec.components.priorityClassName: Invalid value: "Critical"`)
+
 	err = k8s.Delete(ctx, &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}})
 	refused(t, err, `admission webhook "clusterpodplacementconfigs.validation.multiarch.openshift.io" denied the request`,
 		`ClusterPodPlacementConfig "cluster" cannot be deleted: 2 PodPlacementConfig(s) still depend on it (team-validation/prefer-arm, team-validation/prefer-x86)`)

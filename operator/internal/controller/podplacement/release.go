@@ -98,6 +98,10 @@ type ReleaseOptions struct {
 	Selector labels.Selector
 	// DryRun reports what would be released without changing anything.
 	DryRun bool
+	// ServerDryRun sends each release with dryRun=All: the apiserver checks and admits the patch
+	// (validation, admission webhooks and policies) without persisting it, and the pod is reported
+	// as one that would be released. Ignored with DryRun.
+	ServerDryRun bool
 	// Workers is the number of concurrent releases; DefaultReleaseWorkers when zero.
 	Workers int
 	// PageSize is the list page size; DefaultReleasePageSize when zero.
@@ -185,7 +189,7 @@ func Release(ctx context.Context, c client.Client, opts ReleaseOptions) (Release
 	for range opts.Workers {
 		wg.Go(func() {
 			for pod := range work {
-				record(releaseOne(ctx, c, pod, g, opts.DryRun))
+				record(releaseOne(ctx, c, pod, g, opts))
 			}
 		})
 	}
@@ -224,7 +228,7 @@ list:
 }
 
 // releaseOne releases pod, re-reading it after a conflict.
-func releaseOne(ctx context.Context, c client.Client, pod *corev1.Pod, g gateKind, dryRun bool) ReleaseOutcome {
+func releaseOne(ctx context.Context, c client.Client, pod *corev1.Pod, g gateKind, opts ReleaseOptions) ReleaseOutcome {
 	key := client.ObjectKeyFromObject(pod)
 	var lastErr error
 	for attempt := range maxReleaseAttempts {
@@ -242,13 +246,18 @@ func releaseOne(ctx context.Context, c client.Client, pod *corev1.Pod, g gateKin
 		if !ok {
 			return ReleaseOutcome{Pod: key, Action: ActionAlreadyDone}
 		}
-		if dryRun {
+		if opts.DryRun {
 			return ReleaseOutcome{Pod: key, Action: ActionWouldRelease}
 		}
-		err := c.Patch(ctx, pod, client.RawPatch(types.JSONPatchType, patch))
+		var patchOpts []client.PatchOption
+		done := ActionReleased
+		if opts.ServerDryRun {
+			patchOpts, done = []client.PatchOption{client.DryRunAll}, ActionWouldRelease
+		}
+		err := c.Patch(ctx, pod, client.RawPatch(types.JSONPatchType, patch), patchOpts...)
 		switch {
 		case err == nil:
-			return ReleaseOutcome{Pod: key, Action: ActionReleased}
+			return ReleaseOutcome{Pod: key, Action: done}
 		case apierrors.IsNotFound(err):
 			return ReleaseOutcome{Pod: key, Action: ActionAlreadyDone}
 		case ctx.Err() != nil:

@@ -23,10 +23,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -129,10 +131,38 @@ func TestExplain(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
 		WithIndex(&corev1.Event{}, "involvedObject.name", func(o client.Object) []string { return []string{o.(*corev1.Event).InvolvedObject.Name} }).
 		Build()
-	assertExplains(t, c, types.NamespacedName{Namespace: "team-a", Name: "web-1"}, Options{
+	opts := Options{
 		Inspector:         registry(map[string][]string{"registry.example/setup:1": {"amd64", "arm64", "s390x"}, "registry.example/app:1": {"amd64", "arm64"}}),
 		OperatorNamespace: "archgate-system",
-	},
+	}
+	key := types.NamespacedName{Namespace: "team-a", Name: "web-1"}
+	t.Run("summary", func(t *testing.T) {
+		f, err := Gather(context.Background(), c, key, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Summary{
+			Pod: "team-a/web-1", Phase: "Running", Node: "node-1", NodeArchitecture: "s390x", Misplaced: ptr.To(true),
+			SchedulingGates: []string{},
+			AdmissionReasons: []string{"namespace team-a is selected by the namespaceSelector env=prod",
+				"the pod's required node affinity already constrains kubernetes.io/arch: archgate leaves it alone and may only add preferences"},
+			Labels: map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved, v1beta1.LabelPlacement: v1beta1.PlacementArchSet,
+				v1beta1.LabelExecFormatError: v1beta1.LabelValueTrue},
+			Annotations: map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64"},
+			Images: []SummaryImage{
+				{Container: "setup", Init: true, Image: "registry.example/setup:1", Architectures: []string{"amd64", "arm64", "s390x"}},
+				{Container: "app", Image: "registry.example/app:1", Architectures: []string{"amd64", "arm64"}},
+			},
+			Inspected: true, Compatible: []string{"amd64", "arm64"}, CompatibleComplete: true,
+			ArchitectureConstraints: []string{"required, term 0: kubernetes.io/arch In [amd64 arm64]", "preferred, weight 75: kubernetes.io/arch In [arm64]"},
+			PodPlacementConfigs:     []string{"team-a/prefer-arm"},
+			Events:                  []SummaryEvent{{Type: corev1.EventTypeWarning, Reason: "InspectionRetried", Source: "archgate-pod-placement", Message: "registry.example: 503"}},
+		}
+		if diff := cmp.Diff(want, Summarize(f)); diff != "" {
+			t.Errorf("Summarize (-want +got):\n%s", diff)
+		}
+	})
+	assertExplains(t, c, key, opts,
 		"Pod team-a/web-1: phase Running, node node-1",
 		"namespace team-a is selected by the namespaceSelector env=prod",
 		"label multiarch.openshift.io/placement=arch-set: the architectures every image supports were merged into the required node affinity",

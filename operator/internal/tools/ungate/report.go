@@ -62,8 +62,11 @@ func Run(ctx context.Context, c client.Client, opts podplacement.ReleaseOptions,
 	}
 	switch {
 	case opts.DryRun:
-		fmt.Fprintf(out, "dry run: %d pods %s %s would be released (gate removed, affinity unchanged); nothing changed. Run again with --dry-run=false.\n",
+		fmt.Fprintf(out, "dry run: %d pods %s %s would be released (gate removed, affinity unchanged); nothing changed. Run again with --dry-run=none.\n",
 			sum.WouldRelease, gated, scope)
+	case opts.ServerDryRun:
+		fmt.Fprintf(out, "server dry run: %d pods %s %s would be released, the apiserver admitted each release; %d failed; nothing changed. Run again with --dry-run=none.\n",
+			sum.WouldRelease, gated, scope, sum.Failed)
 	default:
 		fmt.Fprintf(out, "%d pods %s %s: %d released, %d already released, %d failed.\n",
 			sum.Selected, gated, scope, sum.Released, sum.AlreadyDone, sum.Failed)

@@ -44,7 +44,7 @@ func TestRunPrintsWhatItDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "would release team-a/web-1\n" +
-		"dry run: 1 pods gated by archgate in namespace team-a would be released (gate removed, affinity unchanged); nothing changed. Run again with --dry-run=false.\n"
+		"dry run: 1 pods gated by archgate in namespace team-a would be released (gate removed, affinity unchanged); nothing changed. Run again with --dry-run=none.\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("dry-run output (-want +got):\n%s", diff)
 	}

@@ -125,7 +125,8 @@ func (v *ClusterPodPlacementConfigValidator) Handle(ctx context.Context, req adm
 		if err := v.decoder.Decode(req, cppc); err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		}
-		errs := cppc.Spec.ValidateForPlatform(v.platform, field.NewPath("spec"))
+		spec := field.NewPath("spec")
+		errs := append(cppc.Spec.ValidateForPlatform(v.platform, spec), cppc.Spec.Components.Validate(spec.Child("components"))...)
 		return respond(ctx, "ClusterPodPlacementConfig", types.NamespacedName{Name: req.Name}, errs)
 	case admissionv1.Delete:
 	default:
