@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/affinity"
 	"github.com/archgate/archgate/simulator/internal/calibrate"
 	"github.com/archgate/archgate/simulator/internal/cluster"
 	"github.com/archgate/archgate/simulator/internal/recorder"
@@ -97,8 +99,9 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 		Memory:     *r.s.Workload.Requests.Memory,
 
 		// With handwrittenViaWebhook the floor webhook adds it at admission instead.
-		HandwrittenAffinity: spec.handwritten && !r.s.HandwrittenViaWebhook,
-		Adjust:              r.confine(),
+		HandwrittenAffinity:    spec.handwritten && !r.s.HandwrittenViaWebhook,
+		HandwrittenPreferences: r.handwrittenPreferences(),
+		Adjust:                 r.confine(),
 	}
 	// The machine's speed now, while the cluster is idle (calibrate's doc).
 	calibration := calibrate.NsPerOp(calibrationRounds) / 1e9
@@ -292,6 +295,18 @@ func (r *run) create(ctx context.Context, epoch time.Time, pods []workload.Pod, 
 	}
 	close(queue)
 	wg.Wait()
+}
+
+// handwrittenPreferences adds to a pod of the handwritten pass the preferred terms archgate's
+// own rule (affinity.AddPreferences) gives it under the scenario's ClusterPodPlacementConfig:
+// without them the main pass would be charged for the scheduler scoring the preferences the
+// cluster asked for, which a user writing the affinity by hand writes too.
+func (r *run) handwrittenPreferences() func(*corev1.Pod, []string) {
+	cluster := &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}, Spec: r.s.Operator.ClusterConfig}
+	return func(pod *corev1.Pod, compatible []string) {
+		// Only a PodPlacementConfig's label selector can fail, and there is none.
+		_ = affinity.AddPreferences(pod, compatible, cluster)
+	}
 }
 
 // createPod creates a pod, retrying briefly on errors a busy apiserver

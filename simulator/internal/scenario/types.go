@@ -25,8 +25,9 @@ type Scenario struct {
 	Baseline bool `json:"baseline,omitempty"`
 	// HandwrittenBaseline adds a pass with the operator off in which every
 	// pod carries, from its creation, the required kubernetes.io/arch
-	// affinity its images need (from the catalog): what a careful user
-	// writes by hand. The scheduler pays for that affinity as it pays for
+	// affinity its images need (from the catalog) and the preferred terms
+	// of the cluster's nodeAffinityScoring: what a careful user writes by
+	// hand. The scheduler pays for that affinity as it pays for
 	// archgate's, so the main pass divided by this one is what archgate
 	// itself costs, apart from the cost of the constraint.
 	HandwrittenBaseline bool `json:"handwrittenBaseline,omitempty"`

@@ -60,6 +60,11 @@ type ObjectOptions struct {
 	// HandwrittenAffinity gives every pod that does not pin its architecture
 	// itself the required affinity its images need, as a user would write it.
 	HandwrittenAffinity bool
+	// HandwrittenPreferences, with HandwrittenAffinity, adds to a pod the preferred terms
+	// archgate adds to a pod whose images run on compatible (the cluster's
+	// nodeAffinityScoring weights), so that what is written by hand is everything archgate
+	// writes. Nil adds none.
+	HandwrittenPreferences func(pod *corev1.Pod, compatible []string)
 	// Adjust, when set, changes each pod last (a run against an existing
 	// cluster confines its pods to its own nodes).
 	Adjust func(*corev1.Pod)
@@ -104,6 +109,11 @@ func (p Pod) Object(o ObjectOptions) *corev1.Pod {
 	}
 	if p.NodeSelectorArch != "" {
 		pod.Spec.NodeSelector = map[string]string{corev1.LabelArchStable: p.NodeSelectorArch}
+	}
+	// archgate weights the architectures of every pod it places, pinned by the user's own
+	// affinity or not; a pod whose nodeSelector pins the architecture it leaves alone.
+	if o.HandwrittenAffinity && o.HandwrittenPreferences != nil && p.NodeSelectorArch == "" && !p.AnyArch {
+		o.HandwrittenPreferences(pod, p.Allowed)
 	}
 	if p.AnnotationBytes > 0 {
 		pod.Annotations = map[string]string{PaddingAnnotation: strings.Repeat("x", p.AnnotationBytes)}

@@ -163,16 +163,25 @@ func TestHandwrittenAffinity(t *testing.T) {
 		pod        Pod
 		wantOp     corev1.NodeSelectorOperator
 		wantValues []string
+		// wantPreferred is the compatible set the preferences are asked for; nil: not asked.
+		wantPreferred []string
 	}{
-		"images on two architectures":      {pod: Pod{Allowed: []string{"amd64", "arm64"}}, wantOp: corev1.NodeSelectorOpIn, wantValues: []string{"amd64", "arm64"}},
-		"images sharing no architecture":   {pod: Pod{}, wantOp: corev1.NodeSelectorOpDoesNotExist},
-		"images without binaries":          {pod: Pod{AnyArch: true}},
-		"the pod's own affinity is kept":   {pod: Pod{Allowed: []string{"amd64", "arm64"}, ArchAffinity: "arm64"}, wantOp: corev1.NodeSelectorOpIn, wantValues: []string{"arm64"}},
+		"images on two architectures": {pod: Pod{Allowed: []string{"amd64", "arm64"}}, wantOp: corev1.NodeSelectorOpIn, wantValues: []string{"amd64", "arm64"},
+			wantPreferred: []string{"amd64", "arm64"}},
+		"images sharing no architecture": {pod: Pod{}, wantOp: corev1.NodeSelectorOpDoesNotExist, wantPreferred: []string{}},
+		"images without binaries":        {pod: Pod{AnyArch: true}},
+		"the pod's own affinity is kept": {pod: Pod{Allowed: []string{"amd64", "arm64"}, ArchAffinity: "arm64"}, wantOp: corev1.NodeSelectorOpIn, wantValues: []string{"arm64"},
+			wantPreferred: []string{"amd64", "arm64"}},
 		"a pod pinned by nodeSelector too": {pod: Pod{Allowed: []string{"amd64"}, NodeSelectorArch: "amd64"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.pod.Containers = []string{"gen/a:v1"}
-			pod := tc.pod.Object(ObjectOptions{Namespaces: []string{"a"}, HandwrittenAffinity: true})
+			var preferred []string
+			pod := tc.pod.Object(ObjectOptions{Namespaces: []string{"a"}, HandwrittenAffinity: true,
+				HandwrittenPreferences: func(_ *corev1.Pod, compatible []string) { preferred = append([]string{}, compatible...) }})
+			if !slices.Equal(preferred, tc.wantPreferred) || (preferred == nil) != (tc.wantPreferred == nil) {
+				t.Errorf("preferences asked for %v, want %v", preferred, tc.wantPreferred)
+			}
 			if tc.wantOp == "" {
 				if pod.Spec.Affinity != nil {
 					t.Fatalf("affinity %v, want none", pod.Spec.Affinity)
