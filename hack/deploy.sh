@@ -61,11 +61,28 @@ render() { (cd simulator && go tool kustomize build "../$work"); }
 
 crd_exists() { $kubectl get crd "$1" >/dev/null 2>&1; }
 
+# preflight refuses to install over another owner of the multiarch.openshift.io API (the
+# upstream multiarch tuning operator uses the same CRD names): docs/migration.md.
+preflight() {
+  local crd owner
+  for crd in clusterpodplacementconfigs.multiarch.openshift.io podplacementconfigs.multiarch.openshift.io; do
+    crd_exists "$crd" || continue
+    owner=$($kubectl get crd "$crd" -o 'jsonpath={.metadata.labels.app\.kubernetes\.io/part-of}')
+    if [[ $owner != archgate ]]; then
+      echo "CustomResourceDefinition $crd exists and is not archgate's (label app.kubernetes.io/part-of=${owner:-<none>}):" >&2
+      echo "another operator, such as the multiarch tuning operator, owns the multiarch.openshift.io API." >&2
+      echo "Migrate from it first: docs/migration.md. Nothing was changed." >&2
+      exit 1
+    fi
+  done
+}
+
 case $action in
 render)
   render
   ;;
 apply)
+  preflight
   render | $kubectl apply --server-side --field-manager=archgate-deploy -f -
   echo
   echo "archgate's operator is installed (overlay ${overlay}, image ${img})."

@@ -99,6 +99,7 @@ func generate(root string) error {
 		".helmignore":            helmignore,
 		"templates/_helpers.tpl": helpers,
 		"templates/NOTES.txt":    notes,
+		"templates/preflight.yaml": preflight,
 	}
 	var defaults values
 	inBase := map[string]bool{}
