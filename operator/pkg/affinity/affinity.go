@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package affinity exposes archgate's placement rules to programs outside the operator that must
 // write what archgate writes: the simulator's handwritten pass gives each pod, by hand, the
 // affinity archgate would give it, so that comparing the two measures archgate's own cost. The
