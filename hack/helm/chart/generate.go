@@ -95,10 +95,10 @@ func generate(root string) error {
 		}
 	}
 	files := map[string]string{
-		"Chart.yaml":             chartYAML,
-		".helmignore":            helmignore,
-		"templates/_helpers.tpl": helpers,
-		"templates/NOTES.txt":    notes,
+		"Chart.yaml":               chartYAML,
+		".helmignore":              helmignore,
+		"templates/_helpers.tpl":   helpers,
+		"templates/NOTES.txt":      notes,
 		"templates/preflight.yaml": preflight,
 	}
 	var defaults values
