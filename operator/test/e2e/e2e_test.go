@@ -24,7 +24,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -133,12 +132,7 @@ func (e *env) run(ctx context.Context, name string, f func(ctx context.Context, 
 // make runs a Makefile target against the cluster, exactly as a user would.
 func (e *env) make(ctx context.Context, args ...string) {
 	e.t.Helper()
-	cmd := exec.CommandContext(ctx, "make", append([]string{"--no-print-directory"}, args...)...)
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.cfg)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		e.t.Fatalf("make %v: %v\n%s", args, err, out)
-	}
+	e.tool(ctx, "make", append([]string{"-C", repoRoot, "--no-print-directory"}, args...)...)
 }
 
 // podStart creates a namespace with a one-replica Deployment of the pause image and returns its

@@ -107,13 +107,13 @@ func writeWritten(p *printer, f Facts) {
 	pod := f.Pod
 	p.section("What archgate wrote on the pod")
 	wrote := false
-	for _, k := range []string{v1beta1.LabelLocalSchedulingGate, v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement, v1beta1.LabelExecFormatError} {
+	for _, k := range writtenLabels() {
 		if v, ok := pod.Labels[k]; ok {
 			wrote = true
 			p.line("label %s=%s: %s", k, v, labelMeaning(k, v))
 		}
 	}
-	for _, k := range []string{v1beta1.AnnotationArchitectures, v1beta1.AnnotationInspectionError} {
+	for _, k := range writtenAnnotations() {
 		if v, ok := pod.Annotations[k]; ok {
 			wrote = true
 			p.line("annotation %s=%s", k, v)
@@ -122,6 +122,16 @@ func writeWritten(p *printer, f Facts) {
 	if !wrote {
 		p.line("nothing: the webhook did not gate the pod")
 	}
+}
+
+// writtenLabels and writtenAnnotations are the keys archgate writes on pods, in the order
+// explain shows them.
+func writtenLabels() []string {
+	return []string{v1beta1.LabelLocalSchedulingGate, v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement, v1beta1.LabelExecFormatError}
+}
+
+func writtenAnnotations() []string {
+	return []string{v1beta1.AnnotationArchitectures, v1beta1.AnnotationInspectionError}
 }
 
 // writeImages tabulates the containers' images and their architectures, then the intersection.

@@ -96,7 +96,7 @@ func Summarize(f Facts) Summary {
 	for _, g := range pod.Spec.SchedulingGates {
 		s.SchedulingGates = append(s.SchedulingGates, g.Name)
 	}
-	for _, k := range []string{v1beta1.LabelLocalSchedulingGate, v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement, v1beta1.LabelExecFormatError} {
+	for _, k := range writtenLabels() {
 		if v, ok := pod.Labels[k]; ok {
 			if s.Labels == nil {
 				s.Labels = map[string]string{}
@@ -104,7 +104,7 @@ func Summarize(f Facts) Summary {
 			s.Labels[k] = v
 		}
 	}
-	for _, k := range []string{v1beta1.AnnotationArchitectures, v1beta1.AnnotationInspectionError} {
+	for _, k := range writtenAnnotations() {
 		if v, ok := pod.Annotations[k]; ok {
 			if s.Annotations == nil {
 				s.Annotations = map[string]string{}
