@@ -148,6 +148,30 @@ type ClusterPodPlacementConfigSpec struct {
 	// +kubebuilder:default=Disabled
 	LocalPlacement LocalPlacementPolicy `json:"localPlacement,omitempty"`
 
+	// architectureTaints lists the taints the cluster keeps on the nodes of some architectures
+	// (GKE taints Arm nodes kubernetes.io/arch=arm64:NoSchedule). A pod placed on a set of
+	// architectures that includes a tainted one gets the matching toleration in the same write
+	// as its node affinity, on every path (the controller, admission placement, the admission
+	// policy), unless it already tolerates the taint; without it, the scheduler would keep the
+	// pod off those nodes and a multi-architecture placement would collapse to the untainted
+	// architectures. Pods whose user pinned the architecture are left alone. Empty (the
+	// default): no toleration is ever added.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ArchitectureTaints []ArchitectureTaint `json:"architectureTaints,omitempty"`
+
+	// fallbackArchitecture is where a pod goes when inspecting its images failed for good (past
+	// the retry budget, an unparsable or blocked image, more images than maxImagesPerPod, or the
+	// gate held past maxGateAge): its required node affinity gets kubernetes.io/arch In
+	// [fallbackArchitecture] (with the architecture's toleration, see architectureTaints), the
+	// pod the label multiarch.openshift.io/fallback-arch and a Warning Event. Empty (the
+	// default): such a pod is released with its affinity unchanged. A user's own architecture
+	// constraint is never overridden.
+	// +optional
+	// +kubebuilder:validation:Enum=arm64;amd64;ppc64le;s390x;""
+	FallbackArchitecture string `json:"fallbackArchitecture,omitempty"`
+
 	// components schedules and sizes the webhook and the pod placement controller the operator
 	// runs: image pull secrets, node selector, tolerations, priority class and resources. Unset
 	// fields keep the defaults (docs/operations.md).

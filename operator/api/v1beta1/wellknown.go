@@ -117,6 +117,21 @@ const (
 	PlacementGateAgeExceeded = "gate-age-exceeded"
 )
 
+// LabelFallbackArchitecture is set, to the architecture, on a pod placed on the
+// ClusterPodPlacementConfig's fallbackArchitecture because inspecting its images failed for good.
+const LabelFallbackArchitecture = "multiarch.openshift.io/fallback-arch"
+
+// LabelPreferredArchitecture is the label a pod's owner sets to prefer one architecture for
+// that pod: placement adds a preferred term of weight PreferredArchitectureWeight for it, ahead
+// of every PodPlacementConfig and the ClusterPodPlacementConfig, when every image of the pod
+// supports the architecture (otherwise the label is ignored, as a weight there could only pull
+// the pod where it cannot run).
+const LabelPreferredArchitecture = "multiarch.openshift.io/preferred-architecture"
+
+// PreferredArchitectureWeight is the weight of the preferred term LabelPreferredArchitecture
+// adds: the highest a preferred term can have.
+const PreferredArchitectureWeight = 100
+
 // LabelExecFormatError marks a pod one of whose containers failed with an exec format error
 // (its binary is for another CPU architecture than its node's); the exec-format-error monitor
 // sets it to LabelValueTrue, once, with a Warning Event. Select such pods with

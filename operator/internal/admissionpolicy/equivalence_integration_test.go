@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -65,6 +66,9 @@ var clusters = map[string]v1beta1.ClusterPodPlacementConfigSpec{
 			{Architecture: "arm64", Weight: 75}, {Architecture: "amd64", Weight: 25}, {Architecture: "s390x", Weight: 5},
 		},
 	}}},
+	"architecture taints": {ArchitectureTaints: []v1beta1.ArchitectureTaint{
+		{Architecture: "arm64"}, {Architecture: "s390x", Key: "example.com/mainframe", Value: "yes", Effect: corev1.TaintEffectNoExecute},
+	}},
 }
 
 // TestPolicyMatchesWebhook admits generated pods as a cluster with the policy does (the policy in
@@ -89,7 +93,11 @@ func TestPolicyMatchesWebhook(t *testing.T) {
 			oracle := webhook.NewSchedulingGate(nil, webhook.Options{
 				OperatorNamespace: "archgate-system", Known: index, Configs: k8s,
 			})
-			probe := newPod(rand.New(rand.NewPCG(0, 0)), "probe")
+			// The probe runs an image of every architecture: each configuration places it
+			// differently (weights, tolerations), so the wait ends only once the apiserver
+			// applies this subtest's policy, not the previous one's.
+			probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "probe"},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: published[0].Ref}}}}
 			installPolicy(t, cluster, params, probe, func(admitted *corev1.Pod) bool {
 				return placementOf(admitted) == placementOf(viaWebhook(t, oracle, probe))
 			})
@@ -176,12 +184,19 @@ type placement struct {
 	Annotations     map[string]string          `json:"annotations,omitempty"`
 	Affinity        *corev1.Affinity           `json:"affinity,omitempty"`
 	SchedulingGates []corev1.PodSchedulingGate `json:"schedulingGates,omitempty"`
+	Tolerations     []corev1.Toleration        `json:"tolerations,omitempty"`
 }
 
 // placementOf returns the YAML of what was decided, with empty and nil lists and maps alike
-// (the apiserver returns some absent lists as empty ones).
+// (the apiserver returns some absent lists as empty ones). The tolerations the apiserver's
+// DefaultTolerationSeconds admission adds before the policy runs are left out: the webhook's
+// oracle admits the pod as written.
 func placementOf(pod *corev1.Pod) string {
-	p := placement{Labels: pod.Labels, Annotations: pod.Annotations, Affinity: pod.Spec.Affinity, SchedulingGates: pod.Spec.SchedulingGates}
+	tolerations := slices.DeleteFunc(slices.Clone(pod.Spec.Tolerations), func(t corev1.Toleration) bool {
+		return t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable
+	})
+	p := placement{Labels: pod.Labels, Annotations: pod.Annotations, Affinity: pod.Spec.Affinity, SchedulingGates: pod.Spec.SchedulingGates,
+		Tolerations: tolerations}
 	var canonical placement
 	raw, _ := json.Marshal(p)
 	_ = json.Unmarshal(raw, &canonical)
@@ -249,6 +264,10 @@ func newPod(rng *rand.Rand, name string) *corev1.Pod {
 		pod.Spec.NodeSelector = map[string]string{"disk": "ssd"}
 	}
 	pod.Spec.Affinity = randomAffinity(rng)
+	pod.Spec.Tolerations = randomTolerations(rng)
+	if rng.IntN(8) == 0 {
+		pod.Labels = map[string]string{v1beta1.LabelPreferredArchitecture: []string{"arm64", "s390x", "amd64"}[rng.IntN(3)]}
+	}
 	switch rng.IntN(24) {
 	case 0: // the API refuses a pod with both a node name and scheduling gates
 		pod.Spec.NodeName, pod.Spec.SchedulingGates = "node-1", nil
@@ -325,4 +344,25 @@ func randomAffinity(rng *rand.Rand) *corev1.Affinity {
 		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: t}
 	}
 	return &corev1.Affinity{NodeAffinity: na}
+}
+
+// randomTolerations returns no tolerations, or some that tolerate the architecture taints of the
+// "architecture taints" configuration in each way a toleration can (exactly, by Exists on the
+// key, by an empty key, by an empty effect) or almost (another effect, another value).
+func randomTolerations(rng *rand.Rand) []corev1.Toleration {
+	shapes := [][]corev1.Toleration{
+		nil,
+		{{Key: "gpu", Operator: corev1.TolerationOpExists}},
+		{{Key: v1beta1.NodeArchLabel, Operator: corev1.TolerationOpEqual, Value: "arm64", Effect: corev1.TaintEffectNoSchedule}},
+		{{Key: v1beta1.NodeArchLabel, Operator: corev1.TolerationOpExists}},
+		{{Operator: corev1.TolerationOpExists}},
+		{{Key: v1beta1.NodeArchLabel, Value: "arm64"}},
+		{{Key: v1beta1.NodeArchLabel, Operator: corev1.TolerationOpEqual, Value: "arm64", Effect: corev1.TaintEffectPreferNoSchedule}},
+		{{Key: v1beta1.NodeArchLabel, Operator: corev1.TolerationOpEqual, Value: "amd64", Effect: corev1.TaintEffectNoSchedule}},
+		{{Key: "example.com/mainframe", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}},
+	}
+	if rng.IntN(2) == 0 {
+		return nil
+	}
+	return slices.Clone(shapes[rng.IntN(len(shapes))])
 }

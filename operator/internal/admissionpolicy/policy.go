@@ -22,7 +22,8 @@ limitations under the License.
 // not label (webhook.PolicyHandledCondition), so a policy that fails, lacks its params or is not
 // enforced leaves every pod to the webhook: the policy can never deny a pod.
 //
-// What CEL does not evaluate here is left to the controller by gating the pod: pods with
+// What CEL does not evaluate here is left to the controller by gating the pod (or, for a pod
+// with the preferred-architecture label, to the webhook): pods with
 // imagePullSecrets (their images are read with their own credentials), pods of a namespace with
 // PodPlacementConfigs (label selectors), images not published, images that share no
 // architecture, and pods whose own preferred terms conflict with the cluster's weights (the
@@ -89,7 +90,7 @@ func Policy(o Options) *admissionregistrationv1.MutatingAdmissionPolicy {
 			Variables:       variables(spec),
 			Mutations: []admissionregistrationv1.Mutation{{
 				PatchType: admissionregistrationv1.PatchTypeJSONPatch,
-				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: patchExpression()},
+				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: patchExpression(len(spec.ArchitectureTaints) > 0)},
 			}},
 			// A failing expression admits the pod unchanged and unlabelled: the webhook then
 			// handles it.
@@ -129,6 +130,7 @@ const (
 	typePreference   = typePreferred + ".preference"
 	typePrefReq      = typePreference + ".matchExpressions"
 	typeGate         = "Object.spec.schedulingGates"
+	typeToleration   = "Object.spec.tolerations"
 )
 
 // imagesExpression lists the pod's distinct images as placement.PodImages does (trimmed, empty
@@ -143,6 +145,9 @@ func matchConditions(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionreg
 	conditions = append(conditions, webhook.ExemptionConditions()...)
 	return append(conditions,
 		admissionregistrationv1.MatchCondition{Name: "not-gated", Expression: fmt.Sprintf(`!object.spec.?schedulingGates.orValue([]).exists(g, g.name == %s)`, quote(v1beta1.SchedulingGateName))},
+		// The webhook weighs a pod's preferred-architecture label (placement.LabelSource); the
+		// policy leaves the few pods that carry it to the webhook rather than compile the rule twice.
+		admissionregistrationv1.MatchCondition{Name: "no-preferred-architecture-label", Expression: fmt.Sprintf(`!(%s in object.metadata.?labels.orValue({}))`, quote(v1beta1.LabelPreferredArchitecture))},
 		// Counting the containers first spares almost every pod the list of its images.
 		admissionregistrationv1.MatchCondition{Name: "images-within-limit", Expression: fmt.Sprintf(
 			`size(object.spec.containers) + size(object.spec.?initContainers.orValue([])) <= %[1]d || size(%[2]s) <= %[1]d`,
@@ -177,11 +182,32 @@ func variables(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrat
 		{"setRequired", `!variables.anyArch && !variables.pinned`},
 		{"addPreferred", `!variables.prefersArch && size(variables.preferredArchs) > 0`},
 	}
+	if len(spec.ArchitectureTaints) > 0 {
+		vars = append(vars, struct{ name, expr string }{"newTolerations", newTolerationsExpression(spec.ArchitectureTaints)})
+	}
 	out := make([]admissionregistrationv1.Variable, 0, len(vars))
 	for _, v := range vars {
 		out = append(out, admissionregistrationv1.Variable{Name: v.name, Expression: v.expr})
 	}
 	return out
+}
+
+// newTolerationsExpression lists, as maps, the tolerations of the architecture taints that
+// placement.AddArchitectureTolerations would add: the taints of the architectures the pod is
+// placed on (not a user-pinned pod's) that no toleration of the pod tolerates yet, decided as
+// corev1.Toleration.ToleratesTaint does (an empty effect or key matches any, Exists any value).
+func newTolerationsExpression(taints []v1beta1.ArchitectureTaint) string {
+	entries := make([]string, 0, len(taints))
+	for _, t := range taints {
+		taint := t.Taint()
+		entries = append(entries, fmt.Sprintf("{'arch': %s, 'key': %s, 'value': %s, 'effect': %s}",
+			quote(t.Architecture), quote(taint.Key), quote(taint.Value), quote(string(taint.Effect))))
+	}
+	return fmt.Sprintf(`variables.pinned ? [] : [%s].filter(t, t.arch in variables.compatible &&
+  !object.spec.?tolerations.orValue([]).exists(u,
+    (u.?effect.orValue('') == '' || u.effect == t.effect) && (u.?key.orValue('') == '' || u.key == t.key) &&
+    (u.?operator.orValue('') == 'Exists' || (u.?operator.orValue('') in ['', 'Equal'] && u.?value.orValue('') == t.value))))`,
+		strings.Join(entries, ", "))
 }
 
 // placeExpression is true when the pod can be placed here; otherwise it is gated for the
@@ -214,15 +240,29 @@ func clusterWeights(spec *v1beta1.ClusterPodPlacementConfigSpec) (string, []stri
 	return "{" + strings.Join(entries, ", ") + "}", order
 }
 
-// patchExpression returns the JSONPatch expression: the placement, or the gate.
-func patchExpression() string {
+// patchExpression returns the JSONPatch expression: the placement, or the gate. tolerate adds
+// the tolerations of the architecture taints (the newTolerations variable).
+func patchExpression(tolerate bool) string {
 	gateName := quote(v1beta1.SchedulingGateName)
 	gate := labelsPatch(map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated)}) + ` + [
     size(object.spec.?schedulingGates.orValue([])) > 0 ?
       JSONPatch{op: 'add', path: '/spec/schedulingGates/-', value: ` + typeGate + `{name: ` + gateName + `}} :
       JSONPatch{op: 'add', path: '/spec/schedulingGates', value: [` + typeGate + `{name: ` + gateName + `}]}
   ]`
-	return "!variables.place ? " + gate + " : " + placePatch()
+	place := placePatch()
+	if tolerate {
+		place += " + " + tolerationsPatch()
+	}
+	return "!variables.place ? " + gate + " : " + place
+}
+
+// tolerationsPatch appends the new tolerations to the pod's, or adds the list.
+func tolerationsPatch() string {
+	toleration := typeToleration + `{key: t.key, operator: 'Equal', value: t.value, effect: t.effect}`
+	return fmt.Sprintf(`(size(variables.newTolerations) == 0 ? [] :
+    has(object.spec.tolerations) ?
+      variables.newTolerations.map(t, JSONPatch{op: 'add', path: '/spec/tolerations/-', value: %[1]s}) :
+      [JSONPatch{op: 'add', path: '/spec/tolerations', value: variables.newTolerations.map(t, %[1]s)}])`, toleration)
 }
 
 // placePatch sets the labels, the annotations and the node affinity of a placed pod.

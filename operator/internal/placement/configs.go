@@ -62,13 +62,17 @@ func SelectConfigs(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig) ([]*v1
 	return selected, errors.Join(errs...)
 }
 
-// ScoringSources returns, in the order MergePreferredArchitectures must apply them, the enabled
-// nodeAffinityScoring configurations for pod: the matching PodPlacementConfigs by descending
-// priority (see SelectConfigs), then the ClusterPodPlacementConfig (cluster may be nil).
-// Configurations whose plugin is unset or disabled are left out. The error is SelectConfigs's.
+// ScoringSources returns, in the order MergePreferredArchitectures must apply them, the
+// preferences for pod: its preferred-architecture label (LabelSource), then the enabled
+// nodeAffinityScoring configurations: the matching PodPlacementConfigs by descending priority
+// (see SelectConfigs), then the ClusterPodPlacementConfig (cluster may be nil). Configurations
+// whose plugin is unset or disabled are left out. The error is SelectConfigs's.
 func ScoringSources(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig, cluster *v1beta1.ClusterPodPlacementConfig) ([]ScoringSource, error) {
 	selected, err := SelectConfigs(pod, configs)
 	var sources []ScoringSource
+	if src, ok := LabelSource(pod); ok {
+		sources = append(sources, src)
+	}
 	for _, c := range selected {
 		if c.Spec.Plugins.NodeAffinityScoringEnabled() {
 			sources = append(sources, ScoringSource{
@@ -84,4 +88,20 @@ func ScoringSources(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig, clust
 		})
 	}
 	return sources, err
+}
+
+// LabelSource returns the preference the pod's owner asked for with the preferred-architecture
+// label: one term of weight v1beta1.PreferredArchitectureWeight. It is applied only when every
+// image of the pod supports the architecture (MergePreferredArchitectures skips it otherwise, as
+// it skips any weight on an architecture the pod cannot run on), so a tenant's label can only
+// move its own pod among the nodes that can run it.
+func LabelSource(pod *corev1.Pod) (ScoringSource, bool) {
+	arch, ok := pod.Labels[v1beta1.LabelPreferredArchitecture]
+	if !ok {
+		return ScoringSource{}, false
+	}
+	return ScoringSource{
+		Ref:       SourceRef{Kind: KindPodLabel, Name: v1beta1.LabelPreferredArchitecture},
+		Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: arch, Weight: v1beta1.PreferredArchitectureWeight}},
+	}, true
 }

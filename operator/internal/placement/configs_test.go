@@ -100,12 +100,28 @@ func TestScoringSources(t *testing.T) {
 	}
 	clusterRef := SourceRef{Kind: KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}
 
+	labelRef := SourceRef{Kind: KindPodLabel, Name: v1beta1.LabelPreferredArchitecture}
 	tests := map[string]struct {
+		label       string // the pod's preferred-architecture label, none when empty
 		configs     []v1beta1.PodPlacementConfig
 		cluster     *v1beta1.ClusterPodPlacementConfig
 		wantSources []ScoringSource
 	}{
 		"no configuration": {},
+		"the preferred-architecture label comes first, at the highest weight": {
+			label:   "s390x",
+			configs: []v1beta1.PodPlacementConfig{ppc("team", "high", 100, web, scoring(true, armFirst))},
+			cluster: clusterWith(scoring(true, amdOnly)),
+			wantSources: []ScoringSource{
+				{Ref: labelRef, Platforms: platforms("s390x", 100)},
+				{Ref: SourceRef{Kind: KindPodPlacementConfig, Namespace: "team", Name: "high"}, Platforms: armFirst},
+				{Ref: clusterRef, Platforms: amdOnly},
+			},
+		},
+		"the label needs no enabled plugin": {
+			label: "arm64", cluster: clusterWith(nil),
+			wantSources: []ScoringSource{{Ref: labelRef, Platforms: platforms("arm64", 100)}},
+		},
 		"cluster config only": {
 			cluster:     clusterWith(scoring(true, amdOnly)),
 			wantSources: []ScoringSource{{Ref: clusterRef, Platforms: amdOnly}},
@@ -137,6 +153,10 @@ func TestScoringSources(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
+			pod := pod.DeepCopy()
+			if tc.label != "" {
+				pod.Labels[v1beta1.LabelPreferredArchitecture] = tc.label
+			}
 			got, err := ScoringSources(pod, tc.configs, tc.cluster)
 			if err != nil {
 				t.Fatalf("unexpected error: %v", err)

@@ -111,14 +111,22 @@ type Decision struct {
 	PreferenceSource string
 	// SelectorErr names the PodPlacementConfigs left out for an invalid label selector.
 	SelectorErr error
+	// Tolerations are the tolerations of the architecture taints added to the pod
+	// (AddArchitectureTolerations).
+	Tolerations []corev1.Toleration
 }
 
 // Decide merges what the images support into pod's node affinity, required then preferred (the
-// pod's PodPlacementConfigs by descending priority, then the ClusterPodPlacementConfig, which may
-// be nil). It changes pod.Spec only; labels, annotations and the gate are the caller's, written
-// in the same request (Annotations lists the annotations).
+// pod's preferred-architecture label, its PodPlacementConfigs by descending priority, then the
+// ClusterPodPlacementConfig, which may be nil), and adds the tolerations of the architecture
+// taints of the architectures it placed the pod on (taints: the ClusterPodPlacementConfig's
+// spec.architectureTaints, passed apart because the cluster's preferences may not apply to a pod
+// while its taints always do, see ClusterStage). A pod whose user pinned the architecture gets no
+// toleration: its architecture is the user's choice, and so are its tolerations. It changes
+// pod.Spec only; labels, annotations and the gate are the caller's, written in the same request
+// (Annotations lists the annotations).
 func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodPlacementConfig,
-	cluster *v1beta1.ClusterPodPlacementConfig) Decision {
+	cluster *v1beta1.ClusterPodPlacementConfig, taints []v1beta1.ArchitectureTaint) Decision {
 	archs, anyArch := Intersect(images)
 	d := Decision{Architectures: ArchitecturesAnnotation(archs, anyArch)}
 	spec := &pod.Spec
@@ -135,18 +143,34 @@ func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodP
 	default:
 		d.Outcome = MergeRequiredArchitectures(spec, archs)
 	}
+	compatible := archs
+	if anyArch {
+		compatible = sets.New(v1beta1.SupportedArchitectures()...)
+	}
+	if d.Outcome != OutcomeUserPinned {
+		d.Tolerations = AddArchitectureTolerations(spec, compatible, taints)
+	}
 	sources, err := ScoringSources(pod, configs, cluster)
 	d.SelectorErr = err
 	if len(sources) == 0 {
 		return d
-	}
-	compatible := archs
-	if anyArch {
-		compatible = sets.New(v1beta1.SupportedArchitectures()...)
 	}
 	d.Preferred = MergePreferredArchitectures(spec, compatible, sources)
 	if len(d.Preferred.Applied) > 0 {
 		d.PreferenceSource = d.Preferred.Applied[0].Source.String()
 	}
 	return d
+}
+
+// Fallback merges "kubernetes.io/arch In [arch]" into the required node affinity of a pod whose
+// images could not be inspected (ClusterPodPlacementConfig spec.fallbackArchitecture), with the
+// tolerations of arch's taints, following the rules of MergeRequiredArchitectures. ok is false,
+// and spec unchanged, when the user's own constraints already decide the architecture: the
+// fallback is for pods archgate would otherwise release unconstrained, never an override.
+func Fallback(spec *corev1.PodSpec, arch string, taints []v1beta1.ArchitectureTaint) (tolerations []corev1.Toleration, ok bool) {
+	archs := sets.New(arch)
+	if MergeRequiredArchitectures(spec, archs) != OutcomeArchSet {
+		return nil, false
+	}
+	return AddArchitectureTolerations(spec, archs, taints), true
 }

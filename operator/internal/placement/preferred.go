@@ -29,6 +29,9 @@ import (
 const (
 	KindPodPlacementConfig        = "PodPlacementConfig"
 	KindClusterPodPlacementConfig = "ClusterPodPlacementConfig"
+	// KindPodLabel is the pod's preferred-architecture label (LabelSource); the source's name
+	// is the label's key.
+	KindPodLabel = "label"
 )
 
 // SourceRef names the configuration that proposed a preference. The zero SourceRef stands for

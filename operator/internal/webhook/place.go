@@ -82,12 +82,13 @@ func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod, 
 	// A pod the namespace's local webhook gated gets only the required affinity here (and no
 	// scheduling gate); its local gate carries the namespace's preferences. When the cluster-level
 	// preferences are on, it is gated instead: they apply only if no PodPlacementConfig does.
+	taints := v1beta1.ArchitectureTaintsOf(cluster)
 	configs, cluster, wait := placement.ClusterStage(pod, configs, cluster)
 	if wait {
 		return nil, nil, false, nil
 	}
 	placed := pod.DeepCopy()
-	d := placement.Decide(placed, archs, configs, cluster)
+	d := placement.Decide(placed, archs, configs, cluster, taints)
 	if d.NoCommonArchitecture || d.SelectorErr != nil || len(d.Preferred.Conflicts()) > 0 {
 		return nil, nil, false, nil
 	}
@@ -119,6 +120,7 @@ func placementPatch(pod, placed *corev1.Pod, d placement.Decision) ([]jsonpatch.
 		v1beta1.LabelPlacement:      d.Outcome.LabelValue(),
 	})
 	ops = append(ops, setMapEntries(pod.Annotations, "/metadata/annotations", d.Annotations())...)
+	ops = append(ops, appendListItems(len(pod.Spec.Tolerations) > 0, "/spec/tolerations", d.Tolerations)...)
 	if pod.Spec.Affinity == nil {
 		if placed.Spec.Affinity != nil {
 			ops = append(ops, jsonpatch.NewOperation("add", "/spec/affinity", placed.Spec.Affinity))
@@ -156,6 +158,22 @@ func setMapEntries(current map[string]string, path string, entries map[string]st
 		if v, ok := current[k]; !ok || v != entries[k] {
 			ops = append(ops, jsonpatch.NewOperation("add", path+"/"+jsonpointer.Escape(k), entries[k]))
 		}
+	}
+	return ops
+}
+
+// appendListItems returns the operations that append items to the list at path: the whole list
+// when the pod has none (exists false), otherwise one operation per item.
+func appendListItems[T any](exists bool, path string, items []T) []jsonpatch.JsonPatchOperation {
+	switch {
+	case len(items) == 0:
+		return nil
+	case !exists:
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", path, items)}
+	}
+	ops := make([]jsonpatch.JsonPatchOperation, 0, len(items))
+	for _, item := range items {
+		ops = append(ops, jsonpatch.NewOperation("add", path+"/-", item))
 	}
 	return ops
 }

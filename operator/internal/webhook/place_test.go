@@ -61,11 +61,30 @@ func TestPlaceAtAdmission(t *testing.T) {
 			Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "arm64", Weight: 40}},
 		}}},
 	}
+	tainted := cluster.DeepCopy()
+	tainted.Spec.ArchitectureTaints = []v1beta1.ArchitectureTaint{{Architecture: "arm64"}, {Architecture: "s390x", Key: "arch", Effect: corev1.TaintEffectNoExecute}}
 	tests := map[string]struct {
 		pod        string
 		objects    []client.Object
 		wantPlaced placement.Outcome // "" when the pod must be gated
 	}{
+		"a tainted architecture in the set: its toleration is added": {
+			pod:        `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects:    []client.Object{tainted},
+			wantPlaced: placement.OutcomeArchSet,
+		},
+		"the pod's own tolerations are kept, the missing one appended": {
+			pod: `{"metadata":{"name":"p","namespace":"team"},"spec":{"tolerations":[{"key":"gpu","operator":"Exists"}],` +
+				`"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects:    []client.Object{tainted},
+			wantPlaced: placement.OutcomeArchSet,
+		},
+		"the preferred-architecture label wins over the cluster's weights": {
+			pod: `{"metadata":{"name":"p","namespace":"team","labels":{"multiarch.openshift.io/preferred-architecture":"amd64"}},` +
+				`"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects:    []client.Object{cluster},
+			wantPlaced: placement.OutcomeArchSet,
+		},
 		"every image known: placed with the cluster's preference": {
 			pod:        `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
 			objects:    []client.Object{cluster},
@@ -173,8 +192,9 @@ func assertPatchPlaces(t *testing.T, raw string, patch []byte, objects []client.
 			configs = append(configs, *c)
 		}
 	}
+	taints := v1beta1.ArchitectureTaintsOf(cluster)
 	configs, cluster, _ = placement.ClusterStage(want, configs, cluster)
-	d := placement.Decide(want, images, configs, cluster)
+	d := placement.Decide(want, images, configs, cluster, taints)
 	if want.Labels == nil {
 		want.Labels = map[string]string{}
 	}

@@ -40,3 +40,13 @@ func AddPreferences(pod *corev1.Pod, compatible []string, cluster *v1beta1.Clust
 	placement.MergePreferredArchitectures(&pod.Spec, sets.New(compatible...), sources)
 	return nil
 }
+
+// AddTolerations adds to pod the tolerations archgate adds to a pod whose images all support the
+// architectures compatible: those of the cluster's architecture taints on these architectures
+// that the pod does not tolerate yet, unless the pod's own constraints pin its architecture.
+func AddTolerations(pod *corev1.Pod, compatible []string, cluster *v1beta1.ClusterPodPlacementConfig) {
+	if placement.UserPinsArchitecture(&pod.Spec) {
+		return
+	}
+	placement.AddArchitectureTolerations(&pod.Spec, sets.New(compatible...), v1beta1.ArchitectureTaintsOf(cluster))
+}

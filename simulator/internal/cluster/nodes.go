@@ -8,6 +8,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,8 @@ type NodePool struct {
 	CPU    resource.Quantity
 	Memory resource.Quantity
 	Pods   int64
+	// Taints are put on every node.
+	Taints []corev1.Taint
 }
 
 // DefaultPool returns a pool of count nodes with generous capacity
@@ -68,6 +71,7 @@ func (p NodePool) Node(index int) *corev1.Node {
 				PoolLabel:            p.Name,
 			},
 		},
+		Spec: corev1.NodeSpec{Taints: slices.Clone(p.Taints)},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: capacity,

@@ -22,7 +22,7 @@ func KwokNode(pool cluster.NodePool, index int, runID string) *corev1.Node {
 	n := pool.Node(index)
 	n.Annotations = map[string]string{KwokAnnotation: KwokValue}
 	n.Labels[RunLabel] = runID
-	n.Spec.Taints = []corev1.Taint{{Key: KwokAnnotation, Value: KwokValue, Effect: corev1.TaintEffectNoSchedule}}
+	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: KwokAnnotation, Value: KwokValue, Effect: corev1.TaintEffectNoSchedule})
 	n.Status.Conditions = nil
 	n.Status.Phase = ""
 	return n

@@ -176,6 +176,8 @@ type Pass struct {
 	// Pods counts pods created; BoundPods those bound before the deadline.
 	Pods      int `json:"pods"`
 	BoundPods int `json:"boundPods"`
+	// BoundByArch counts the bound pods by their node's architecture.
+	BoundByArch map[string]int `json:"boundByArch,omitempty"`
 	// Schedulable counts pods whose images share a node pool's architecture.
 	Schedulable int `json:"schedulable"`
 	// MisplacedPods were bound to a node whose architecture some image of
@@ -191,6 +193,9 @@ type Pass struct {
 	PendingReason   string `json:"pendingReason,omitempty"`
 	// NeverGatedPods were not gated (skipped by the webhook, or webhook down).
 	NeverGatedPods int `json:"neverGatedPods"`
+	// FallbackPods carry the fallback-arch label: their images could not be
+	// inspected and archgate placed them on the fallbackArchitecture.
+	FallbackPods int `json:"fallbackPods,omitempty"`
 	// PlacedAtAdmissionPods were placed by the webhook at admission, never gated
 	// (every image known to the controller).
 	PlacedAtAdmissionPods int `json:"placedAtAdmissionPods"`

@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
 
@@ -30,6 +31,9 @@ func (r *Report) Values() map[string]float64 {
 		put(prefix+"throughput", p.Throughput)
 		put(prefix+"pods", float64(p.Pods))
 		put(prefix+"boundPods", float64(p.BoundPods))
+		for _, arch := range v1beta1.SupportedArchitectures() {
+			put(prefix+"boundPods."+arch, float64(p.BoundByArch[arch]))
+		}
 		put(prefix+"misplacedPods", float64(p.MisplacedPods))
 		put(prefix+"gatedAtEnd", float64(p.GatedAtEnd))
 		put(prefix+"unboundAtEnd", float64(p.UnboundAtEnd))
@@ -72,6 +76,7 @@ func (r *Report) Values() map[string]float64 {
 			put(prefix+"noCommonArchPods", float64(p.Placements["no-common-arch"]))
 			put(prefix+"neverGatedPods", float64(p.NeverGatedPods))
 			put(prefix+"placedAtAdmissionPods", float64(p.PlacedAtAdmissionPods))
+			put(prefix+"fallbackPods", float64(p.FallbackPods))
 		}
 	}
 	pass("", r.Main)

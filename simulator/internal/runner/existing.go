@@ -162,8 +162,7 @@ func (r *run) createKwokNodes(ctx context.Context) error {
 	var nodes []*corev1.Node
 	r.nodeArch = map[string]string{}
 	for _, p := range r.s.Nodes {
-		pool := cluster.DefaultPool("sim-"+r.id+"-"+p.Name, p.Arch, p.Count)
-		pool.CPU, pool.Memory, pool.Pods = *p.Allocatable.CPU, *p.Allocatable.Memory, p.Allocatable.Pods
+		pool := r.nodePool(p)
 		for i := range p.Count {
 			n := existing.KwokNode(pool, i, r.id)
 			nodes = append(nodes, n)

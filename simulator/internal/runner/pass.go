@@ -297,15 +297,17 @@ func (r *run) create(ctx context.Context, epoch time.Time, pods []workload.Pod, 
 	wg.Wait()
 }
 
-// handwrittenPreferences adds to a pod of the handwritten pass the preferred terms archgate's
-// own rule (affinity.AddPreferences) gives it under the scenario's ClusterPodPlacementConfig:
-// without them the main pass would be charged for the scheduler scoring the preferences the
-// cluster asked for, which a user writing the affinity by hand writes too.
+// handwrittenPreferences adds to a pod of the handwritten pass the preferred terms and the
+// tolerations archgate's own rules (affinity.AddPreferences, affinity.AddTolerations) give it
+// under the scenario's ClusterPodPlacementConfig: without them the main pass would be charged
+// for the scheduler scoring the preferences the cluster asked for, which a user writing the
+// affinity by hand writes too, and the handwritten pass could not use tainted nodes.
 func (r *run) handwrittenPreferences() func(*corev1.Pod, []string) {
 	cluster := &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}, Spec: r.s.Operator.ClusterConfig}
 	return func(pod *corev1.Pod, compatible []string) {
 		// Only a PodPlacementConfig's label selector can fail, and there is none.
 		_ = affinity.AddPreferences(pod, compatible, cluster)
+		affinity.AddTolerations(pod, compatible, cluster)
 	}
 }
 

@@ -426,13 +426,20 @@ func (r *run) resources() report.Resources {
 	return res
 }
 
+// nodePool is the run's pool of nodes for the scenario's pool p.
+func (r *run) nodePool(p scenario.NodePoolSpec) cluster.NodePool {
+	pool := cluster.DefaultPool("sim-"+r.id+"-"+p.Name, p.Arch, p.Count)
+	pool.CPU, pool.Memory, pool.Pods = *p.Allocatable.CPU, *p.Allocatable.Memory, p.Allocatable.Pods
+	pool.Taints = p.Taints
+	return pool
+}
+
 // createNodes creates the scenario's node pools.
 func (r *run) createNodes(ctx context.Context) error {
 	var pools []cluster.NodePool
 	r.nodeArch = map[string]string{}
 	for _, p := range r.s.Nodes {
-		pool := cluster.DefaultPool("sim-"+r.id+"-"+p.Name, p.Arch, p.Count)
-		pool.CPU, pool.Memory, pool.Pods = *p.Allocatable.CPU, *p.Allocatable.Memory, p.Allocatable.Pods
+		pool := r.nodePool(p)
 		pools = append(pools, pool)
 		for i := range p.Count {
 			r.nodeArch[pool.Node(i).Name] = p.Arch

@@ -185,6 +185,9 @@ func outcomes(p *report.Pass, in summaryInput) {
 		}
 		if in.operator {
 			p.Placements[pod.Labels[v1beta1.LabelPlacement]]++
+			if _, ok := pod.Labels[v1beta1.LabelFallbackArchitecture]; ok {
+				p.FallbackPods++
+			}
 			switch v, gated := pod.Labels[v1beta1.LabelSchedulingGate]; {
 			case !gated:
 				p.NeverGatedPods++
@@ -197,6 +200,12 @@ func outcomes(p *report.Pass, in summaryInput) {
 			continue
 		}
 		p.BoundPods++
+		if arch, ok := in.nodeArch[pod.Spec.NodeName]; ok {
+			if p.BoundByArch == nil {
+				p.BoundByArch = map[string]int{}
+			}
+			p.BoundByArch[arch]++
+		}
 		if in.misplaced(i, pod.Spec.NodeName) {
 			p.MisplacedPods++
 		}

@@ -48,7 +48,7 @@ func TestSummarizeOutcomes(t *testing.T) {
 		"an amd64-only pod on an arm64 node is misplaced": {
 			pods:  []workload.Pod{amdOnly, amdOnly},
 			final: []corev1.Pod{finalPod(0, "amd-0", false), finalPod(1, "arm-0", false)},
-			want:  report.Pass{BoundPods: 2, MisplacedPods: 1, Schedulable: 2},
+			want:  report.Pass{BoundPods: 2, BoundByArch: map[string]int{"amd64": 1, "arm64": 1}, MisplacedPods: 1, Schedulable: 2},
 		},
 		"a pod on a node the run did not create is misplaced": {
 			pods:  []workload.Pod{amdOnly},
@@ -59,13 +59,13 @@ func TestSummarizeOutcomes(t *testing.T) {
 			operator: true,
 			pods:     []workload.Pod{amdOnly, amdOnly, noArch},
 			final:    []corev1.Pod{finalPod(0, "", true), finalPod(1, "amd-0", false), finalPod(2, "", false)},
-			want: report.Pass{Operator: true, BoundPods: 1, GatedAtEnd: 1, UnboundAtEnd: 2, Schedulable: 2,
+			want: report.Pass{Operator: true, BoundPods: 1, BoundByArch: map[string]int{"amd64": 1}, GatedAtEnd: 1, UnboundAtEnd: 2, Schedulable: 2,
 				PendingByDesign: 1, PendingReason: pendingReason, Placements: map[string]int{"": 3}, NeverGatedPods: 2},
 		},
 		"without the operator no pod is Pending by design": {
 			pods:  []workload.Pod{noArch},
 			final: []corev1.Pod{finalPod(0, "amd-0", false)},
-			want:  report.Pass{BoundPods: 1, MisplacedPods: 1, Schedulable: 1},
+			want:  report.Pass{BoundPods: 1, BoundByArch: map[string]int{"amd64": 1}, MisplacedPods: 1, Schedulable: 1},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/archgate/archgate/fakeregistry/strictyaml"
+	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
 // Unit is the unit of a metric, which decides how a threshold is written.
@@ -142,6 +143,10 @@ func buildMetrics() []MetricInfo {
 			MetricInfo{Name: prefix + "calibration", Unit: UnitDuration, Needs: needs, Help: "time of one SHA-256 of 64 KiB on the harness just before the pass: the machine's speed then (lower is faster)"},
 			MetricInfo{Name: prefix + "execFormatReportedPods", Unit: UnitCount, Needs: needs, Help: "misplaced pods the fake kubelets gave an exec-format-error status (kubelet.execFormatErrors)"},
 		)
+		for _, arch := range v1beta1.SupportedArchitectures() {
+			out = append(out, MetricInfo{Name: prefix + "boundPods." + arch, Unit: UnitCount, Needs: needs,
+				Help: "pods bound to " + arch + " nodes before the deadline"})
+		}
 		out = append(out,
 			MetricInfo{Name: prefix + "sustainedRate", Unit: UnitRate, Needs: needs, Higher: true, Timing: true, Help: "highest arrival step rate whose total p99 held sustainLatency (arrival mode steps)"},
 			MetricInfo{Name: prefix + "cost.cpuPer1kPods", Unit: UnitDuration, Needs: needs, Help: "CPU seconds of every component per 1,000 pods over the pass"},
@@ -164,6 +169,7 @@ func buildMetrics() []MetricInfo {
 				MetricInfo{Name: prefix + "execFormatDetectedPods", Unit: UnitCount, Needs: NeedsOperator, Higher: true, Help: "pods with the multiarch.openshift.io/exec-format-error label at the end"},
 				MetricInfo{Name: prefix + "execFormatMissedPods", Unit: UnitCount, Needs: NeedsOperator, Help: "misplaced pods without the exec-format-error label at the end"},
 				MetricInfo{Name: prefix + "execFormatFalseDetections", Unit: UnitCount, Needs: NeedsOperator, Help: "pods with the exec-format-error label that are not misplaced"},
+				MetricInfo{Name: prefix + "fallbackPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods archgate placed on the fallbackArchitecture because their images could not be inspected (label multiarch.openshift.io/fallback-arch)"},
 				MetricInfo{Name: prefix + "placedAtAdmissionPods", Unit: UnitCount, Needs: NeedsOperator, Help: "pods the webhook placed at admission, never gated (every image published by the controller)"},
 			)
 		}

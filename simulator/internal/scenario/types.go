@@ -6,6 +6,7 @@
 package scenario
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/archgate/archgate/fakeregistry"
@@ -105,6 +106,9 @@ type NodePoolSpec struct {
 	Arch string `json:"arch"`
 	// Allocatable is each node's capacity; defaults 32 CPUs, 128Gi, 110 pods.
 	Allocatable AllocatableSpec `json:"allocatable,omitempty"`
+	// Taints are put on every node of the pool, as a cloud provider taints
+	// a node pool (GKE: kubernetes.io/arch=arm64:NoSchedule on Arm nodes).
+	Taints []corev1.Taint `json:"taints,omitempty"`
 }
 
 // KubeletSpec is what the fake nodes' kubelets report. Without it nothing

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -111,6 +112,17 @@ func validateNodes(e *errs, s *Scenario) {
 			a.Pods = 110
 		} else if a.Pods < 1 {
 			e.add(strictyaml.JoinPath(apath, "pods"), a.Pods, "must be at least 1")
+		}
+		for j, t := range p.Taints {
+			tpath := strictyaml.IndexPath(strictyaml.JoinPath(path, "taints"), j)
+			if t.Key == "" {
+				e.add(strictyaml.JoinPath(tpath, "key"), t.Key, "required")
+			}
+			switch t.Effect {
+			case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+			default:
+				e.add(strictyaml.JoinPath(tpath, "effect"), t.Effect, "want NoSchedule, PreferNoSchedule or NoExecute")
+			}
 		}
 	}
 }

@@ -37,6 +37,10 @@ const (
 	// reasonGateAgeExceeded: the pod kept the gate longer than the maximum gate age; the gate was
 	// removed without changing the affinity. Warning.
 	reasonGateAgeExceeded = "GateAgeExceeded"
+	// reasonFallbackArchitecture: inspection failed for good (or the gate outlived maxGateAge)
+	// and the pod was placed on the ClusterPodPlacementConfig's fallbackArchitecture; it
+	// replaces reasonInspectionFailed or reasonGateAgeExceeded, so the pod still gets one Event.
+	reasonFallbackArchitecture = "FallbackArchitectureSet"
 )
 
 // eventAction is the events.k8s.io action of every Event the controller records.

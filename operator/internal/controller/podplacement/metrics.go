@@ -55,6 +55,7 @@ type Metrics struct {
 	patches            *prometheus.CounterVec
 	events             *prometheus.CounterVec
 	sourcesSkipped     *prometheus.CounterVec
+	fallbacks          *prometheus.CounterVec
 	gated              *gatedCollector
 }
 
@@ -102,6 +103,10 @@ func NewMetrics() *Metrics {
 			Name: "archgate_placement_preference_sources_skipped_total",
 			Help: "Placement configurations whose preferred weights were skipped for a pod, by reason (PodPreference, HigherPriorityConfig).",
 		}, []string{"reason"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "archgate_placement_fallback_pods_total",
+			Help: "Pods whose images could not be inspected that were placed on the ClusterPodPlacementConfig's fallbackArchitecture, by architecture.",
+		}, []string{"architecture"}),
 		gated: &gatedCollector{
 			count: prometheus.NewDesc("archgate_placement_gated_pods",
 				"Pods labelled gated by the webhook and not yet released (the controller's cache of gated pods' metadata).", nil, nil),
@@ -125,7 +130,10 @@ func NewMetrics() *Metrics {
 	for _, p := range []string{phaseConfig, phaseCredentials, phaseInspection, phasePlacement, phasePatch} {
 		m.phaseDuration.WithLabelValues(p)
 	}
-	for _, r := range []string{reasonInspectionFailed, reasonNoCommonArchitecture, reasonPreferenceSkipped} {
+	for _, a := range v1beta1.SupportedArchitectures() {
+		m.fallbacks.WithLabelValues(a)
+	}
+	for _, r := range []string{reasonInspectionFailed, reasonNoCommonArchitecture, reasonPreferenceSkipped, reasonFallbackArchitecture} {
 		m.events.WithLabelValues(r)
 	}
 	for _, r := range []placement.SkipReason{placement.SkipPodPreference, placement.SkipHigherPriority} {
@@ -137,7 +145,7 @@ func NewMetrics() *Metrics {
 // Collectors returns every collector, for callers that register them with their own policy.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.inspectionDuration, m.phaseDuration, m.podsProcessed, m.inspectionErrors, m.retries, m.namespaceDeferrals,
-		m.patches, m.events, m.sourcesSkipped, m.gated}
+		m.patches, m.events, m.sourcesSkipped, m.fallbacks, m.gated}
 }
 
 // gatedCollector reports the gated pods found in the controller's cache at scrape time.

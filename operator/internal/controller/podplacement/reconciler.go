@@ -371,6 +371,9 @@ type scope struct {
 	result reconcile.Result
 	// deadline is when the pod must be released whatever happens (gateDeadline).
 	deadline time.Time
+	// fallback is the architecture the pod was placed on because its images could not be
+	// inspected (ClusterPodPlacementConfig spec.fallbackArchitecture), "" when it was not.
+	fallback string
 }
 
 func newScope(ctx context.Context, pod *corev1.Pod, deadline time.Time) *scope {
@@ -495,8 +498,13 @@ func (r *Reconciler) byDeadline(wait time.Duration, deadline time.Time) time.Dur
 
 // releaseOverAge removes the gate of a pod gated longer than MaxGateAge, whatever held it (a
 // registry that never answers, an error that outlived every retry, a write refused), without
-// changing its affinity: no pod stays gated forever because of archgate.
+// changing its affinity unless a fallbackArchitecture is configured: no pod stays gated forever
+// because of archgate.
 func (r *Reconciler) releaseOverAge(ctx context.Context, s *scope) (reconcile.Result, error) {
+	if err := r.loadConfig(ctx, s); err != nil {
+		// Released all the same, without the fallback architecture the configuration may name.
+		s.log.Info("Reading the ClusterPodPlacementConfig failed; releasing the pod without its fallbackArchitecture", "error", errString(err))
+	}
 	r.markOverAge(s)
 	return r.commit(ctx, s)
 }
@@ -506,19 +514,45 @@ func (r *Reconciler) pastDeadline(deadline time.Time) bool {
 	return !deadline.IsZero() && !r.opts.Clock.Now().Before(deadline)
 }
 
-// markOverAge sets the outcome, annotation and Event of a pod released for its age.
+// markOverAge sets the outcome, annotation and Event of a pod released for its age (placed on
+// the fallback architecture when there is one).
 func (r *Reconciler) markOverAge(s *scope) {
 	age := r.opts.Clock.Since(s.pod.CreationTimestamp.Time).Round(time.Second)
 	s.outcome = placement.OutcomeGateAgeExceeded
 	s.annotations[v1beta1.AnnotationInspectionError] = fmt.Sprintf("gate held longer than maxGateAge (%s)", r.opts.MaxGateAge)
+	reason, change := r.fallBack(s, reasonGateAgeExceeded)
 	s.events = append(s.events, podEvent{
 		eventType: corev1.EventTypeWarning,
-		reason:    reasonGateAgeExceeded,
-		note: fmt.Sprintf("Scheduling gate removed without changing the node affinity: the pod was gated for %s, "+
-			"longer than spec.imageInspection.maxGateAge (%s) of the ClusterPodPlacementConfig", age, r.opts.MaxGateAge),
+		reason:    reason,
+		note: truncate(fmt.Sprintf("Scheduling gate removed %s: the pod was gated for %s, "+
+			"longer than spec.imageInspection.maxGateAge (%s) of the ClusterPodPlacementConfig", change, age, r.opts.MaxGateAge), maxNoteLen),
 	})
-	s.log.Info("Pod gated longer than the maximum gate age, scheduling gate removed without node affinity changes",
-		"age", age, "maxGateAge", r.opts.MaxGateAge)
+	s.log.Info("Pod gated longer than the maximum gate age, scheduling gate removed",
+		"age", age, "maxGateAge", r.opts.MaxGateAge, "fallbackArchitecture", s.fallback)
+}
+
+// fallBack places a pod that is released because its images could not be inspected on the
+// ClusterPodPlacementConfig's fallbackArchitecture, unless there is none or the pod's own
+// constraints decide its architecture (placement.Fallback). It returns the Event's reason
+// (reason, or reasonFallbackArchitecture when the pod was placed) and what the release did to
+// the node affinity, for the Event's text.
+func (r *Reconciler) fallBack(s *scope, reason string) (string, string) {
+	arch := ""
+	if s.cluster != nil {
+		arch = s.cluster.Spec.FallbackArchitecture
+	}
+	if arch == "" {
+		return reason, "without changing the node affinity"
+	}
+	if _, ok := placement.Fallback(&s.updated.Spec, arch, v1beta1.ArchitectureTaintsOf(s.cluster)); !ok {
+		return reason, fmt.Sprintf("without changing the node affinity (the pod's own constraints decide its architecture, so fallbackArchitecture %s does not apply)", arch)
+	}
+	s.fallback = arch
+	if s.updated.Labels == nil {
+		s.updated.Labels = map[string]string{}
+	}
+	s.updated.Labels[v1beta1.LabelFallbackArchitecture] = arch
+	return reasonFallbackArchitecture, fmt.Sprintf("with the node affinity set to the fallback architecture %s (spec.fallbackArchitecture of the ClusterPodPlacementConfig)", arch)
 }
 
 // phaseFailed handles a phase's error, which is not a registry's (an imagePullSecret the
@@ -536,8 +570,8 @@ func (r *Reconciler) phaseFailed(ctx context.Context, s *scope, phase string, er
 		return reconcile.Result{RequeueAfter: delay}, nil
 	case s.outcome == "":
 		attempts := r.markInspectionFailed(s, phase+": "+errString(err), fmt.Sprintf("the %s phase failed: %s", phase, errString(err)))
-		s.log.Info("Reconcile failed for good, scheduling gate removed without node affinity changes",
-			"phase", phase, "attempts", attempts, "error", errString(err))
+		s.log.Info("Reconcile failed for good, scheduling gate removed",
+			"phase", phase, "attempts", attempts, "error", errString(err), "fallbackArchitecture", s.fallback)
 	}
 	return r.commit(ctx, s)
 }
@@ -601,7 +635,8 @@ func (r *Reconciler) collectImages(_ context.Context, s *scope) error {
 		s.done = true
 		why := fmt.Sprintf("the pod names %d images, more than maxImagesPerPod (%d); none was inspected", n, r.opts.MaxImagesPerPod)
 		r.markInspectionFailed(s, why, why)
-		s.log.Info("Too many images to inspect, scheduling gate removed without node affinity changes", "images", n, "maxImagesPerPod", r.opts.MaxImagesPerPod)
+		s.log.Info("Too many images to inspect, scheduling gate removed", "images", n, "maxImagesPerPod", r.opts.MaxImagesPerPod,
+			"fallbackArchitecture", s.fallback)
 	}
 	return nil
 }
@@ -738,8 +773,8 @@ func (r *Reconciler) judgeInspection(_ context.Context, s *scope) error {
 	case s.outcome == "":
 		attempts := r.markInspectionFailed(s, shortFailure(s.failures),
 			failureReasons(s.failures)+" (the pod placement controller's log has each registry's answer)")
-		s.log.Info("Image inspection failed for good, scheduling gate removed without node affinity changes",
-			"attempts", attempts, "failures", failureDetails(s.failures))
+		s.log.Info("Image inspection failed for good, scheduling gate removed",
+			"attempts", attempts, "failures", failureDetails(s.failures), "fallbackArchitecture", s.fallback)
 	}
 	return nil
 }
@@ -770,17 +805,18 @@ func (r *Reconciler) afterFailure(s *scope, retryable bool) (delay time.Duration
 	return r.byDeadline(delay, s.deadline), true
 }
 
-// markInspectionFailed sets the outcome, annotation and Warning Event of a pod released
-// unplaced after its attempts failed, and returns how many attempts were made.
+// markInspectionFailed sets the outcome, annotation and Warning Event of a pod released after
+// its attempts failed (unplaced, or on the fallback architecture when there is one), and
+// returns how many attempts were made.
 func (r *Reconciler) markInspectionFailed(s *scope, annotation, why string) int {
 	attempts := r.retries.Retries(s.pod.UID) + 1
 	s.outcome = placement.OutcomeInspectionFailed
 	s.annotations[v1beta1.AnnotationInspectionError] = truncate(annotation, maxAnnotationReasonLen)
+	reason, change := r.fallBack(s, reasonInspectionFailed)
 	s.events = append(s.events, podEvent{
 		eventType: corev1.EventTypeWarning,
-		reason:    reasonInspectionFailed,
-		note: truncate(fmt.Sprintf("Scheduling gate removed without changing the node affinity after %d attempt(s): %s",
-			attempts, why), maxNoteLen),
+		reason:    reason,
+		note:      truncate(fmt.Sprintf("Scheduling gate removed %s after %d attempt(s): %s", change, attempts, why), maxNoteLen),
 	})
 	return attempts
 }
@@ -797,7 +833,7 @@ func (r *Reconciler) place(ctx context.Context, s *scope) error {
 	// With local placement, the PodPlacementConfigs may already have been applied by the
 	// namespace's local controller (placement.ClusterStage).
 	ppcs, cluster, _ := placement.ClusterStage(s.pod, configs, s.cluster)
-	d := placement.Decide(s.updated, architectures(s.results), ppcs, cluster)
+	d := placement.Decide(s.updated, architectures(s.results), ppcs, cluster, v1beta1.ArchitectureTaintsOf(s.cluster))
 	s.outcome = d.Outcome
 	maps.Copy(s.annotations, d.Annotations())
 	if d.NoCommonArchitecture {
@@ -851,6 +887,9 @@ func (r *Reconciler) commit(ctx context.Context, s *scope) (reconcile.Result, er
 	r.forget(s.pod.UID)
 	r.released()
 	r.metrics.podsProcessed.WithLabelValues(s.outcome.LabelValue()).Inc()
+	if s.fallback != "" {
+		r.metrics.fallbacks.WithLabelValues(s.fallback).Inc()
+	}
 	for _, e := range s.events {
 		r.metrics.events.WithLabelValues(e.reason).Inc()
 		r.recorder.Eventf(s.updated, nil, e.eventType, e.reason, eventAction, "%s", e.note)

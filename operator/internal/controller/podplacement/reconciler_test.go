@@ -316,6 +316,18 @@ func cppc(maxRetries *int32, platforms ...v1beta1.NodeAffinityScoringPlatformTer
 	return c
 }
 
+// fallbackCPPC is a ClusterPodPlacementConfig with a fallback architecture and GKE's arm64
+// taint.
+func fallbackCPPC(arch string) *v1beta1.ClusterPodPlacementConfig {
+	c := cppc(nil)
+	c.Spec.FallbackArchitecture = arch
+	c.Spec.ArchitectureTaints = []v1beta1.ArchitectureTaint{{Architecture: "arm64"}}
+	return c
+}
+
+// armToleration is the toleration of GKE's arm64 taint.
+var armToleration = corev1.Toleration{Key: v1beta1.NodeArchLabel, Operator: corev1.TolerationOpEqual, Value: "arm64", Effect: corev1.TaintEffectNoSchedule}
+
 func ppc(name string, priority int32, platforms ...v1beta1.NodeAffinityScoringPlatformTerm) *v1beta1.PodPlacementConfig {
 	return &v1beta1.PodPlacementConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: name},
@@ -371,6 +383,7 @@ func TestReconcile(t *testing.T) {
 		wantAff     *corev1.Affinity
 		wantAnn     map[string]string
 		wantGates   []corev1.PodSchedulingGate
+		wantTols    []corev1.Toleration
 		wantEvents  []recordedEvent
 		wantCalls   int
 		wantWrites  int
@@ -595,6 +608,50 @@ func TestReconcile(t *testing.T) {
 			wantEvents: []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
 			wantCalls:  0, wantWrites: 1,
 		},
+		"a tainted architecture in the set: its toleration in the same write": {
+			pod:         newPod("p", multi).build(),
+			objs:        []client.Object{fallbackCPPC("")},
+			wantOutcome: placement.OutcomeArchSet,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm(all...)}),
+			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x"},
+			wantTols:    []corev1.Toleration{armToleration},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"budget exhausted with a fallback architecture: placed there, with its toleration, labelled, warned": {
+			pod:         newPod("p", arm).build(),
+			objs:        []client.Object{fallbackCPPC("arm64")},
+			scripts:     map[string][]answer{arm: {fail(inspect.ReasonNetwork)}},
+			maxRetries:  1,
+			wantOutcome: placement.OutcomeInspectionFailed,
+			wantLabels: map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved,
+				v1beta1.LabelPlacement: v1beta1.PlacementInspectionFailed, v1beta1.LabelFallbackArchitecture: "arm64"},
+			wantAff:    required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAnn:    map[string]string{v1beta1.AnnotationInspectionError: "network: " + arm},
+			wantTols:   []corev1.Toleration{armToleration},
+			wantEvents: []recordedEvent{{corev1.EventTypeWarning, reasonFallbackArchitecture}},
+			wantCalls:  2, wantWrites: 1,
+		},
+		"the fallback architecture never overrides the user's pin": {
+			pod:         newPod("p", arm).withAffinity(required([]corev1.NodeSelectorRequirement{archTerm("amd64")})).build(),
+			objs:        []client.Object{fallbackCPPC("arm64")},
+			scripts:     map[string][]answer{arm: {fail(inspect.ReasonBlocked)}},
+			wantOutcome: placement.OutcomeInspectionFailed,
+			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
+			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "blocked: " + arm},
+			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
+			wantCalls:   1, wantWrites: 1,
+		},
+		"a pod gated past the maximum gate age goes to the fallback architecture": {
+			pod:         newPod("p", arm).createdAgo(11 * time.Minute).build(),
+			objs:        []client.Object{fallbackCPPC("amd64")},
+			wantOutcome: placement.OutcomeGateAgeExceeded,
+			wantLabels: map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved,
+				v1beta1.LabelPlacement: v1beta1.PlacementGateAgeExceeded, v1beta1.LabelFallbackArchitecture: "amd64"},
+			wantAff:    required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
+			wantAnn:    map[string]string{v1beta1.AnnotationInspectionError: "gate held longer than maxGateAge (10m0s)"},
+			wantEvents: []recordedEvent{{corev1.EventTypeWarning, reasonFallbackArchitecture}},
+			wantCalls:  0, wantWrites: 1,
+		},
 		"a pod whose gate someone else removed only has its gated label released": {
 			pod:       newPod("p", multi).withGates("example.com/other").build(),
 			wantGates: []corev1.PodSchedulingGate{{Name: "example.com/other"}},
@@ -656,6 +713,9 @@ func TestReconcile(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantGates, got.Spec.SchedulingGates); diff != "" {
 				t.Errorf("scheduling gates (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantTols, got.Spec.Tolerations); diff != "" {
+				t.Errorf("tolerations (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantEvents, h.recorder.events); diff != "" {
 				t.Errorf("events (-want +got):\n%s\nnotes: %q", diff, h.recorder.notes)

@@ -127,7 +127,8 @@ func writeWritten(p *printer, f Facts) {
 // writtenLabels and writtenAnnotations are the keys archgate writes on pods, in the order
 // explain shows them.
 func writtenLabels() []string {
-	return []string{v1beta1.LabelLocalSchedulingGate, v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement, v1beta1.LabelExecFormatError}
+	return []string{v1beta1.LabelLocalSchedulingGate, v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement,
+		v1beta1.LabelFallbackArchitecture, v1beta1.LabelExecFormatError}
 }
 
 func writtenAnnotations() []string {
@@ -264,6 +265,9 @@ func admissionReasons(f Facts) []string {
 func labelMeaning(key, value string) string {
 	if key == v1beta1.LabelExecFormatError {
 		return "the exec-format-error monitor saw a container fail with an exec format error (see below)"
+	}
+	if key == v1beta1.LabelFallbackArchitecture {
+		return "the images could not be inspected; the pod was placed on the ClusterPodPlacementConfig's fallbackArchitecture"
 	}
 	if key == v1beta1.LabelPlacement {
 		if m, ok := placementMeaning[value]; ok {

@@ -127,6 +127,7 @@ func (v *ClusterPodPlacementConfigValidator) Handle(ctx context.Context, req adm
 		}
 		spec := field.NewPath("spec")
 		errs := append(cppc.Spec.ValidateForPlatform(v.platform, spec), cppc.Spec.Components.Validate(spec.Child("components"))...)
+		errs = append(errs, v1beta1.ValidateArchitectureTaints(spec.Child("architectureTaints"), cppc.Spec.ArchitectureTaints)...)
 		return respond(ctx, "ClusterPodPlacementConfig", types.NamespacedName{Name: req.Name}, errs)
 	case admissionv1.Delete:
 	default:
