@@ -109,6 +109,7 @@ func TestCRDFiles(t *testing.T) {
 				".spec.imageInspection.failureCacheTTL":                                  {"duration(self) >= duration('0s') && duration(self) <= duration('5m')"},
 				".spec.imageInspection.maxGateAge":                                       {"duration(self) >= duration('1m') && duration(self) <= duration('24h')"},
 				".spec.imageInspection.timeout":                                          {"duration(self) >= duration('1s') && duration(self) <= duration('5m')"},
+				".spec.plugins.execFormatErrorMonitor.deleteInterval":                    {"duration(self) >= duration('1m')"},
 				".spec.plugins.nodeAffinityScoring":                                      {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
 				".spec.plugins.nodeAffinityScoring.platforms":                            {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
 				".spec.registriesConfConfigmapRef.name":                                  {objectNameRule},
@@ -123,9 +124,10 @@ func TestCRDFiles(t *testing.T) {
 			wantScope:   apiextensionsv1.NamespaceScoped,
 			wantColumns: []string{"Priority", "In Effect", "Reason", "Selector Valid", "Namespace Configs Valid", "Local Available", "Age"},
 			wantRules: map[string][]string{
-				".spec.plugins":                               {"!has(self.execFormatErrorMonitor)"},
-				".spec.plugins.nodeAffinityScoring":           {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
-				".spec.plugins.nodeAffinityScoring.platforms": {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
+				".spec.plugins": {"!has(self.execFormatErrorMonitor)"},
+				".spec.plugins.execFormatErrorMonitor.deleteInterval": {"duration(self) >= duration('1m')"},
+				".spec.plugins.nodeAffinityScoring":                   {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
+				".spec.plugins.nodeAffinityScoring.platforms":         {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
 			},
 		},
 	}

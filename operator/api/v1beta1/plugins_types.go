@@ -16,6 +16,12 @@ limitations under the License.
 
 package v1beta1
 
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // Plugins holds the optional placement plugins of a ClusterPodPlacementConfig or a
 // PodPlacementConfig. The required node affinity on kubernetes.io/arch is not a plugin: it is
 // always applied to gated pods.
@@ -39,6 +45,49 @@ type ExecFormatErrorMonitor struct {
 	// enabled turns the plugin on. A disabled plugin is ignored.
 	// +required
 	Enabled bool `json:"enabled"`
+
+	// action is what the monitor does beyond reporting a pod: Report (the default) only
+	// reports it; DeletePod also deletes it when a ReplicaSet, StatefulSet or
+	// ReplicationController controls it (it recreates the pod, which archgate then places where
+	// its images run), at most once per such owner every deleteInterval, with a Warning Event
+	// ExecFormatErrorPodDeleted on the owner. Pods of a DaemonSet (recreated on the same node), of
+	// a Job, or without an owner are only reported. DeletePod grants the controller the right to
+	// delete pods.
+	// +optional
+	// +kubebuilder:default=Report
+	Action ExecFormatErrorAction `json:"action,omitempty"`
+
+	// deleteInterval is the shortest time between two deletions for one owner with action
+	// DeletePod (at least 1m), so that a pod whose recreation fails the same way is not deleted
+	// in a loop. 10m when unset.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="deleteInterval must be at least 1m"
+	DeleteInterval *metav1.Duration `json:"deleteInterval,omitempty"`
+}
+
+// ExecFormatErrorAction is what the exec-format-error monitor does to a pod it reports.
+// +kubebuilder:validation:Enum=Report;DeletePod
+type ExecFormatErrorAction string
+
+// Actions of the exec-format-error monitor.
+const (
+	ExecFormatErrorActionReport    ExecFormatErrorAction = "Report"
+	ExecFormatErrorActionDeletePod ExecFormatErrorAction = "DeletePod"
+)
+
+// DefaultExecFormatErrorDeleteInterval is deleteInterval when unset.
+const DefaultExecFormatErrorDeleteInterval = 10 * time.Minute
+
+// ExecFormatErrorDeletion returns whether the monitor deletes the pods it reports (action
+// DeletePod on an enabled monitor) and the interval between two deletions for one owner.
+func (p *Plugins) ExecFormatErrorDeletion() (bool, time.Duration) {
+	if !p.ExecFormatErrorMonitorEnabled() || p.ExecFormatErrorMonitor.Action != ExecFormatErrorActionDeletePod {
+		return false, 0
+	}
+	if d := p.ExecFormatErrorMonitor.DeleteInterval; d != nil {
+		return true, d.Duration
+	}
+	return true, DefaultExecFormatErrorDeleteInterval
 }
 
 // NodeAffinityScoring configures the preferred per-architecture node affinity weights.

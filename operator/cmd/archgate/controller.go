@@ -84,6 +84,8 @@ func newControllerCmd(g *globalFlags) *cobra.Command {
 		"ConfigMap of --operator-namespace where the leader also publishes the params the admission policy places pods from (with --"+settings.FlagKnownImagesConfigMap+"); empty publishes none.")
 	fs.BoolVar(&opts.ExecFormatErrorMonitor, settings.FlagExecFormatErrorMonitor, false,
 		"Run the exec-format-error monitor: watch every pod (reduced to its failed containers' states) and report those whose container failed with an exec format error.")
+	fs.DurationVar(&opts.ExecFormatErrorDeleteInterval, settings.FlagExecFormatErrorDeleteInterval, 0,
+		"With --"+settings.FlagExecFormatErrorMonitor+", also delete each reported pod whose ReplicaSet, StatefulSet or ReplicationController recreates it, at most once per owner per this interval; 0 only reports.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Run active-passive with a leader election lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the lease (default --operator-namespace).")
 	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", components.DefaultLeaderElectionID, "Name of the lease.")

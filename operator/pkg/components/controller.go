@@ -107,6 +107,10 @@ type ControllerOptions struct {
 	// plugin) in the controller's process, as the leader; it caches every pod of the cluster,
 	// reduced to what detection needs (package controller/execformat).
 	ExecFormatErrorMonitor bool
+	// ExecFormatErrorDeleteInterval, with ExecFormatErrorMonitor, makes the monitor delete the
+	// pods it reports whose owner recreates them, at most once per owner per interval; zero only
+	// reports.
+	ExecFormatErrorDeleteInterval time.Duration
 
 	// LeaderElection runs the controller active-passive; the lease is released on shutdown so
 	// that a standby takes over at once.
@@ -173,7 +177,7 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	ii := *opts.ImageInspection
 	opts.Logger.WithName("podplacement").Info("Starting the pod placement controller", "workers", opts.Workers, "cacheSize", ii.CacheSize,
 		"cacheTTL", ii.CacheTTL, "inspectTimeout", ii.Timeout, "maxRetries", ii.MaxRetries, "maxGateAge", ii.MaxGateAge, "blockedNetworks", ii.BlockedNetworks, "allowedRegistries", ii.AllowedRegistries, "leaderElection", opts.LeaderElection,
-		"execFormatErrorMonitor", opts.ExecFormatErrorMonitor)
+		"execFormatErrorMonitor", opts.ExecFormatErrorMonitor, "execFormatErrorDeleteInterval", opts.ExecFormatErrorDeleteInterval)
 	return mgr.Start(ctx)
 }
 
@@ -345,5 +349,5 @@ func setUpExecFormatErrorMonitor(mgr manager.Manager, opts ControllerOptions) er
 	if err := collectors.Register(opts.registerer(), metrics.Collectors()...); err != nil {
 		return fmt.Errorf("registering exec-format-error monitor metrics: %w", err)
 	}
-	return execformat.SetupWithManager(mgr, execformat.Options{Metrics: metrics})
+	return execformat.SetupWithManager(mgr, execformat.Options{Metrics: metrics, DeleteInterval: opts.ExecFormatErrorDeleteInterval})
 }

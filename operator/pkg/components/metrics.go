@@ -44,9 +44,12 @@ const (
 
 	// MetricExecFormatErrorPods counts the pods the exec-format-error monitor reported, by
 	// LabelExecFormatNamespace and LabelExecFormatArchitecture (the node's architecture).
-	MetricExecFormatErrorPods   = execformat.MetricPodsDetected
-	LabelExecFormatNamespace    = execformat.LabelNamespace
-	LabelExecFormatArchitecture = execformat.LabelArchitecture
+	MetricExecFormatErrorPods = execformat.MetricPodsDetected
+	// MetricExecFormatErrorPodDeletions counts the reported pods deleted (action DeletePod), by
+	// namespace and result.
+	MetricExecFormatErrorPodDeletions = execformat.MetricPodsDeleted
+	LabelExecFormatNamespace          = execformat.LabelNamespace
+	LabelExecFormatArchitecture       = execformat.LabelArchitecture
 
 	// LabelCache, LabelOutcome and LabelInspectReason label the inspection metrics above,
 	// LabelWebhookReason the webhook's.

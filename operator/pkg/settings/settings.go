@@ -66,6 +66,11 @@ const (
 // operator sets it when spec.plugins.execFormatErrorMonitor is enabled.
 const FlagExecFormatErrorMonitor = "exec-format-error-monitor"
 
+// FlagExecFormatErrorDeleteInterval makes the exec-format-error monitor also delete the pods it
+// reports whose owner recreates them, at most once per owner per the interval; the operator sets
+// it for spec.plugins.execFormatErrorMonitor.action DeletePod. Zero (the default) only reports.
+const FlagExecFormatErrorDeleteInterval = "exec-format-error-delete-interval"
+
 // ImageInspectionArgs returns the controller's command-line arguments for s, every setting
 // spelled out (the binary's defaults play no part in a deployed controller).
 func ImageInspectionArgs(s v1beta1.ImageInspectionSettings) []string {

@@ -22,8 +22,13 @@ import (
 	"context"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
@@ -37,11 +42,7 @@ import (
 func TestExecFormatErrorMonitor(t *testing.T) {
 	startController(t)
 	ns := newNamespace(t)
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "exec-format-" + ns, Labels: map[string]string{v1beta1.NodeArchLabel: "arm64"}}}
-	if err := s.client.Create(s.ctx, node); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.client.Delete(context.Background(), node) })
+	node := armNode(t, "exec-format-"+ns)
 
 	other := boundPod(t, ns, "other-crash", node.Name)
 	setStatus(t, other, crashLooping("panic: runtime error: index out of range", 2))
@@ -82,6 +83,86 @@ func TestExecFormatErrorMonitor(t *testing.T) {
 	if _, ok := got.Labels[v1beta1.LabelExecFormatError]; ok || countEvents(t, other, "ExecFormatError") != 0 {
 		t.Errorf("pod %s crashing for another reason was reported (labels %v)", other.Name, got.Labels)
 	}
+}
+
+// TestExecFormatErrorMonitorDeletesForOwner: with the action DeletePod, of two misplaced pods of
+// one ReplicaSet one is deleted (its owner recreates it) and the other only reported, the
+// interval not being over; a DaemonSet's pod, which would come back on the same node, is only
+// reported; the ReplicaSet gets a Warning Event.
+func TestExecFormatErrorMonitorDeletesForOwner(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	node := armNode(t, "exec-format-delete-"+ns)
+	labels := map[string]string{"app": "web"}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: appsv1.ReplicaSetSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c0", Image: "registry.example/app:1"}}}},
+	}}
+	if err := s.client.Create(s.ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	owned := func(name, apiVersion, kind, ownerName string, uid types.UID) *corev1.Pod {
+		p := pod(ns, name, "registry.example/app:1")
+		p.Spec.NodeName = node.Name
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: ownerName, UID: uid, Controller: ptr.To(true)}}
+		p = create(t, p, false)
+		setStatus(t, p, crashLooping("exec /app: exec format error", 1))
+		return p
+	}
+	web := []*corev1.Pod{owned("web-1", "apps/v1", "ReplicaSet", rs.Name, rs.UID), owned("web-2", "apps/v1", "ReplicaSet", rs.Name, rs.UID)}
+	agent := owned("agent", "apps/v1", "DaemonSet", "agent", "ds-uid")
+
+	var remaining []string
+	eventually(t, "one of the ReplicaSet's pods deleted, the other and the DaemonSet's reported", func(ctx context.Context) (bool, error) {
+		remaining = nil
+		for _, p := range append(web, agent) {
+			got := &corev1.Pod{}
+			err := s.client.Get(ctx, client.ObjectKeyFromObject(p), got)
+			switch {
+			case apierrors.IsNotFound(err) || err == nil && got.DeletionTimestamp != nil:
+				continue // deleted (a bound pod waits for its kubelet, which envtest lacks)
+			case err != nil:
+				return false, err
+			case got.Labels[v1beta1.LabelExecFormatError] != v1beta1.LabelValueTrue:
+				return false, nil
+			}
+			remaining = append(remaining, p.Name)
+		}
+		return len(remaining) == 2, nil
+	})
+	if remaining[1] != agent.Name {
+		t.Errorf("remaining pods %v, want one of the ReplicaSet's and %s", remaining, agent.Name)
+	}
+	eventually(t, "the ExecFormatErrorPodDeleted Event on the ReplicaSet", func(ctx context.Context) (bool, error) {
+		list := &eventsv1.EventList{}
+		if err := s.client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.Reason == "ExecFormatErrorPodDeleted" && e.Regarding.Kind == "ReplicaSet" && e.Regarding.Name == rs.Name && e.Type == corev1.EventTypeWarning {
+				t.Logf("event: %s", e.Note)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	for result, want := range map[string]float64{"deleted": 1, "skipped": 1} {
+		if got := metric(t, s.controllerMetrics, components.MetricExecFormatErrorPodDeletions, map[string]string{"namespace": ns, "result": result}); got != want {
+			t.Errorf("%s{result=%s} = %v, want %v", components.MetricExecFormatErrorPodDeletions, result, got, want)
+		}
+	}
+}
+
+// armNode creates an arm64 node for the test, deleted after it.
+func armNode(t *testing.T, name string) *corev1.Node {
+	t.Helper()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1beta1.NodeArchLabel: "arm64"}}}
+	if err := s.client.Create(s.ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.client.Delete(context.Background(), node) })
+	return node
 }
 
 // boundPod creates a pod already bound to the node (the webhook lets it through ungated).

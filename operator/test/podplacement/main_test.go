@@ -421,8 +421,10 @@ func controllerOptions() components.ControllerOptions {
 		RetryMaxDelay:        retryMaxDelay,
 		LeaderElection:       true,
 		KnownImagesConfigMap: components.DefaultKnownImagesConfigMap,
-		// The monitor runs beside placement in every test, as the operator renders it.
-		ExecFormatErrorMonitor: true,
+		// The monitor runs beside placement in every test, as the operator renders it, with
+		// the action DeletePod (which leaves pods without a recreating owner alone).
+		ExecFormatErrorMonitor:        true,
+		ExecFormatErrorDeleteInterval: time.Hour,
 	}
 }
 

@@ -18,7 +18,8 @@ limitations under the License.
 // watches every pod of the cluster through a cache that keeps only what detection needs, and
 // reports each pod whose container failed with an exec format error once: the label
 // multiarch.openshift.io/exec-format-error=true, then a Warning Event, and a metric by
-// namespace and node architecture.
+// namespace and node architecture. With the action DeletePod it then deletes the pod when its
+// owner recreates it elsewhere (deletion.go).
 //
 // It runs in the pod placement controller's process, as the leader: the controller already
 // has the pod access it needs and a leader election, and one writer per cluster is what makes
@@ -32,6 +33,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -58,7 +60,10 @@ const (
 	EventRecorderName = "archgate-exec-format-error-monitor"
 	// ReasonExecFormatError is the reason of the Warning Event recorded on a detected pod.
 	ReasonExecFormatError = "ExecFormatError"
-	eventAction           = "DetectExecFormatError"
+	// ReasonPodDeleted is the reason of the Warning Event recorded on the owner of a pod the
+	// monitor deleted (action DeletePod).
+	ReasonPodDeleted = "ExecFormatErrorPodDeleted"
+	eventAction      = "DetectExecFormatError"
 	// workers bounds the reports in flight: each is one patch and one Event, and a webhook
 	// outage can misplace pods by the hundred within seconds.
 	workers = 4
@@ -79,26 +84,46 @@ const (
 // labelPatch adds the label; a merge patch of one label cannot conflict with anything else.
 var labelPatch = []byte(`{"metadata":{"labels":{"` + v1beta1.LabelExecFormatError + `":"` + v1beta1.LabelValueTrue + `"}}}`)
 
+// MetricPodsDeleted counts the pods deleted with the action DeletePod, by LabelNamespace and
+// LabelResult (deleted, or skipped because the owner's last deletion is within the interval).
+const (
+	MetricPodsDeleted = "archgate_exec_format_error_pod_deletions_total"
+	LabelResult       = "result"
+)
+
 // Metrics are the monitor's metrics.
 type Metrics struct {
-	detected *prometheus.CounterVec
+	detected  *prometheus.CounterVec
+	deletions *prometheus.CounterVec
 }
 
 // NewMetrics returns unregistered metrics.
 func NewMetrics() *Metrics {
-	return &Metrics{detected: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: MetricPodsDetected,
-		Help: "Pods reported because a container failed with an exec format error, by namespace and by the architecture of the node it failed on.",
-	}, []string{LabelNamespace, LabelArchitecture})}
+	return &Metrics{
+		detected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricPodsDetected,
+			Help: "Pods reported because a container failed with an exec format error, by namespace and by the architecture of the node it failed on.",
+		}, []string{LabelNamespace, LabelArchitecture}),
+		deletions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricPodsDeleted,
+			Help: "Reported pods the monitor deleted for their owner to recreate (action DeletePod), by namespace and result " +
+				"(deleted; skipped: the owner had a pod deleted within deleteInterval).",
+		}, []string{LabelNamespace, LabelResult}),
+	}
 }
 
 // Collectors returns every collector, for callers that register them with their own policy.
-func (m *Metrics) Collectors() []prometheus.Collector { return []prometheus.Collector{m.detected} }
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.detected, m.deletions}
+}
 
 // Options configure the monitor.
 type Options struct {
 	// Metrics receives the monitor's metrics; fresh, unregistered ones when nil.
 	Metrics *Metrics
+	// DeleteInterval, when positive, makes the monitor delete each pod it reports whose owner
+	// recreates it, at most once per owner per interval (action DeletePod).
+	DeleteInterval time.Duration
 }
 
 // Monitor is the exec-format-error monitor's reconciler.
@@ -108,6 +133,8 @@ type Monitor struct {
 	nodes    client.Reader // node metadata
 	client   client.Client
 	recorder events.EventRecorder
+	// deletions is nil unless the monitor deletes the pods it reports.
+	deletions *deletions
 }
 
 var _ reconcile.Reconciler = (*Monitor)(nil)
@@ -131,6 +158,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	m := &Monitor{metrics: opts.Metrics, pods: pods, nodes: mgr.GetClient(), client: mgr.GetClient(),
 		recorder: mgr.GetEventRecorder(EventRecorderName)}
+	if opts.DeleteInterval > 0 {
+		m.deletions = newDeletions(opts.DeleteInterval)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WatchesRawSource(source.Kind(pods, &corev1.Pod{}, &handler.TypedEnqueueRequestForObject[*corev1.Pod]{},
@@ -162,6 +192,9 @@ func (m *Monitor) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	m.recorder.Eventf(pod, nil, corev1.EventTypeWarning, ReasonExecFormatError, eventAction, "%s", EventNote(finding, pod.Spec.NodeName, arch))
 	ctrl.LoggerFrom(ctx).Info("Container failed with an exec format error", "container", finding.Container,
 		"node", pod.Spec.NodeName, "architecture", arch)
+	if m.deletions != nil {
+		m.deleteForOwner(ctx, pod, arch)
+	}
 	return reconcile.Result{}, nil
 }
 

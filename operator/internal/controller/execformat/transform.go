@@ -27,8 +27,9 @@ import (
 // monitorView keeps of a pod only what detection needs, so that the monitor's cache, which
 // holds every pod of the cluster, grows by a few hundred bytes per healthy pod instead of the
 // whole object (measured in TestMonitorViewMemory):
-//   - metadata: name, namespace, UID, resourceVersion (identity, Events), and of the labels
-//     only LabelExecFormatError (already reported or not);
+//   - metadata: name, namespace, UID, resourceVersion (identity, Events), of the labels
+//     only LabelExecFormatError (already reported or not), and for a pod that shows an exec
+//     format error its controller's owner reference (the action DeletePod);
 //   - spec.nodeName (the node's architecture for the metric and the Event);
 //   - status: only the container statuses that show an exec format error (execformat.Match),
 //     with their name and states. A healthy pod keeps none, so the match runs here once per
@@ -48,6 +49,9 @@ func monitorView(pod *corev1.Pod) *corev1.Pod {
 	}
 	if v, ok := m.Labels[v1beta1.LabelExecFormatError]; ok {
 		out.Labels = map[string]string{v1beta1.LabelExecFormatError: v}
+	}
+	if owner := metav1.GetControllerOf(pod); owner != nil && (out.Status.InitContainerStatuses != nil || out.Status.ContainerStatuses != nil) {
+		out.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
 	return out
 }

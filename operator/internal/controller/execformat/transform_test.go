@@ -17,11 +17,13 @@ limitations under the License.
 package execformat
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,7 +32,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/execformat"
@@ -70,7 +74,7 @@ func realisticPod(i int) *corev1.Pod {
 			ResourceVersion: fmt.Sprint(100000 + i), GenerateName: "web-7d9f8c6b5-", CreationTimestamp: metav1.Now(),
 			Labels:          map[string]string{"app": "web", "pod-template-hash": "7d9f8c6b5", "team": "a", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved},
 			Annotations:     map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64", "kubectl.kubernetes.io/restartedAt": "2026-11-20T10:00:00Z"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f8c6b5", UID: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"}}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f8c6b5", UID: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", Controller: ptr.To(true)}}},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{container("app"), container("sidecar")},
 			Volumes: []corev1.Volume{{Name: "kube-api-access-x7k2p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
@@ -169,7 +173,8 @@ func TestMonitorView(t *testing.T) {
 	want := &corev1.Pod{
 		TypeMeta: pod.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
-			Labels: map[string]string{v1beta1.LabelExecFormatError: v1beta1.LabelValueTrue}},
+			Labels:          map[string]string{v1beta1.LabelExecFormatError: v1beta1.LabelValueTrue},
+			OwnerReferences: []metav1.OwnerReference{*metav1.GetControllerOf(pod)}},
 		Spec: corev1.PodSpec{NodeName: pod.Spec.NodeName},
 		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "sidecar",
 			State: pod.Status.ContainerStatuses[1].State, LastTerminationState: terminatedWith("exec /sidecar: exec format error")}}},
@@ -188,8 +193,55 @@ func TestMonitorView(t *testing.T) {
 	if !needsReport(want) {
 		t.Error("an unlabelled failing pod needs no report")
 	}
-	if healthy := monitorView(realisticPod(2)); needsReport(healthy) || healthy.Status.ContainerStatuses != nil {
-		t.Errorf("a healthy pod keeps statuses or needs a report: %+v", healthy.Status)
+	if healthy := monitorView(realisticPod(2)); needsReport(healthy) || healthy.Status.ContainerStatuses != nil || healthy.OwnerReferences != nil {
+		t.Errorf("a healthy pod keeps statuses or its owner, or needs a report: %+v", healthy)
+	}
+}
+
+func TestRecreatingOwner(t *testing.T) {
+	owner := func(apiVersion, kind string, controller bool) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "o", UID: "u", Controller: &controller}}
+	}
+	for name, tc := range map[string]struct {
+		owners []metav1.OwnerReference
+		want   bool
+	}{
+		"ReplicaSet":                     {owners: owner("apps/v1", "ReplicaSet", true), want: true},
+		"StatefulSet":                    {owners: owner("apps/v1", "StatefulSet", true), want: true},
+		"ReplicationController":          {owners: owner("v1", "ReplicationController", true), want: true},
+		"DaemonSet: same node again":     {owners: owner("apps/v1", "DaemonSet", true)},
+		"Job: a deletion is a failure":   {owners: owner("batch/v1", "Job", true)},
+		"an owner that is no controller": {owners: owner("apps/v1", "ReplicaSet", false)},
+		"a bare pod":                     {},
+		"a ReplicaSet of another group":  {owners: owner("example.com/v1", "ReplicaSet", true)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{OwnerReferences: tc.owners}}
+			if _, got := RecreatingOwner(pod); got != tc.want {
+				t.Errorf("RecreatingOwner = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDeletionsOncePerOwnerPerInterval(t *testing.T) {
+	d := newDeletions(time.Hour)
+	if !d.claim("a") || d.claim("a") {
+		t.Fatal("want one claim per owner within the interval")
+	}
+	if !d.claim("b") {
+		t.Error("another owner is refused")
+	}
+	d.unclaim("a")
+	if !d.claim("a") {
+		t.Error("a failed deletion still counts against its owner")
+	}
+	short := newDeletions(time.Millisecond)
+	short.claim("a")
+	if err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return short.claim("a"), nil
+	}); err != nil {
+		t.Errorf("the claim never expired: %v", err)
 	}
 }
 

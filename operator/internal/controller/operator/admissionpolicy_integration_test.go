@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
@@ -55,7 +56,10 @@ func TestControllerPodWritesFence(t *testing.T) {
 	}
 	controller := impersonating(t, "system:serviceaccount:archgate-system:archgate-controller")
 	other := impersonating(t, "system:serviceaccount:team:deployer")
+	// The tolerations fence reads the architecture taints of the ClusterPodPlacementConfig.
+	createCluster(t, v1beta1.ClusterPodPlacementConfigSpec{ArchitectureTaints: []v1beta1.ArchitectureTaint{{Architecture: "arm64"}}})
 	waitFenceActive(t, ns, controller)
+	archToleration := corev1.Toleration{Key: corev1.LabelArchStable, Operator: corev1.TolerationOpEqual, Value: "arm64", Effect: corev1.TaintEffectNoSchedule}
 
 	tests := map[string]struct {
 		client  client.Client
@@ -82,7 +86,29 @@ func TestControllerPodWritesFence(t *testing.T) {
 			client: controller, mutate: func(p *corev1.Pod) {
 				p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists})
 			},
-			wantErr: "may not change a pod's tolerations",
+			wantErr: "may only add the tolerations of the ClusterPodPlacementConfig's architectureTaints",
+		},
+		"the toleration of an architecture taint, after the pod's own": {
+			client: controller, mutate: func(p *corev1.Pod) {
+				p.Spec.SchedulingGates = nil
+				p.Spec.Tolerations = append(p.Spec.Tolerations, archToleration)
+			},
+		},
+		"the toleration of an architecture taint, with tolerationSeconds": {
+			client: controller, mutate: func(p *corev1.Pod) {
+				t := archToleration
+				t.Effect, t.TolerationSeconds = corev1.TaintEffectNoExecute, ptr.To[int64](5)
+				p.Spec.Tolerations = append(p.Spec.Tolerations, t)
+			},
+			wantErr: "may only add the tolerations",
+		},
+		"the pod's own toleration changed (the API allows a longer tolerationSeconds)": {
+			client: controller, mutate: func(p *corev1.Pod) { p.Spec.Tolerations[0].TolerationSeconds = ptr.To[int64](3600) },
+			wantErr: "may only add the tolerations",
+		},
+		"a nodeSelector": {
+			client: controller, mutate: func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"disk": "ssd"} },
+			wantErr: "may not change a pod's nodeSelector",
 		},
 		"a user's label": {
 			client: controller, mutate: func(p *corev1.Pod) { p.Labels["app"] = "other" },
@@ -108,7 +134,8 @@ func TestControllerPodWritesFence(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: ns,
 					Labels: map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}},
 				Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}},
-					Containers: []corev1.Container{{Name: "c", Image: "registry.example/app:1"}}},
+					Containers:  []corev1.Container{{Name: "c", Image: "registry.example/app:1"}},
+					Tolerations: []corev1.Toleration{{Key: "evict", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)}}},
 			}
 			if err := k8s.Create(ctx, pod); err != nil {
 				t.Fatal(err)
@@ -161,6 +188,14 @@ func waitFenceActive(t *testing.T, ns string, controller client.Client) {
 		} else if !apierrors.IsInvalid(err) && !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
 			return err
 		}
+		// The tolerations fence, a policy of its own, may be enforced later.
+		updated = current.DeepCopy()
+		updated.Spec.Tolerations = append(updated.Spec.Tolerations, corev1.Toleration{Key: fmt.Sprintf("probe-%d", n), Operator: corev1.TolerationOpExists})
+		if err := controller.Patch(ctx, updated, client.MergeFrom(current)); err == nil {
+			return errors.New("a toleration was added")
+		} else if !strings.Contains(err.Error(), "archgate-controller-pod-tolerations") {
+			return err
+		}
 		return nil
 	})
 }
@@ -198,8 +233,8 @@ func policyObjects(t *testing.T) []*unstructured.Unstructured {
 			out = append(out, u)
 		}
 	}
-	if len(out) != 4 {
-		t.Fatalf("found %d objects, want two policies and their bindings", len(out))
+	if len(out) != 6 {
+		t.Fatalf("found %d objects, want three policies and their bindings", len(out))
 	}
 	return out
 }

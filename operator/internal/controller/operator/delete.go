@@ -176,6 +176,7 @@ func (r *Reconciler) operandObjects() []client.Object {
 		&corev1.ConfigMap{ObjectMeta: m(PlacementParametersName)},
 		&rbacv1.RoleBinding{ObjectMeta: m(ControllerComponentName)},
 		&rbacv1.Role{ObjectMeta: m(ControllerComponentName)},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: cluster(ControllerPodDeleterName)},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: cluster(ControllerComponentName)},
 		&rbacv1.ClusterRole{ObjectMeta: cluster(ControllerComponentName)},
 		&rbacv1.RoleBinding{ObjectMeta: m(WebhookComponentName)},

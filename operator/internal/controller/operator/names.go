@@ -40,6 +40,11 @@ const (
 	// namespace, that let earlier versions' controller watch that one secret; the operator
 	// deletes any left (its cluster-wide RBAC names them in resourceNames, for delete only).
 	ControllerPullSecretRoleName = "archgate-controller-pull-secret"
+	// ControllerPodDeleterName is the ClusterRole (installed with the operator, config/rbac)
+	// that lets the controller delete pods, and the ClusterRoleBinding the operator creates
+	// for the exec-format-error monitor's action DeletePod only: the operator may bind that
+	// role without holding pod deletion itself.
+	ControllerPodDeleterName = "archgate-controller-pod-deleter"
 	// WebhookServingSecretName holds the webhook's serving certificate.
 	WebhookServingSecretName = "archgate-webhook-serving-cert"
 	// WebhookCertificateName is the cert-manager Certificate of the webhook (ProviderCertManager).

@@ -83,6 +83,9 @@ type operandParams struct {
 	// execFormatErrorMonitor is spec.plugins.execFormatErrorMonitor enabled: the controller runs
 	// the monitor and may read node metadata.
 	execFormatErrorMonitor bool
+	// execFormatErrorDeleteInterval is set for the monitor's action DeletePod: the controller
+	// deletes reported pods (at most once per owner per interval) and may delete pods.
+	execFormatErrorDeleteInterval time.Duration
 	// pullSecret names the global pull secret, nil when none is configured.
 	pullSecret *types.NamespacedName
 	// caBundle is set when a registry CA bundle is configured (and copied to RegistryCABundleName).
@@ -147,8 +150,10 @@ type ComponentArgs struct {
 	// PlacementParameters is the ConfigMap of the admission policy's params, or "" when the
 	// policy is not rendered.
 	PlacementParameters string
-	// ExecFormatErrorMonitor runs the exec-format-error monitor in the controller.
-	ExecFormatErrorMonitor bool
+	// ExecFormatErrorMonitor runs the exec-format-error monitor in the controller;
+	// ExecFormatErrorDeleteInterval, when set, makes it delete the pods it reports.
+	ExecFormatErrorMonitor        bool
+	ExecFormatErrorDeleteInterval time.Duration
 	// LocalNamespace is set for a namespace's local components (`--namespace`): they then get
 	// only the common flags, the verbosity and, for the webhook, its serving flags.
 	LocalNamespace string
@@ -214,6 +219,9 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		}
 		if a.ExecFormatErrorMonitor {
 			args = append(args, "--"+settings.FlagExecFormatErrorMonitor)
+			if a.ExecFormatErrorDeleteInterval > 0 {
+				args = append(args, "--"+settings.FlagExecFormatErrorDeleteInterval+"="+a.ExecFormatErrorDeleteInterval.String())
+			}
 		}
 		if a.PlacementParameters != "" {
 			args = append(args, "--"+settings.FlagPlacementParameters+"="+a.PlacementParameters)
@@ -232,6 +240,8 @@ func (p operandParams) componentArgs() ComponentArgs {
 		HealthProbeBindAddress: fmt.Sprintf(":%d", HealthPort),
 		ImageInspection:        p.inspection,
 		ExecFormatErrorMonitor: p.execFormatErrorMonitor,
+
+		ExecFormatErrorDeleteInterval: p.execFormatErrorDeleteInterval,
 	}
 	if p.admissionPlacement {
 		a.KnownImagesConfigMap = KnownImagesName
@@ -294,7 +304,8 @@ func roleRef(kind, name string) *rbacv1ac.RoleRefApplyConfiguration {
 // anywhere (it reads the global pull secret by name too) and may not update pods (it writes one
 // optimistic-locked patch).
 // With the exec-format-error monitor it may also read nodes (their kubernetes.io/arch label,
-// watched as metadata only).
+// watched as metadata only). With its action DeletePod, controllerPodDeleterBinding lets it
+// delete pods too.
 // The webhook's roles are webhookClusterRole and webhookRole.
 func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfiguration {
 	read := []string{"get", "list", "watch"}
@@ -315,6 +326,16 @@ func controllerClusterRole(p operandParams) *rbacv1ac.ClusterRoleApplyConfigurat
 		role.WithRules(policyRule("", []string{"nodes"}, read))
 	}
 	return role
+}
+
+// controllerPodDeleterBinding binds the ClusterRole ControllerPodDeleterName (pod delete,
+// installed with the operator) to the controller, for the exec-format-error monitor's action
+// DeletePod.
+func controllerPodDeleterBinding(p operandParams) *rbacv1ac.ClusterRoleBindingApplyConfiguration {
+	return rbacv1ac.ClusterRoleBinding(ControllerPodDeleterName).
+		WithLabels(ManagedLabels(ControllerComponentName)).WithOwnerReferences(p.owners()...).
+		WithRoleRef(roleRef("ClusterRole", ControllerPodDeleterName)).
+		WithSubjects(componentSubject(p, ControllerComponentName))
 }
 
 // metricsTokenReviews and metricsAccessReviews let a component authenticate and authorize the

@@ -77,13 +77,14 @@ func TestDefaultArgs(t *testing.T) {
 					MaxGateAge: 90 * time.Minute, MaxImagesPerPod: 12, BlockedNetworks: []string{"169.254.0.0/16", "10.96.0.0/12"},
 					AllowedRegistries: []string{"quay.io", "*.corp.example"}}
 				p.execFormatErrorMonitor = true
+				p.execFormatErrorDeleteInterval = 15 * time.Minute
 			},
 			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
 				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
 				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey,
 				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8", "--failure-cache-ttl=20s",
 				"--max-gate-age=1h30m0s", "--max-images-per-pod=12", "--blocked-networks=169.254.0.0/16,10.96.0.0/12",
-				"--allowed-registries=quay.io,*.corp.example", "--exec-format-error-monitor"},
+				"--allowed-registries=quay.io,*.corp.example", "--exec-format-error-monitor", "--exec-format-error-delete-interval=15m0s"},
 		},
 		"controller with a registries.conf and per-registry certificates": {
 			component: "controller",
@@ -178,7 +179,7 @@ func clusterRoleVerbs(t *testing.T, role *rbacv1ac.ClusterRoleApplyConfiguration
 	for _, r := range typed[rbacv1.ClusterRole](t, role).Rules {
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
-				got[g+"/"+res] = r.Verbs
+				got[g+"/"+res] = append(got[g+"/"+res], r.Verbs...)
 			}
 		}
 	}
@@ -193,6 +194,17 @@ func TestControllerRoleWithExecFormatErrorMonitor(t *testing.T) {
 	p.execFormatErrorMonitor = true
 	if diff := cmp.Diff([]string{"get", "list", "watch"}, clusterRoleVerbs(t, controllerClusterRole(p))["/nodes"]); diff != "" {
 		t.Errorf("nodes verbs with the monitor (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"get", "list", "watch", "patch"}, clusterRoleVerbs(t, controllerClusterRole(p))["/pods"]); diff != "" {
+		t.Errorf("pods verbs with the monitor reporting only (-want +got):\n%s", diff)
+	}
+	p.execFormatErrorDeleteInterval = 10 * time.Minute
+	if diff := cmp.Diff([]string{"get", "list", "watch", "patch"}, clusterRoleVerbs(t, controllerClusterRole(p))["/pods"]); diff != "" {
+		t.Errorf("pods verbs with the monitor's action DeletePod, which a role of its own grants (-want +got):\n%s", diff)
+	}
+	binding := typed[rbacv1.ClusterRoleBinding](t, controllerPodDeleterBinding(p))
+	if binding.RoleRef.Name != ControllerPodDeleterName || len(binding.Subjects) != 1 || binding.Subjects[0].Name != ControllerComponentName {
+		t.Errorf("pod-deleter binding %+v, want the role %s bound to the controller", binding, ControllerPodDeleterName)
 	}
 }
 

@@ -240,6 +240,7 @@ func TestLeastPrivilege(t *testing.T) {
 			{sa: ctl, verb: "get", resource: "nodes", name: "n", want: true},
 			{sa: ctl, verb: "patch", resource: "nodes", name: "n", want: false},
 			{sa: ctl, verb: "update", resource: "pods", namespace: "team-a", name: "p", want: false},
+			{sa: ctl, verb: "delete", resource: "pods", namespace: "team-a", name: "p", want: false},
 		} {
 			if got, err := a.allowed(ctx); err != nil || got != a.want {
 				return fmt.Errorf("%s: allowed %t (err %v)", a, got, err)
@@ -247,6 +248,29 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Its action DeletePod binds the pod-deleter role to the controller, and only while it is
+	// set; the operator binds the role without being able to delete pods itself.
+	setAction := func(action v1beta1.ExecFormatErrorAction) {
+		updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) { c.Spec.Plugins.ExecFormatErrorMonitor.Action = action })
+	}
+	for _, step := range []struct {
+		action v1beta1.ExecFormatErrorAction
+		delete bool
+	}{{v1beta1.ExecFormatErrorActionDeletePod, true}, {v1beta1.ExecFormatErrorActionReport, false}} {
+		setAction(step.action)
+		eventually(t, 30*time.Second, fmt.Sprintf("pod delete %t with action %s", step.delete, step.action), func() error {
+			for _, a := range []access{
+				{sa: ctl, verb: "delete", resource: "pods", namespace: "team-a", name: "p", want: step.delete},
+				{sa: op, verb: "delete", resource: "pods", namespace: "team-a", name: "p", want: false},
+			} {
+				if got, err := a.allowed(ctx); err != nil || got != a.want {
+					return fmt.Errorf("%s: allowed %t (err %v)", a, got, err)
+				}
+			}
+			return nil
+		})
+	}
 
 	// No Role grants the controller a watch of the global pull secret, wherever it is.
 	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) {

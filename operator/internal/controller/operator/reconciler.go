@@ -76,6 +76,8 @@ import (
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,resourceNames=archgate-controller;archgate-webhook,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,resourceNames=archgate-controller-pod-deleter,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,resourceNames=archgate-controller-pod-deleter,verbs=bind
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,resourceNames=archgate-controller-pull-secret,verbs=delete
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch
@@ -375,6 +377,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	_, deleteInterval := cppc.Spec.Plugins.ExecFormatErrorDeletion()
 	s.params = operandParams{
 		owner:     owner,
 		namespace: r.opts.Namespace,
@@ -382,13 +385,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		verbosity: cppc.Spec.LogVerbosity,
 		// Resolved once, here; the API server has checked the bounds (CRD markers), and the
 		// controller checks them again rather than re-defaulting.
-		inspection:             ptr.To(cppc.Spec.ImageInspection.Settings()),
-		admissionPlacement:     cppc.Spec.AdmissionPlacementEnabled(),
-		execFormatErrorMonitor: cppc.Spec.Plugins.ExecFormatErrorMonitorEnabled(),
-		proxyEnv:               r.opts.ProxyEnv,
-		provider:               r.opts.CertProvider,
-		args:                   r.opts.Args,
-		components:             cppc.Spec.Components,
+		inspection:                    ptr.To(cppc.Spec.ImageInspection.Settings()),
+		admissionPlacement:            cppc.Spec.AdmissionPlacementEnabled(),
+		execFormatErrorMonitor:        cppc.Spec.Plugins.ExecFormatErrorMonitorEnabled(),
+		execFormatErrorDeleteInterval: deleteInterval,
+		proxyEnv:                      r.opts.ProxyEnv,
+		provider:                      r.opts.CertProvider,
+		args:                          r.opts.Args,
+		components:                    cppc.Spec.Components,
 	}
 	if err := r.decideAdmissionPolicy(s); err != nil {
 		return reconcile.Result{}, err

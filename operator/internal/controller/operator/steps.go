@@ -93,7 +93,23 @@ func (r *Reconciler) applyIdentity(ctx context.Context, s *scope) (string, error
 			return "", err
 		}
 	}
+	if err := r.syncPodDeleterBinding(ctx, p); err != nil {
+		return "", err
+	}
 	return "", r.prunePullSecretRBAC(ctx)
+}
+
+// syncPodDeleterBinding lets the controller delete pods while the exec-format-error monitor's
+// action is DeletePod, and not otherwise.
+func (r *Reconciler) syncPodDeleterBinding(ctx context.Context, p operandParams) error {
+	if p.execFormatErrorDeleteInterval > 0 {
+		return apply(ctx, r.client, controllerPodDeleterBinding(p))
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ControllerPodDeleterName}}
+	if err := r.client.Delete(ctx, binding); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting ClusterRoleBinding %s: %w", ControllerPodDeleterName, err)
+	}
+	return nil
 }
 
 // prunePullSecretRBAC deletes the Roles and RoleBindings that let earlier versions' controller
