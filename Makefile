@@ -240,7 +240,7 @@ SCALE_POINTS := scale-1k scale-3k scale-10k scale-30k
 .PHONY: scale
 scale: control-plane archgate ## Run the scale family (1k, 3k, 10k, 30k pods) and write reports/scale/ (cost per pod and gate-hold against size; fails when the cost is not flat within ±20%).
 	$(GO) build -o bin/simulator ./simulator/cmd/simulator
-	@for s in $(SCALE_POINTS); do bin/simulator run --scenario scenarios/$$s.yaml --out reports --quiet $(SIMFLAGS) || exit 1; done
+	@for s in $(SCALE_POINTS); do bin/simulator run --scenario scenarios/$$s.yaml --out reports --quiet --progress=lines $(SIMFLAGS) || exit 1; done
 	bin/simulator family --prefix scale --reports reports
 
 .PHONY: compare

@@ -60,7 +60,8 @@ func runRepeat(cmd *cobra.Command, args []string, f repeatFlags) error {
 		start := time.Now()
 		for i := range f.count {
 			fmt.Fprintf(cmd.ErrOrStderr(), "repeat: run %d of %d of %s (%s elapsed)\n", i+1, f.count, f.scenario, time.Since(start).Round(time.Second))
-			p, err := compare.RunReport(cmd.Context(), "", []string{self, "run", "--scenario", f.scenario, "--out", f.out, "--archgate", f.archgate, "--quiet"}, nil, cmd.ErrOrStderr())
+			p, err := compare.RunReport(cmd.Context(), "", []string{self, "run", "--scenario", f.scenario, "--out", f.out, "--archgate", f.archgate, "--quiet"},
+				append(os.Environ(), compare.ProgressEnv+"="+progressLines), cmd.ErrOrStderr())
 			if err != nil {
 				return &exitError{code: exitFailed, err: fmt.Errorf("run %d: %w", i+1, err)}
 			}

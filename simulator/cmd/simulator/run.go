@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/archgate/archgate/simulator/internal/compare"
 	"github.com/archgate/archgate/simulator/internal/procs"
 	"github.com/archgate/archgate/simulator/internal/runner"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -35,6 +37,7 @@ type runFlags struct {
 	out          string
 	baseline     bool
 	quiet        bool
+	progress     string
 	logFile      string
 	logVerbosity int
 	archgate     string
@@ -78,7 +81,9 @@ killed run). See docs/simulator-existing-cluster.md.`,
 	fl.StringVar(&f.existing.registryAuth, "registry-auth", "", "with --kubeconfig: USER:PASSWORD of a user of --registry, for the pull secrets of scenarios with registry.auth")
 	fl.StringVar(&f.out, "out", "reports", "directory for reports (a <scenario>/ subdirectory is used)")
 	fl.BoolVar(&f.baseline, "baseline", false, "add a baseline pass without the operator even if the scenario has none")
-	fl.BoolVar(&f.quiet, "quiet", false, "print only the summary")
+	fl.BoolVar(&f.quiet, "quiet", false, "print only the summary (and no progress unless --progress says so)")
+	fl.StringVar(&f.progress, "progress", cmp.Or(os.Getenv(compare.ProgressEnv), progressAuto),
+		"pass progress: auto (a live line on a terminal, else a line every 10 s on stderr; none with --quiet), live, lines or none; default from $"+compare.ProgressEnv)
 	fl.StringVar(&f.logFile, "log", "", "write the components' logs (scheduler, operator, clients) to this file")
 	fl.IntVar(&f.logVerbosity, "v", 0, "log verbosity for --log")
 	fl.StringVar(&f.archgate, "archgate", defaultArchgate, "the archgate binary whose webhook and controller processes the scenario runs (make archgate builds it)")
@@ -128,21 +133,23 @@ func runScenario(parent context.Context, f runFlags) error {
 		os.Exit(exitInterrupted)
 	})
 
-	var status, progress io.Writer
+	var status io.Writer
 	if !f.quiet {
 		status = os.Stderr
-		if term.IsTerminal(int(os.Stdout.Fd())) {
-			progress = os.Stdout
-		}
+	}
+	progress, live, err := progressOutput(f.progress, f.quiet, term.IsTerminal(int(os.Stdout.Fd())))
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
 	}
 	opts := runner.Options{
-		Scenario:   loaded,
-		Kubeconfig: f.kubeconfig,
-		Baseline:   f.baseline,
-		Status:     status,
-		Progress:   progress,
-		Logger:     logger,
-		Guard:      guard,
+		Scenario:     loaded,
+		Kubeconfig:   f.kubeconfig,
+		Baseline:     f.baseline,
+		Status:       status,
+		Progress:     progress,
+		ProgressLive: live,
+		Logger:       logger,
+		Guard:        guard,
 	}
 	if f.kubeconfig != "" {
 		if opts.Existing, err = f.existing.options(); err != nil {
@@ -279,4 +286,35 @@ func (f existingFlags) options() (runner.ExistingOptions, error) {
 		o.RegistryUser, o.RegistryPassword = user, password
 	}
 	return o, nil
+}
+
+// Values of --progress.
+const (
+	progressAuto  = "auto"
+	progressLive  = "live"
+	progressLines = "lines"
+	progressNone  = "none"
+)
+
+// progressOutput is where a run reports its passes' progress, and whether as a live line:
+// a live line on stdout when it is a terminal, otherwise plain lines on stderr (CI logs, tee,
+// the runs of repeat and compare); nothing with --quiet unless --progress asks for it.
+func progressOutput(mode string, quiet, terminal bool) (io.Writer, bool, error) {
+	switch mode {
+	case progressAuto:
+		switch {
+		case quiet:
+			return nil, false, nil
+		case terminal:
+			return os.Stdout, true, nil
+		}
+		return os.Stderr, false, nil
+	case progressLive:
+		return os.Stdout, true, nil
+	case progressLines:
+		return os.Stderr, false, nil
+	case progressNone:
+		return nil, false, nil
+	}
+	return nil, false, fmt.Errorf("--progress %q: want %s, %s, %s or %s", mode, progressAuto, progressLive, progressLines, progressNone)
 }

@@ -39,3 +39,30 @@ func TestWatchInterrupts(t *testing.T) {
 		t.Fatal("the second signal did not kill within 10s")
 	}
 }
+
+func TestProgressOutput(t *testing.T) {
+	for _, tc := range []struct {
+		mode            string
+		quiet, terminal bool
+		want            *os.File // nil: no progress
+		live, err       bool
+	}{
+		{mode: progressAuto, terminal: true, want: os.Stdout, live: true},
+		{mode: progressAuto, want: os.Stderr},
+		{mode: progressAuto, quiet: true, terminal: true},
+		{mode: progressLines, quiet: true, want: os.Stderr},
+		{mode: progressLive, want: os.Stdout, live: true},
+		{mode: progressNone, terminal: true},
+		{mode: "verbose", err: true},
+	} {
+		w, live, err := progressOutput(tc.mode, tc.quiet, tc.terminal)
+		var got *os.File
+		if f, ok := w.(*os.File); ok {
+			got = f
+		}
+		if got != tc.want || live != tc.live || (err != nil) != tc.err {
+			t.Errorf("progressOutput(%q, quiet %t, terminal %t) = %v, live %t, err %v; want %v, live %t, error %t",
+				tc.mode, tc.quiet, tc.terminal, w, live, err, tc.want, tc.live, tc.err)
+		}
+	}
+}

@@ -233,7 +233,12 @@ func (p Prepared) Argv(reports string) []string {
 	return []string{p.Simulator, "run", "--scenario", p.ScenarioFile, "--out", reports, "--archgate", p.Archgate, "--quiet"}
 }
 
-// Env is the environment of the side's runs: its own control plane.
+// Env is the environment of the side's runs: its own control plane, and progress lines on
+// stderr, which RunReport passes through, so that a long compare is never silent. (An
+// environment variable rather than a flag: a side's simulator may predate it.)
 func (p Prepared) Env() []string {
-	return append(os.Environ(), "ARCHGATE_ASSETS="+p.Assets)
+	return append(os.Environ(), "ARCHGATE_ASSETS="+p.Assets, ProgressEnv+"=lines")
 }
+
+// ProgressEnv names the environment variable that sets the default of a run's --progress.
+const ProgressEnv = "SIMULATOR_PROGRESS"

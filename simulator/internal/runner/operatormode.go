@@ -161,7 +161,7 @@ func (e *operatorEnv) componentDown(deployment string, hold time.Duration, reg *
 	}
 	effect := func() (string, error) {
 		defer w.stop()
-		removed, returned := w.removedAndReturned(downAt, registrationWait)
+		removed, returned := w.removedAndReturned(downAt, upAt.Add(removalSlack), registrationWait)
 		reg.UnregisteredAfter, reg.ReregisteredAfter = -1, -1
 		if removed.IsZero() {
 			return "the webhook registration stayed (the window was shorter than the operator's fail-open grace)", nil
@@ -181,6 +181,11 @@ func (e *operatorEnv) componentDown(deployment string, hold time.Duration, reg *
 // registrationWait bounds the wait for the webhook registration's return after a component
 // comes back: its pods start, turn ready, and the operator reconciles.
 const registrationWait = 2 * time.Minute
+
+// removalSlack is how long after a component comes back its registration may still be removed
+// (its pods are not ready yet when the fail-open grace ends); a registration still there by
+// then stays, so the wait ends instead of running out registrationWait.
+const removalSlack = 15 * time.Second
 
 // registrationWatch records when the webhook registration is deleted and created.
 type registrationWatch struct {
@@ -214,12 +219,19 @@ func watchRegistration(ctx context.Context, c kubernetes.Interface, name string)
 }
 
 // removedAndReturned returns when the registration was deleted after since, and when it was
-// created after that (zero when not seen); it waits for the return for at most wait.
-func (rw *registrationWatch) removedAndReturned(since time.Time, wait time.Duration) (removed, returned time.Time) {
+// created after that (zero when not seen); it waits for the return for at most wait, and for
+// the removal only until removedBy.
+func (rw *registrationWatch) removedAndReturned(since, removedBy time.Time, wait time.Duration) (removed, returned time.Time) {
 	timeout := time.NewTimer(wait)
 	defer timeout.Stop()
+	notRemoved := time.NewTimer(time.Until(removedBy))
+	defer notRemoved.Stop()
 	for {
 		select {
+		case <-notRemoved.C:
+			if removed.IsZero() {
+				return removed, returned
+			}
 		case ev, ok := <-rw.events:
 			if !ok {
 				return removed, returned

@@ -207,7 +207,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 // deadline passes (deadlineHit) or a component fails.
 func (r *run) waitFinal(ctx context.Context, rec *recorder.Recorder, c *creates, pods int, pass string, epoch time.Time) (deadlineHit bool, err error) {
 	deadline := epoch.Add(r.s.Deadline.D())
-	prog := newProgress(r.opts.Progress, pass, pods, epoch)
+	prog := newProgress(r.opts.Progress, r.opts.ProgressLive, pass, pods, epoch)
 	defer prog.finish()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()

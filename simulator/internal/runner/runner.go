@@ -50,8 +50,10 @@ type Options struct {
 	RepoRoot string
 	// Status receives phase messages; nil discards them.
 	Status io.Writer
-	// Progress receives the live progress line (a terminal); nil disables it.
-	Progress io.Writer
+	// Progress receives the pass's progress: one redrawn line when
+	// ProgressLive (a terminal), else a line every 10 s; nil disables it.
+	Progress     io.Writer
+	ProgressLive bool
 	// Logger receives the components' logs (scheduler, operator); the zero
 	// value discards them.
 	Logger logr.Logger
