@@ -78,16 +78,17 @@ const (
 // DefaultExecFormatErrorDeleteInterval is deleteInterval when unset.
 const DefaultExecFormatErrorDeleteInterval = 10 * time.Minute
 
-// ExecFormatErrorDeletion returns whether the monitor deletes the pods it reports (action
-// DeletePod on an enabled monitor) and the interval between two deletions for one owner.
-func (p *Plugins) ExecFormatErrorDeletion() (bool, time.Duration) {
+// ExecFormatErrorDeleteInterval returns the interval between two deletions for one owner when
+// the monitor deletes the pods it reports (action DeletePod on an enabled monitor), zero when it
+// only reports them.
+func (p *Plugins) ExecFormatErrorDeleteInterval() time.Duration {
 	if !p.ExecFormatErrorMonitorEnabled() || p.ExecFormatErrorMonitor.Action != ExecFormatErrorActionDeletePod {
-		return false, 0
+		return 0
 	}
 	if d := p.ExecFormatErrorMonitor.DeleteInterval; d != nil {
-		return true, d.Duration
+		return d.Duration
 	}
-	return true, DefaultExecFormatErrorDeleteInterval
+	return DefaultExecFormatErrorDeleteInterval
 }
 
 // NodeAffinityScoring configures the preferred per-architecture node affinity weights.

@@ -377,7 +377,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	_, deleteInterval := cppc.Spec.Plugins.ExecFormatErrorDeletion()
 	s.params = operandParams{
 		owner:     owner,
 		namespace: r.opts.Namespace,
@@ -388,7 +387,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		inspection:                    ptr.To(cppc.Spec.ImageInspection.Settings()),
 		admissionPlacement:            cppc.Spec.AdmissionPlacementEnabled(),
 		execFormatErrorMonitor:        cppc.Spec.Plugins.ExecFormatErrorMonitorEnabled(),
-		execFormatErrorDeleteInterval: deleteInterval,
+		execFormatErrorDeleteInterval: cppc.Spec.Plugins.ExecFormatErrorDeleteInterval(),
 		proxyEnv:                      r.opts.ProxyEnv,
 		provider:                      r.opts.CertProvider,
 		args:                          r.opts.Args,
