@@ -20,6 +20,7 @@ package podplacement
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -165,6 +166,14 @@ func TestKeepsUserConstraints(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+		// The controller reads the configuration from its informer: a pod placed before that has
+		// nothing to skip. Probe pods until one carries the configuration's weights.
+		probes := 0
+		eventually(t, "the controller applying PodPlacementConfig arm-first", func(context.Context) (bool, error) {
+			probes++
+			probe := waitUngated(t, create(t, pod(ns, fmt.Sprintf("probe-%d", probes), multi), true))
+			return probe.Annotations[v1beta1.AnnotationPreferredAffinitySource] == "PodPlacementConfig "+ns+"/arm-first", nil
+		})
 		userPreferred := []corev1.PreferredSchedulingTerm{{Weight: 5, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{archIn("s390x")}}}}
 		p := pod(ns, "user-preferred", multi)
 		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: userPreferred}}
