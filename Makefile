@@ -43,6 +43,11 @@ verify-generated: ## Fail when checked-in generated files differ from what the g
 		rm -rf operator/api operator/config deploy/helm; cp -r $$tmp/api $$tmp/config operator/; cp -r $$tmp/helm deploy/helm; \
 		echo "generated files are stale: run 'make manifests' and commit the result"; exit 1; \
 	fi; echo "generated files are up to date"
+	$(GO) run ./simulator/cmd/simulator index --reports reports --check
+
+.PHONY: index
+index: ## Write each scenario's report index (reports/<scenario>/index.md and trend.svg, reports/index.md) from the committed reports.
+	$(GO) run ./simulator/cmd/simulator index --reports reports
 
 .PHONY: manifests
 manifests: generate ## Regenerate deepcopy, CRDs, the operator's RBAC (operator/config/rbac, from +kubebuilder:rbac markers) and the Helm chart.

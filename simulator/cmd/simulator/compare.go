@@ -95,6 +95,11 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 			return &exitError{code: exitUsage, err: err}
 		}
 		baseName, headName = args[0], args[1]
+		for _, n := range []compare.Named{{Name: baseName, Report: base}, {Name: headName, Report: head}} {
+			if !n.Report.HasSamples() {
+				return &exitError{code: exitUsage, err: fmt.Errorf("%s: no per-pod samples (its %s file stays on the machine that ran it): compare it with --count, or run the scenario again", n.Name, report.RawSuffix)}
+			}
+		}
 	case len(args) == 0 && f.scenario != "" && f.base != "":
 		found, err := reportsByRef(cmd, f)
 		if err != nil {

@@ -47,7 +47,7 @@ func run() int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newValidateCommand(), newCompareCommand(), newSchedulerCommand(), newBurnCommand(), newFamilyCommand(), newRepeatCommand(),
+	root.AddCommand(newRunCommand(), newValidateCommand(), newCompareCommand(), newSchedulerCommand(), newBurnCommand(), newFamilyCommand(), newRepeatCommand(), newIndexCommand(),
 		newCatalogCommand(), newCleanupCommand())
 	err := root.Execute()
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ type repeatFlags struct {
 	count    int
 	out      string
 	archgate string
+	rejudge  bool
 }
 
 // newRepeatCommand returns `simulator repeat`: a scenario run N times, each
@@ -44,6 +46,7 @@ when every run passed.`,
 	fl.IntVar(&f.count, "count", 5, "number of runs")
 	fl.StringVar(&f.out, "out", "reports", "directory for reports (a <scenario>/ subdirectory is used)")
 	fl.StringVar(&f.archgate, "archgate", defaultArchgate, "the archgate binary the runs use")
+	fl.BoolVar(&f.rejudge, "rejudge", false, "judge the given reports again with this simulator's rules (their figures are kept)")
 	return cmd
 }
 
@@ -69,16 +72,26 @@ func runRepeat(cmd *cobra.Command, args []string, f repeatFlags) error {
 		}
 	}
 	reports := make([]*report.Report, len(paths))
+	var recorded []string
 	for i, p := range paths {
 		r, err := report.Load(p)
 		if err != nil {
 			return &exitError{code: exitUsage, err: err}
+		}
+		if f.rejudge {
+			recorded = append(recorded, fmt.Sprintf("run %d %s", i+1, recordedVerdict(r)))
+			if err := r.Rejudge(); err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", p, err)}
+			}
 		}
 		reports[i] = r
 	}
 	sum, err := repeat.Summarize(reports)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
+	}
+	if f.rejudge {
+		sum.Rejudged = "as the runs recorded them: " + strings.Join(recorded, ", ")
 	}
 	dir := filepath.Join(f.out, sum.Scenario)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -102,4 +115,16 @@ func runRepeat(cmd *cobra.Command, args []string, f repeatFlags) error {
 		return &exitError{code: exitNotJudged, err: fmt.Errorf("%d of %d runs not judged: the machine was saturated or unsteady", sum.NotJudged, sum.Runs)}
 	}
 	return nil
+}
+
+// recordedVerdict is the verdict a report was written with.
+func recordedVerdict(r *report.Report) string {
+	switch {
+	case r.Passed:
+		return "passed"
+	case r.NotJudged:
+		return "not judged"
+	default:
+		return "failed"
+	}
 }

@@ -58,13 +58,15 @@ type Found struct {
 }
 
 // FindReports returns the reports of scenario under dir whose code tree is
-// tree, oldest first. Unreadable files and other schema versions are skipped.
+// tree and whose per-pod samples are on disk (a committed summary without its
+// raw file cannot be tested; the scenario runs again), oldest first.
+// Unreadable files and other schema versions are skipped.
 func FindReports(dir, scenario, tree string) []Found {
 	files, _ := filepath.Glob(filepath.Join(dir, scenario, "*.json"))
 	var out []Found
 	for _, f := range files {
 		r, err := report.Load(f)
-		if err != nil || r.Environment.Tree != tree || r.Scenario.Name != scenario {
+		if err != nil || r.Environment.Tree != tree || r.Scenario.Name != scenario || !r.HasSamples() {
 			continue
 		}
 		out = append(out, Found{Path: f, Report: r})

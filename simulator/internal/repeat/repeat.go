@@ -61,6 +61,9 @@ type Summary struct {
 	notJudged map[int]bool
 	// Figures in the order of Headline, then the expectations' metrics.
 	Figures []Figure
+	// Rejudged, when set, says that the verdicts are this simulator's, not
+	// the ones the runs recorded, and what those were.
+	Rejudged string
 }
 
 // Summarize computes the figures of reports, which must be runs of one
@@ -155,6 +158,9 @@ func (s Summary) WriteMarkdown(w io.Writer, paths []string) {
 	fmt.Fprintf(w, "# %s — %d runs\n\n", s.Scenario, s.Runs)
 	fmt.Fprintf(w, "%d passed, %d not judged (the machine was saturated or unsteady, nothing else failed), %d failed.\n\n",
 		s.Passed, s.NotJudged, s.Runs-s.Passed-s.NotJudged)
+	if s.Rejudged != "" {
+		fmt.Fprintf(w, "Verdicts judged again with this simulator's rules; %s.\n\n", s.Rejudged)
+	}
 	for i := 1; i <= s.Runs; i++ {
 		if why, ok := s.Failures[i]; ok {
 			verdict := "failed"

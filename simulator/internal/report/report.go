@@ -1,7 +1,7 @@
-// Package report is the simulator's report: the JSON document a run writes
-// (schema-versioned, with per-pod samples so that compare can test
-// differences), its flat metric values for expectations and compare, the
-// Markdown summary and the plots.
+// Package report is the simulator's report: the JSON summary a run writes
+// (schema-versioned) with its raw series beside it (per-pod samples, so that
+// compare can test differences; raw.go), its flat metric values for
+// expectations and compare, the Markdown summary and the plots.
 package report
 
 import (
@@ -21,8 +21,13 @@ import (
 const StartWindow = 10 * time.Second
 
 // SchemaVersion is the version of the JSON layout. Bump it on any change
-// that an older compare could misread; Load rejects other versions.
-const SchemaVersion = 1
+// that an older compare could misread; Load rejects other versions but
+// LegacySchemaVersion. Version 2 moved the series to the raw file (raw.go).
+const SchemaVersion = 2
+
+// LegacySchemaVersion is the layout before the raw file: one document with
+// the series in it. Load still reads it (committed reports use it).
+const LegacySchemaVersion = 1
 
 // Report is one run of one scenario.
 type Report struct {
@@ -222,10 +227,12 @@ type Pass struct {
 	// just before the pass (calibrate.NsPerOp, in seconds): the machine's
 	// speed at that moment. Passes compare only at similar values.
 	CalibrationSeconds float64 `json:"calibrationSeconds,omitempty"`
-	// PerSecond counts transitions in each second of the pass.
-	PerSecond PerSecond `json:"perSecond"`
-	// Samples are the per-pod latencies in microseconds, for compare.
-	Samples Samples `json:"samples"`
+	// PerSecond counts transitions in each second of the pass. In the raw
+	// file, not the summary (raw.go).
+	PerSecond PerSecond `json:"perSecond,omitzero"`
+	// Samples are the per-pod latencies in microseconds, for compare. In
+	// the raw file, not the summary.
+	Samples Samples `json:"samples,omitzero"`
 	// StartLatency and RestLatency split Latency by when each pod's create
 	// was sent: within the pass's first StartWindow (caches, connections
 	// and replicas warming up) or after it (the steady state).
@@ -520,6 +527,11 @@ type Outcome struct {
 	Measured bool    `json:"measured"`
 	// Passed is true when the check held.
 	Passed bool `json:"passed"`
+	// Goal is the value aimed for ("<op> <value>", Check.GoalText) when the
+	// check is a looser guard; GoalMet says whether the measured value
+	// reached it. Neither changes Passed.
+	Goal    string `json:"goal,omitempty"`
+	GoalMet bool   `json:"goalMet,omitempty"`
 	// NotJudged says why the machine could not judge the check: a latency
 	// or rate check on a pass that used more of the machine than the
 	// scenario's headroom allows (its value measures queueing for the
@@ -539,8 +551,10 @@ func Evaluate(r *Report, checks []scenario.Check) []Outcome {
 		if ok && !math.IsNaN(v) {
 			o.Value, o.Measured = v, true
 			o.Passed = c.Op.Holds(v, c.Value)
+			o.GoalMet = c.HasGoal && c.Op.Holds(v, c.Goal)
 		}
-		if o.NotJudged = r.notJudged(c.Metric); o.NotJudged != "" {
+		o.Goal = c.GoalText()
+		if o.NotJudged = r.notJudged(c, o); o.NotJudged != "" {
 			o.Passed = false
 		}
 		out = append(out, o)
@@ -556,13 +570,14 @@ func (e Environment) capacityText() string {
 	return fmt.Sprintf("%d cores", e.Cores)
 }
 
-// notJudged says why the machine was outside the scenario's headroom for a
-// check of metric m; empty when it was within.
-func (r *Report) notJudged(m scenario.MetricInfo) string {
+// notJudged says why the machine was outside the scenario's headroom for
+// check c, measured as o; empty when it was within.
+func (r *Report) notJudged(c scenario.Check, o Outcome) string {
 	if r.Scenario.Spec == nil || r.Scenario.Spec.Headroom == nil {
 		return ""
 	}
 	h := r.Scenario.Spec.Headroom
+	m := c.Metric
 	var why []string
 	if m.Timing && h.MaxUtilization > 0 {
 		if s := r.saturation(m.Passes(), h.MaxUtilization); s != "" {
@@ -570,17 +585,37 @@ func (r *Report) notJudged(m scenario.MetricInfo) string {
 		}
 	}
 	if h.MaxSpeedChange > 0 && m.ComparesPasses() {
-		if s := r.speedChange(m.Passes(), h.MaxSpeedChange); s != "" {
+		if s, factor := r.speedChange(m.Passes(), h.MaxSpeedChange); s != "" && !(o.Measured && speedProof(c, o.Value, factor, h.MaxSpeedChange)) {
 			why = append(why, s)
 		}
 	}
 	return strings.Join(why, "; ")
 }
 
+// maxSpeedProofChanges bounds speedProof: beyond this many times the
+// scenario's maxSpeedChange the host moved too much for the model below to
+// be trusted, and no ratio between the passes is judged.
+const maxSpeedProofChanges = 3
+
+// speedProof reports whether check c decides the same for a ratio between
+// two passes whose machine speeds were factor apart (factor > 1) whichever
+// pass the change favoured: the verdict holds for every value from v/factor
+// to v×factor. A pass on a machine f times slower takes about f times the
+// time and CPU (the first-order model the speed limit itself assumes), so a
+// ratio so far from its threshold that the change cannot flip it is judged
+// as measured. A check close enough to flip stays not judged, and so does
+// every check once the change exceeds maxSpeedProofChanges × limit.
+func speedProof(c scenario.Check, v, factor, limit float64) bool {
+	if factor-1 > maxSpeedProofChanges*limit {
+		return false
+	}
+	return c.Op.Holds(v*factor, c.Value) == c.Op.Holds(v/factor, c.Value)
+}
+
 // speedChange says whether the machine's speed (calibration) differed
-// between the named passes by more than limit; empty when it did not or a
-// pass has no calibration.
-func (r *Report) speedChange(passes []string, limit float64) string {
+// between the named passes by more than limit, and by which factor (≥ 1);
+// empty when it did not or a pass has no calibration.
+func (r *Report) speedChange(passes []string, limit float64) (string, float64) {
 	var cal []*Pass
 	for _, p := range r.Passes() {
 		if slices.Contains(passes, p.Name) && p.CalibrationSeconds > 0 {
@@ -588,14 +623,15 @@ func (r *Report) speedChange(passes []string, limit float64) string {
 		}
 	}
 	if len(cal) < 2 {
-		return ""
+		return "", 1
 	}
 	a, b := cal[0], cal[1]
-	if change := math.Abs(b.CalibrationSeconds/a.CalibrationSeconds - 1); change <= limit {
-		return ""
+	factor := max(a.CalibrationSeconds/b.CalibrationSeconds, b.CalibrationSeconds/a.CalibrationSeconds)
+	if factor-1 <= limit {
+		return "", factor
 	}
-	return fmt.Sprintf("machine unsteady: calibration %.2fµs before the %s pass and %.2fµs before the %s pass (×%.3f), beyond the ±%.0f%% a comparison of passes needs",
-		a.CalibrationSeconds*1e6, a.Name, b.CalibrationSeconds*1e6, b.Name, a.CalibrationSeconds/b.CalibrationSeconds, 100*limit)
+	return fmt.Sprintf("machine unsteady: calibration %.2fµs before the %s pass and %.2fµs before the %s pass (×%.3f), beyond the ±%.0f%% a comparison of passes needs, and the check is close enough to its threshold that the change could flip it",
+		a.CalibrationSeconds*1e6, a.Name, b.CalibrationSeconds*1e6, b.Name, a.CalibrationSeconds/b.CalibrationSeconds, 100*limit), factor
 }
 
 // saturation says which of the named passes used more than limit of the
@@ -614,7 +650,9 @@ func (r *Report) saturation(passes []string, limit float64) string {
 	return fmt.Sprintf("machine saturated: %s, above the %.0f%% a latency verdict needs", strings.Join(over, " and "), 100*limit)
 }
 
-// Load reads a report and checks its schema version.
+// Load reads a report summary, with its raw series when the raw file is
+// beside it (HasSamples says), or a legacy report, and checks the schema
+// version.
 func Load(path string) (*Report, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -624,11 +662,16 @@ func Load(path string) (*Report, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if r.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s: schema version %d, this simulator reads %d", path, r.SchemaVersion, SchemaVersion)
+	if r.SchemaVersion != SchemaVersion && r.SchemaVersion != LegacySchemaVersion {
+		return nil, fmt.Errorf("%s: schema version %d, this simulator reads %d and %d", path, r.SchemaVersion, LegacySchemaVersion, SchemaVersion)
 	}
 	if r.Main == nil {
 		return nil, fmt.Errorf("%s: no main pass", path)
+	}
+	if r.SchemaVersion == SchemaVersion {
+		if err := loadRaw(path, &r); err != nil {
+			return nil, err
+		}
 	}
 	return &r, nil
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/archgate/archgate/simulator/internal/scenario"
 	"github.com/archgate/archgate/simulator/internal/stats"
@@ -174,13 +178,85 @@ func TestWriteAndLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Main.Samples.Schedule) != 1000 || back.Main.Latency["schedule"].P99 != r.Main.Latency["schedule"].P99 {
+	if !back.HasSamples() || len(back.Main.Samples.Schedule) != 1000 || len(back.Main.PerSecond.Bound) != 10 ||
+		back.Main.Latency["schedule"].P99 != r.Main.Latency["schedule"].P99 {
 		t.Error("samples or summaries lost in the round trip")
 	}
-	data, _ := os.ReadFile(f.JSON)
-	os.WriteFile(f.JSON, []byte(strings.Replace(string(data), `"schemaVersion": 1`, `"schemaVersion": 99`, 1)), 0o644)
+	if len(r.Main.Samples.Schedule) != 1000 {
+		t.Error("Write took the samples out of the report it was given")
+	}
+	summary, _ := os.ReadFile(f.JSON)
+	if strings.Contains(string(summary), "scheduleUs") || strings.Contains(string(summary), `"perSecond"`) {
+		t.Error("the summary holds the raw series")
+	}
+	if err := os.Remove(f.Raw); err != nil {
+		t.Fatal(err)
+	}
+	alone, err := Load(f.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alone.HasSamples() {
+		t.Error("a summary without its raw file claims samples")
+	}
+	if diff := cmp.Diff(back.Values(), alone.Values(), cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("the summary alone gives other figures (-with raw +without):\n%s", diff)
+	}
+	os.WriteFile(f.JSON, []byte(strings.Replace(string(summary), `"schemaVersion": 2`, `"schemaVersion": 99`, 1)), 0o644)
 	if _, err := Load(f.JSON); err == nil || !strings.Contains(err.Error(), "schema version 99") {
 		t.Errorf("Load of another schema version: %v", err)
+	}
+}
+
+// TestLoadLegacyReport: a report of schema version 1 holds its series in
+// the one document, and Load reads them from it.
+func TestLoadLegacyReport(t *testing.T) {
+	r := sample(1)
+	r.SchemaVersion = LegacySchemaVersion
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "legacy.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.HasSamples() || len(back.Main.Samples.Total) != 1000 {
+		t.Errorf("legacy report loaded without its samples")
+	}
+}
+
+func TestEvaluateGoal(t *testing.T) {
+	r := sample(1) // schedule p99 about 25ms
+	for name, tc := range map[string]struct {
+		goal        string
+		wantGoal    string
+		wantGoalMet bool
+		wantCell    string
+	}{
+		"no goal":      {wantCell: "—"},
+		"goal met":     {goal: "500ms", wantGoal: "< 500ms", wantGoalMet: true, wantCell: "`< 500ms` met"},
+		"goal not met": {goal: "1ms", wantGoal: "< 1ms", wantCell: "`< 1ms` **not met**"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := scenario.ParseCheck("schedule.p99 < 1s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.goal != "" {
+				if err := c.SetGoal(tc.goal); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o := Evaluate(r, []scenario.Check{c})[0]
+			if !o.Passed || o.Goal != tc.wantGoal || o.GoalMet != tc.wantGoalMet || o.GoalText() != tc.wantCell {
+				t.Errorf("passed %v goal %q met %v cell %q, want passed, %q, %v, %q", o.Passed, o.Goal, o.GoalMet, o.GoalText(), tc.wantGoal, tc.wantGoalMet, tc.wantCell)
+			}
+		})
 	}
 }
 

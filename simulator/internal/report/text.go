@@ -83,7 +83,15 @@ func (r *Report) WriteText(w io.Writer) {
 		if !o.Measured {
 			val = "not measured"
 		}
-		fmt.Fprintf(w, "%s  %-40s measured %s\n", mark, o.Check, val)
+		goal := ""
+		if o.Goal != "" && o.Measured {
+			status := "NOT MET"
+			if o.GoalMet {
+				status = "met"
+			}
+			goal = fmt.Sprintf("  (goal %s %s)", o.Goal, status)
+		}
+		fmt.Fprintf(w, "%s  %-40s measured %s%s\n", mark, o.Check, val, goal)
 	}
 	if r.Passed {
 		fmt.Fprintf(w, "PASSED %s\n", r.Scenario.Name)

@@ -52,6 +52,40 @@ func Verdict(r *Report) []string {
 	return out
 }
 
+// ParsedCheck returns the check o was evaluated against, goal included,
+// parsed again from its text.
+func (o Outcome) ParsedCheck() (scenario.Check, error) {
+	c, err := scenario.ParseCheck(o.Check)
+	if err != nil {
+		return scenario.Check{}, err
+	}
+	c.Source = o.Source
+	if o.Goal != "" {
+		if err := c.SetGoal(o.Goal); err != nil {
+			return scenario.Check{}, fmt.Errorf("goal %q: %w", o.Goal, err)
+		}
+	}
+	return c, nil
+}
+
+// Rejudge evaluates the report's expectations again with this simulator's
+// rules and sets its verdict: the checks, the figures and the scenario's
+// headroom all travel in the report, so judging is a function of it. (The
+// report of an older simulator can be read under the rules of a newer one.)
+func (r *Report) Rejudge() error {
+	checks := make([]scenario.Check, 0, len(r.Expectations))
+	for _, o := range r.Expectations {
+		c, err := o.ParsedCheck()
+		if err != nil {
+			return fmt.Errorf("expectation %q: %w", o.Check, err)
+		}
+		checks = append(checks, c)
+	}
+	r.Expectations = Evaluate(r, checks)
+	r.Judge()
+	return nil
+}
+
 // Judge sets Failures, Passed and NotJudged from Verdict.
 func (r *Report) Judge() {
 	r.Failures = Verdict(r)

@@ -116,7 +116,9 @@ func TestWriteMarkdownReturnsWriteErrors(t *testing.T) {
 // TestEvaluateNotJudged checks the scenario's headroom: a latency or rate
 // check on a pass above the utilization bound fails as "machine saturated"
 // whatever its value; a ratio between passes whose calibrations differ by
-// more than the speed bound fails as "machine unsteady"; other checks are
+// more than the speed bound fails as "machine unsteady" when the change
+// could flip its verdict (and whatever its value beyond three times the
+// bound); other checks are
 // judged as usual; and a run whose only failures are such checks is called
 // not judged, not failed by the product.
 func TestEvaluateNotJudged(t *testing.T) {
@@ -158,13 +160,26 @@ func TestEvaluateNotJudged(t *testing.T) {
 			checks:        []string{"create.p99 < 1s", "misplacedPods < 0"},
 			wantNotJudged: map[string]string{"create.p99 < 1s": "machine saturated"},
 		},
-		"speed changed between passes: every ratio to that pass, latency or cost, not judged": {
+		"speed changed between passes: every ratio to that pass the change could flip, latency or cost, not judged": {
 			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6, MaxSpeedChange: 0.05}, mainUtil: 0.5, handwrittenUtil: 0.5, handwrittenCalibration: 1.07,
-			checks:        []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "handwrittenRatio.cost.cpuPer1kPods < 10", "handwrittenRatio.calibration < 10", "ratio.create.p99 < 10"},
-			wantNotJudged: map[string]string{"handwrittenRatio.create.p99 <= 2": "machine unsteady", "handwrittenRatio.cost.cpuPer1kPods < 10": "machine unsteady"}, wantReportNotJudged: true,
+			checks:        []string{"create.p99 < 1s", "handwrittenRatio.create.p99 <= 2", "handwrittenRatio.cost.cpuPer1kPods < 2.1", "handwrittenRatio.calibration < 10", "ratio.create.p99 < 10"},
+			wantNotJudged: map[string]string{"handwrittenRatio.create.p99 <= 2": "machine unsteady", "handwrittenRatio.cost.cpuPer1kPods < 2.1": "machine unsteady"}, wantReportNotJudged: true,
 		},
 		"faster as well as slower": {
 			headroom: &scenario.HeadroomSpec{MaxSpeedChange: 0.05}, handwrittenCalibration: 0.9,
+			checks:        []string{"handwrittenRatio.cost.cpuPer1kPods < 2.1"},
+			wantNotJudged: map[string]string{"handwrittenRatio.cost.cpuPer1kPods < 2.1": "machine unsteady"}, wantReportNotJudged: true,
+		},
+		"speed changed, a ratio the change cannot bring to its threshold: passed": {
+			headroom: &scenario.HeadroomSpec{MaxSpeedChange: 0.05}, handwrittenCalibration: 1.07,
+			checks: []string{"handwrittenRatio.cost.cpuPer1kPods < 10", "handwrittenRatio.create.p99 >= 1.5"}, wantPassed: true,
+		},
+		"speed changed, a ratio the change cannot bring under its threshold: failed, not 'not judged'": {
+			headroom: &scenario.HeadroomSpec{MaxSpeedChange: 0.05}, handwrittenCalibration: 1.07,
+			checks: []string{"handwrittenRatio.cost.cpuPer1kPods < 1.5"},
+		},
+		"speed changed beyond three times the bound: no ratio judged": {
+			headroom: &scenario.HeadroomSpec{MaxSpeedChange: 0.05}, handwrittenCalibration: 1.2,
 			checks:        []string{"handwrittenRatio.cost.cpuPer1kPods < 10"},
 			wantNotJudged: map[string]string{"handwrittenRatio.cost.cpuPer1kPods < 10": "machine unsteady"}, wantReportNotJudged: true,
 		},
@@ -228,5 +243,33 @@ func TestMarkdownTablesKeepTheirColumns(t *testing.T) {
 		case cells(line) != header:
 			t.Errorf("row with %d separators under a header with %d: %s", cells(line), header, line)
 		}
+	}
+}
+
+// TestRejudge: a report's verdict is a function of the report, so one
+// written under another rule is judged again from its own figures, checks,
+// goals and headroom.
+func TestRejudge(t *testing.T) {
+	r := sample(1)
+	r.Scenario.Spec = &scenario.Scenario{Headroom: &scenario.HeadroomSpec{MaxSpeedChange: 0.05}}
+	r.Handwritten.CalibrationSeconds = r.Main.CalibrationSeconds * 1.053
+	r.Expectations = []Outcome{
+		{Check: "handwrittenRatio.cost.cpuPer1kPods <= 10", Goal: "<= 1.5", NotJudged: "machine unsteady (an older rule)"},
+		{Check: "misplacedPods == 0", Passed: true, Measured: true},
+	}
+	r.Judge()
+	if r.Passed || !r.NotJudged {
+		t.Fatalf("set-up: want a not-judged report, got passed %v not judged %v", r.Passed, r.NotJudged)
+	}
+	if err := r.Rejudge(); err != nil {
+		t.Fatal(err)
+	}
+	o := r.Expectations[0]
+	if !r.Passed || r.NotJudged || !o.Passed || o.Value != 2 || o.Goal != "<= 1.5" || o.GoalMet {
+		t.Errorf("rejudged: passed %v not judged %v; outcome %+v", r.Passed, r.NotJudged, o)
+	}
+	r.Expectations = append(r.Expectations, Outcome{Check: "noSuchMetric < 1"})
+	if err := r.Rejudge(); err == nil || !strings.Contains(err.Error(), "noSuchMetric") {
+		t.Errorf("a check this simulator cannot parse: err = %v", err)
 	}
 }

@@ -19,9 +19,9 @@ import (
 
 // Files are the paths a report was written to.
 type Files struct {
-	// JSON is the report; Markdown its summary; LatencySVG and TimelineSVG
-	// its plots.
-	JSON, Markdown, LatencySVG, TimelineSVG string
+	// JSON is the report's summary, Raw its series (raw.go); Markdown the
+	// human summary; LatencySVG and TimelineSVG its plots.
+	JSON, Raw, Markdown, LatencySVG, TimelineSVG string
 }
 
 // BaseName is the file name stem of a report:
@@ -40,8 +40,9 @@ func (r *Report) BaseName() string {
 	return commit + "-" + r.StartedAt.UTC().Format("20060102T150405Z")
 }
 
-// Write writes the report, its summary and plots to
-// <dir>/<scenario>/<BaseName>.{json,md} and -latency.svg, -timeline.svg.
+// Write writes the report's summary, raw series, Markdown summary and plots
+// to <dir>/<scenario>/<BaseName>.{json,raw.json.gz,md} and -latency.svg,
+// -timeline.svg.
 func (r *Report) Write(dir string) (Files, error) {
 	sub := filepath.Join(dir, r.Scenario.Name)
 	if err := os.MkdirAll(sub, 0o755); err != nil {
@@ -49,17 +50,8 @@ func (r *Report) Write(dir string) (Files, error) {
 	}
 	base := filepath.Join(sub, r.BaseName())
 	f := Files{JSON: base + ".json", Markdown: base + ".md", LatencySVG: base + "-latency.svg", TimelineSVG: base + "-timeline.svg"}
-	data, err := json.MarshalIndent(r, "", " ")
-	if err != nil {
-		return Files{}, fmt.Errorf("encoding report: %w", err)
-	}
-	// Written under a temporary name first: a killed run leaves no
-	// half-written report for compare to trip over (reports/**/*.tmp is
-	// git-ignored).
-	if err := os.WriteFile(f.JSON+".tmp", append(data, '\n'), 0o644); err != nil {
-		return Files{}, err
-	}
-	if err := os.Rename(f.JSON+".tmp", f.JSON); err != nil {
+	f.Raw = RawPath(f.JSON)
+	if err := r.WriteJSON(f.JSON); err != nil {
 		return Files{}, err
 	}
 	var plotErrs []string
@@ -78,6 +70,27 @@ func (r *Report) Write(dir string) (Files, error) {
 		return f, fmt.Errorf("%s", strings.Join(plotErrs, "; "))
 	}
 	return f, nil
+}
+
+// WriteJSON writes r's summary to path and its raw series beside it
+// (RawPath), in the current schema version whatever r was loaded from. The
+// raw file goes first and each under a temporary name: a killed run leaves no
+// half-written report for compare to trip over (reports/**/*.tmp is
+// git-ignored).
+func (r *Report) WriteJSON(path string) error {
+	summary, raw := r.split()
+	summary.SchemaVersion = SchemaVersion
+	data, err := json.MarshalIndent(summary, "", " ")
+	if err != nil {
+		return fmt.Errorf("encoding report: %w", err)
+	}
+	if err := writeRaw(RawPath(path), raw); err != nil {
+		return fmt.Errorf("writing %s: %w", RawPath(path), err)
+	}
+	if err := os.WriteFile(path+".tmp", append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
 }
 
 // writeFile creates path and writes it with write; the write's and the
@@ -108,6 +121,7 @@ var summaryTemplate = template.Must(template.New("summary").Funcs(template.FuncM
 	"uintCounts":   formatUintCounts,
 	"intCounts":    formatCounts,
 	"graceSeconds": func() float64 { return GateAgeGraceSeconds },
+	"goalText":     Outcome.GoalText,
 }).Parse(summaryTemplateText))
 
 // summaryView is what the summary template reads besides the report: the
@@ -143,6 +157,21 @@ func (r *Report) WriteMarkdown(w io.Writer, f Files) error {
 		v.TimelineSVG = filepath.Base(f.TimelineSVG)
 	}
 	return summaryTemplate.Execute(w, v)
+}
+
+// GoalText is the goal cell of an expectation for people: "—" when the
+// check is the goal itself, else the goal and whether it was met.
+func (o Outcome) GoalText() string {
+	switch {
+	case o.Goal == "":
+		return "—"
+	case !o.Measured:
+		return "`" + o.Goal + "`"
+	case o.GoalMet:
+		return "`" + o.Goal + "` met"
+	default:
+		return "`" + o.Goal + "` **not met**"
+	}
 }
 
 // ratioTexts are ratios as "name ×x.xx", sorted by name.

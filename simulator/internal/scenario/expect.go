@@ -275,6 +275,47 @@ type Check struct {
 	Text string
 	// Source says where the threshold comes from.
 	Source string
+	// Goal is the value aimed for (Expectation.Goal) in the metric's base
+	// unit, GoalSpec that value as written; HasGoal is false when the
+	// expectation names none (SetGoal).
+	Goal     float64
+	GoalSpec string
+	HasGoal  bool
+}
+
+// GoalText renders the goal as "<op> <value>", in a check's syntax; "" without one.
+func (c Check) GoalText() string {
+	if !c.HasGoal {
+		return ""
+	}
+	return string(c.Op) + " " + c.GoalSpec
+}
+
+// SetGoal sets the goal of c from an expectation's goal, a value in the
+// metric's unit (a leading copy of c's operator, as GoalText writes it, is
+// allowed). It must be on the strict side of the guard: a goal the guard
+// already demands, or one looser than it, says nothing; equality checks have
+// no goal apart from their value.
+func (c *Check) SetGoal(text string) error {
+	spec := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), string(c.Op)))
+	v, err := parseValue(c.Metric.Unit, spec)
+	if err != nil {
+		return err
+	}
+	switch c.Op {
+	case OpLess, OpLessEqual:
+		if v >= c.Value {
+			return fmt.Errorf("goal %s is not stricter than the check's %s", spec, FormatValue(c.Metric.Unit, c.Value))
+		}
+	case OpGreater, OpGreaterEqual:
+		if v <= c.Value {
+			return fmt.Errorf("goal %s is not stricter than the check's %s", spec, FormatValue(c.Metric.Unit, c.Value))
+		}
+	default:
+		return fmt.Errorf("a %s check has no goal apart from its value", c.Op)
+	}
+	c.Goal, c.GoalSpec, c.HasGoal = v, spec, true
+	return nil
 }
 
 var checkRE = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9.-]*)\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$`)
@@ -355,6 +396,22 @@ func suggestMetric(name string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %s?)", strings.Join(close, ", "))
+}
+
+// ParseFormatted reads back a value FormatValue wrote ("23.8ms", "60.24%",
+// "2.21GiB", "50.0/s", "×1.66", "9373"), for pages that keep only the
+// formatted figure (the Markdown summaries of older reports).
+func ParseFormatted(u Unit, s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	switch u {
+	case UnitBytes:
+		s = strings.NewReplacer("GiB", "Gi", "MiB", "Mi").Replace(s)
+	case UnitRate:
+		s = strings.TrimSuffix(s, "/s")
+	case UnitFactor:
+		s = strings.TrimPrefix(s, "×")
+	}
+	return parseValue(u, s)
 }
 
 // FormatValue renders a value of the unit for people: durations in ms or s,

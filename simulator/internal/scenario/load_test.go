@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -184,6 +185,14 @@ func TestParseErrors(t *testing.T) {
 			old: "    source: test\n", new: "",
 			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].source", Reason: "required: say where the threshold comes from (a measurement, an SLO, a design figure)"}},
 		},
+		"expectation goal looser than its check": {
+			old: "    source: test\n", new: "    source: test\n    goal: 300ms\n",
+			want: []strictyaml.FieldError{{Line: 22, Path: "expectations[0].goal", Value: `"300ms"`, Reason: "goal 300ms is not stricter than the check's 200.0ms"}},
+		},
+		"expectation goal of the wrong unit": {
+			old: "    source: test\n", new: "    source: test\n    goal: \"5\"\n",
+			want: []strictyaml.FieldError{{Line: 22, Path: "expectations[0].goal", Value: `"5"`, Reason: `value "5": want a duration such as 200ms`}},
+		},
 		"expectation needing a baseline": {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: ratio.throughput >= 0.9",
 			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"ratio.throughput >= 0.9"`, Reason: "metric ratio.throughput needs baseline: true"}},
@@ -327,6 +336,37 @@ func TestParseCheck(t *testing.T) {
 			}
 			if c.Value != tc.want || c.Op != tc.wantOp {
 				t.Errorf("got %v %v, want %v %v", c.Op, c.Value, tc.wantOp, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseFormattedReadsFormatValue: what FormatValue writes for people,
+// ParseFormatted reads back (to the precision written).
+func TestParseFormattedReadsFormatValue(t *testing.T) {
+	for name, tc := range map[string]struct {
+		unit Unit
+		in   float64
+		want float64
+	}{
+		"microseconds": {unit: UnitDuration, in: 0.000412, want: 0.000412},
+		"milliseconds": {unit: UnitDuration, in: 0.02384, want: 0.0238},
+		"seconds":      {unit: UnitDuration, in: 12.34, want: 12.3},
+		"ratio":        {unit: UnitRatio, in: 0.60243, want: 0.6024},
+		"gibibytes":    {unit: UnitBytes, in: 2.21 * (1 << 30), want: 2.21 * (1 << 30)},
+		"mebibytes":    {unit: UnitBytes, in: 148 << 20, want: 148 << 20},
+		"rate":         {unit: UnitRate, in: 49.96, want: 50},
+		"factor":       {unit: UnitFactor, in: 1.664, want: 1.66},
+		"count":        {unit: UnitCount, in: 9373, want: 9373},
+	} {
+		t.Run(name, func(t *testing.T) {
+			text := FormatValue(tc.unit, tc.in)
+			got, err := ParseFormatted(tc.unit, text)
+			if err != nil {
+				t.Fatalf("ParseFormatted(%q): %v", text, err)
+			}
+			if math.Abs(got-tc.want) > 1e-9*math.Max(1, tc.want) {
+				t.Errorf("ParseFormatted(%q) = %v, want %v", text, got, tc.want)
 			}
 		})
 	}

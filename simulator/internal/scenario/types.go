@@ -551,4 +551,10 @@ type Expectation struct {
 	Check string `json:"check"`
 	// Source says where the threshold comes from.
 	Source string `json:"source"`
+	// Goal is the value the product aims for, when the check is a guard set
+	// looser than that (the machine's noise, a target not reached yet): a
+	// value in the metric's unit, compared with the check's operator. The
+	// report shows it beside the guard and whether it was met; only the
+	// check decides the verdict.
+	Goal string `json:"goal,omitempty"`
 }

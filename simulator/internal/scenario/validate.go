@@ -805,6 +805,11 @@ func parseChecks(s *Scenario, list []Expectation, path string) ([]Check, []*stri
 				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs an attacker", c.Metric.Name)
 			}
 		}
+		if x.Goal != "" {
+			if err := c.SetGoal(x.Goal); err != nil {
+				e.add(strictyaml.JoinPath(p, "goal"), x.Goal, "%v", err)
+			}
+		}
 		c.Source = strings.Join(strings.Fields(x.Source), " ")
 		out = append(out, c)
 	}
