@@ -172,6 +172,22 @@ type ClusterPodPlacementConfigSpec struct {
 	// +kubebuilder:validation:Enum=arm64;amd64;ppc64le;s390x;""
 	FallbackArchitecture string `json:"fallbackArchitecture,omitempty"`
 
+	// placementRules decide placement from the pod itself, in CEL: "pods labelled team=ml prefer
+	// arm64", "pods of the batch-* namespaces run on amd64 only". They are evaluated in order for
+	// every pod placed, on every path (the controller, admission placement; the admission policy
+	// leaves the pods a rule matches to the webhook). Every matching rule's requiredArchitectures
+	// narrows the architectures the pod may run on; the first matching rule with
+	// preferredArchitectures adds its weights, after the pod's preferred-architecture label and
+	// its PodPlacementConfigs, before nodeAffinityScoring. A user's own architecture constraint is
+	// never narrowed. The matched rules are recorded in the pod's annotation
+	// multiarch.openshift.io/placement-rules; a rule that cannot be evaluated for a pod does not
+	// match it, with a Warning Event PlacementRuleFailed. Empty (the default): no rule.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	PlacementRules []PlacementRule `json:"placementRules,omitempty"`
+
 	// components schedules and sizes the webhook and the pod placement controller the operator
 	// runs: image pull secrets, node selector, tolerations, priority class and resources. Unset
 	// fields keep the defaults (docs/operations.md).

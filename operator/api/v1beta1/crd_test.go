@@ -112,10 +112,15 @@ func TestCRDFiles(t *testing.T) {
 				".spec.plugins.execFormatErrorMonitor.deleteInterval":                    {"duration(self) >= duration('1m')"},
 				".spec.plugins.nodeAffinityScoring":                                      {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
 				".spec.plugins.nodeAffinityScoring.platforms":                            {"self.all(p, self.exists_one(q, q.architecture == p.architecture))"},
-				".spec.registriesConfConfigmapRef.name":                                  {objectNameRule},
-				".spec.registriesConfConfigmapRef.namespace":                             {namespaceNameRule},
-				".spec.registryCertsConfigmapRef.name":                                   {objectNameRule},
-				".spec.registryCertsConfigmapRef.namespace":                              {namespaceNameRule},
+				".spec.placementRules[]": {
+					"(has(self.requiredArchitectures) && size(self.requiredArchitectures) > 0) || (has(self.preferredArchitectures) && size(self.preferredArchitectures) > 0)",
+					"!has(self.requiredArchitectures) || size(self.requiredArchitectures) == 0 || !has(self.preferredArchitectures) || self.preferredArchitectures.all(p, p.architecture in self.requiredArchitectures)",
+				},
+				".spec.placementRules[].name":                {namespaceNameRule},
+				".spec.registriesConfConfigmapRef.name":      {objectNameRule},
+				".spec.registriesConfConfigmapRef.namespace": {namespaceNameRule},
+				".spec.registryCertsConfigmapRef.name":       {objectNameRule},
+				".spec.registryCertsConfigmapRef.namespace":  {namespaceNameRule},
 			},
 		},
 		"PodPlacementConfig": {
@@ -327,6 +332,41 @@ spec:
 			object:     head + "metadata: {name: cluster}\nspec: {imageInspection: {credentialProviders: {configConfigmapRef: {name: c}, hostBinDir: /opt/../etc}}}\n",
 			wantErrors: []string{"hostBinDir must be an absolute path without '..' elements"},
 		},
+		"placement rules": {
+			object: head + `metadata: {name: cluster}
+spec:
+  placementRules:
+  - name: ml-prefers-arm
+    expression: "object.metadata.?labels.?team.orValue('') == 'ml'"
+    preferredArchitectures: [{architecture: arm64, weight: 80}]
+  - name: batch-on-amd
+    expression: "object.metadata.namespace.startsWith('batch-')"
+    requiredArchitectures: [amd64, arm64]
+    preferredArchitectures: [{architecture: amd64, weight: 10}]
+`},
+		"a placement rule without architectures": {
+			object:     head + "metadata: {name: cluster}\nspec: {placementRules: [{name: a, expression: 'true'}, {name: b, expression: 'true', requiredArchitectures: []}]}\n",
+			wantErrors: []string{"a placement rule needs requiredArchitectures, preferredArchitectures or both", "a placement rule needs requiredArchitectures, preferredArchitectures or both"},
+		},
+		"a placement rule preferring an architecture it does not allow": {
+			object: head + "metadata: {name: cluster}\nspec: {placementRules: [{name: a, expression: 'true', requiredArchitectures: [amd64], " +
+				"preferredArchitectures: [{architecture: arm64, weight: 5}]}]}\n",
+			wantErrors: []string{"preferredArchitectures must be among requiredArchitectures"},
+		},
+		"placement rules with bad names, architectures and a duplicate": {
+			object: head + "metadata: {name: cluster}\nspec: {placementRules: [{name: Team_ML, expression: 'true', requiredArchitectures: [riscv64]}, " +
+				"{name: b, expression: 'true', requiredArchitectures: [amd64, amd64]}, {name: b, expression: 'false', requiredArchitectures: [amd64]}]}\n",
+			wantErrors: []string{
+				`placementRules[0].name: Invalid value: "Team_ML": name must be a DNS label`,
+				"placementRules[0].requiredArchitectures[0]: Unsupported value",
+				"placementRules[1].requiredArchitectures[1]: Duplicate value",
+				"placementRules[2]: Duplicate value",
+			},
+		},
+		"a placement rule expression too long": {
+			object:     head + "metadata: {name: cluster}\nspec: {placementRules: [{name: a, expression: '" + strings.Repeat("x", 1025) + "', requiredArchitectures: [amd64]}]}\n",
+			wantErrors: []string{"placementRules[0].expression: Too long"},
+		},
 		"inspection duration not a duration": {
 			object:     head + "metadata: {name: cluster}\nspec: {imageInspection: {timeout: soon}}\n",
 			wantErrors: []string{"timeout: Invalid value", "timeout: Invalid value"},
@@ -336,6 +376,26 @@ spec:
 		t.Run(name, func(t *testing.T) {
 			_, gotErrors := admit(t, "clusterpodplacementconfigs", tc.object)
 			assertErrors(t, gotErrors, tc.wantErrors)
+		})
+	}
+}
+
+// TestSamplesAdmitted: every ClusterPodPlacementConfig sample of deploy/samples passes the
+// CRD's validation, as `kubectl apply -f` would need.
+func TestSamplesAdmitted(t *testing.T) {
+	samples, err := filepath.Glob(filepath.Join("..", "..", "..", "deploy", "samples", "clusterpodplacementconfig*.yaml"))
+	if err != nil || len(samples) == 0 {
+		t.Fatalf("no samples found: %v", err)
+	}
+	for _, path := range samples {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, errs := admit(t, "clusterpodplacementconfigs", string(raw)); len(errs) > 0 {
+				t.Errorf("the CRD refuses the sample: %v", errs)
+			}
 		})
 	}
 }

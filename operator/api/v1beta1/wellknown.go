@@ -147,12 +147,17 @@ const (
 	// every image of the pod, as found by inspection.
 	AnnotationArchitectures = "multiarch.openshift.io/architectures"
 	// AnnotationPreferredAffinitySource names the placement configuration whose preferred
-	// weights were added to the pod ("PodPlacementConfig <namespace>/<name>" or
-	// "ClusterPodPlacementConfig cluster"); absent when none was. When several configurations
+	// weights were added to the pod ("PodPlacementConfig <namespace>/<name>", "PlacementRule
+	// <name>" for a placement rule of the ClusterPodPlacementConfig, "ClusterPodPlacementConfig
+	// cluster", or "label multiarch.openshift.io/preferred-architecture"); absent when none was. When several configurations
 	// match a pod, the others are counted as skipped in the metrics, not recorded per pod.
 	AnnotationPreferredAffinitySource = "multiarch.openshift.io/preferred-affinity-source"
 	// AnnotationInspectionError holds a short reason why image inspection failed.
 	AnnotationInspectionError = "multiarch.openshift.io/inspection-error"
+	// AnnotationPlacementRules lists, comma-separated in the ClusterPodPlacementConfig's order,
+	// the names of the placement rules (spec.placementRules) whose expression matched the pod;
+	// absent when none did.
+	AnnotationPlacementRules = "multiarch.openshift.io/placement-rules"
 )
 
 // Architecture names, as in the kubernetes.io/arch node label and the OCI image index.

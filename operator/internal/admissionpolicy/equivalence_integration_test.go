@@ -69,6 +69,23 @@ var clusters = map[string]v1beta1.ClusterPodPlacementConfigSpec{
 	"architecture taints": {ArchitectureTaints: []v1beta1.ArchitectureTaint{
 		{Architecture: "arm64"}, {Architecture: "s390x", Key: "example.com/mainframe", Value: "yes", Effect: corev1.TaintEffectNoExecute},
 	}},
+	// The policy leaves the pods a rule matches to the webhook; the others it places as
+	// without rules. Weights of their own, so that the probe tells this policy from the others.
+	// The rules never fail here (installPolicy makes a failing expression refuse the pod):
+	// TestPolicyLeavesRuleMatchesToTheWebhook covers failures.
+	"placement rules": {
+		Plugins: &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{
+			Enabled:   true,
+			Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "arm64", Weight: 70}, {Architecture: "ppc64le", Weight: 10}},
+		}},
+		PlacementRules: []v1beta1.PlacementRule{
+			{Name: "web-not-power", Expression: "object.metadata.?labels.?app.orValue('') == 'web' // web pods",
+				RequiredArchitectures: []string{"amd64", "arm64", "s390x"}},
+			{Name: "team-a-amd", Expression: "object.metadata.?annotations.?team.orValue('') == 'a'",
+				PreferredArchitectures: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "amd64", Weight: 60}}},
+			{Name: "ssd-arm", Expression: "object.spec.?nodeSelector.?disk.orValue('') == 'ssd'", RequiredArchitectures: []string{"arm64"}},
+		},
+	},
 }
 
 // TestPolicyMatchesWebhook admits generated pods as a cluster with the policy does (the policy in

@@ -23,7 +23,7 @@ limitations under the License.
 // enforced leaves every pod to the webhook: the policy can never deny a pod.
 //
 // What CEL does not evaluate here is left to the controller by gating the pod (or, for a pod
-// with the preferred-architecture label, to the webhook): pods with
+// with the preferred-architecture label or one a placement rule matches, to the webhook): pods with
 // imagePullSecrets (their images are read with their own credentials), pods of a namespace with
 // PodPlacementConfigs (label selectors), images not published, images that share no
 // architecture, and pods whose own preferred terms conflict with the cluster's weights (the
@@ -139,11 +139,12 @@ const imagesExpression = `(object.spec.?initContainers.orValue([]).map(c, c.?ima
   object.spec.containers.map(c, c.?image.orValue('').trim())).filter(i, i != '').distinct()`
 
 // matchConditions are the webhook's exemptions (webhook.exemptReason and the already-gated and
-// too-many-images checks): the policy leaves those pods to the webhook, which counts them.
+// too-many-images checks): the policy leaves those pods to the webhook, which counts them; and,
+// with placement rules, the pods a rule matches (placementRulesCondition).
 func matchConditions(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrationv1.MatchCondition {
 	conditions := []admissionregistrationv1.MatchCondition{{Name: "not-in-reserved-namespace", Expression: webhook.ReservedNamespaceCondition()}}
 	conditions = append(conditions, webhook.ExemptionConditions()...)
-	return append(conditions,
+	conditions = append(conditions,
 		admissionregistrationv1.MatchCondition{Name: "not-gated", Expression: fmt.Sprintf(`!object.spec.?schedulingGates.orValue([]).exists(g, g.name == %s)`, quote(v1beta1.SchedulingGateName))},
 		// The webhook weighs a pod's preferred-architecture label (placement.LabelSource); the
 		// policy leaves the few pods that carry it to the webhook rather than compile the rule twice.
@@ -153,6 +154,35 @@ func matchConditions(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionreg
 			`size(object.spec.containers) + size(object.spec.?initContainers.orValue([])) <= %[1]d || size(%[2]s) <= %[1]d`,
 			spec.ImageInspection.Settings().MaxImagesPerPod, imagesExpression)},
 	)
+	if c, ok := placementRulesCondition(spec.PlacementRules); ok {
+		conditions = append(conditions, c)
+	}
+	return conditions
+}
+
+// placementRulesCondition leaves to the webhook every pod a placement rule matches: its
+// condition is true when none does, !((rule 1) || (rule 2) || ...). The policy compiles the
+// placement rules neither into its variables nor its patch: a matched pod is placed by the
+// webhook (placement.Decide with the matched rules, placementrules), so the rules have one home.
+// The expressions are the ones the validating webhook compiled as this policy's apiserver would
+// (object is dyn in both). Each is closed on a line of its own, so that a trailing // comment
+// cannot swallow the parenthesis.
+//
+// A rule that fails here does not place the pod wrongly: an error in a match condition (a
+// missing field read without has(), the cost limit of the whole expression, which is one
+// evaluation here and one per rule in the components) makes the apiserver skip the policy for
+// that pod under failurePolicy Ignore, and true for another rule skips it anyway (CEL's || is
+// true when either side is). Either way the webhook places the pod, or gates it for the
+// controller to report the failure.
+func placementRulesCondition(rules []v1beta1.PlacementRule) (admissionregistrationv1.MatchCondition, bool) {
+	if len(rules) == 0 {
+		return admissionregistrationv1.MatchCondition{}, false
+	}
+	parts := make([]string, len(rules))
+	for i, r := range rules {
+		parts[i] = "(" + r.Expression + "\n)"
+	}
+	return admissionregistrationv1.MatchCondition{Name: "no-placement-rule-matches", Expression: "!(\n" + strings.Join(parts, " ||\n") + "\n)"}, true
 }
 
 // variables compute the decision; see placement.Decide for the rules they follow.

@@ -73,14 +73,21 @@ func run(m *testing.M) int {
 // until the apiserver enforces them: probe, admitted, satisfies ready.
 func installPolicy(t *testing.T, cluster *v1beta1.ClusterPodPlacementConfig, data map[string]string, probe *corev1.Pod, ready func(*corev1.Pod) bool) {
 	t.Helper()
+	// Fail, not the rendered Ignore: an expression that fails at run time must fail the test
+	// with the apiserver's message, not let the pod through unchanged.
+	installPolicyFailing(t, cluster, data, probe, ready, admissionregistrationv1.Fail)
+}
+
+// installPolicyFailing is installPolicy with the policy's failurePolicy.
+func installPolicyFailing(t *testing.T, cluster *v1beta1.ClusterPodPlacementConfig, data map[string]string, probe *corev1.Pod,
+	ready func(*corev1.Pod) bool, failurePolicy admissionregistrationv1.FailurePolicyType) {
+	t.Helper()
 	ctx := t.Context()
 	ensureNamespace(t, operatorNamespace)
 	opts := admissionpolicy.Options{Name: "archgate-placement", OperatorNamespace: operatorNamespace, Cluster: cluster}
 	params := paramsConfigMap(data)
-	// Fail, not the rendered Ignore: an expression that fails at run time must fail the test
-	// with the apiserver's message, not let the pod through unchanged.
 	policy := admissionpolicy.Policy(opts)
-	policy.Spec.FailurePolicy = ptr.To(admissionregistrationv1.Fail)
+	policy.Spec.FailurePolicy = ptr.To(failurePolicy)
 	for _, obj := range []client.Object{params, policy, admissionpolicy.Binding(opts)} {
 		obj.SetManagedFields(nil)
 		obj.SetResourceVersion("")
@@ -162,5 +169,55 @@ func TestPolicyLeavesJudgementToOthers(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("without its params the policy still changes pods: %v", err)
+	}
+}
+
+// TestPolicyLeavesRuleMatchesToTheWebhook: with placement rules, the policy leaves to the
+// webhook, unlabelled and ungated, every pod a rule matches and every pod for which a rule
+// fails (under the rendered failurePolicy Ignore, the apiserver skips a policy whose match
+// condition errs): the webhook evaluates the rules as the controller does, and gates the pods
+// it cannot place for the controller to report. Other pods are placed as before.
+func TestPolicyLeavesRuleMatchesToTheWebhook(t *testing.T) {
+	ensureNamespace(t, "rules")
+	pod := func(name string, labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "rules", Name: name, Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+	}
+	// A weight of its own tells this test's policy from an earlier test's.
+	cluster := &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec: v1beta1.ClusterPodPlacementConfigSpec{Plugins: &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{
+			Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "s390x", Weight: 7}},
+		}}, PlacementRules: []v1beta1.PlacementRule{
+			// Fails for a pod without labels; ends with a comment, as users write them.
+			{Name: "ml", Expression: "object.metadata.labels.team == 'ml' // the ML team", RequiredArchitectures: []string{"arm64"}},
+			{Name: "batch", Expression: "object.metadata.?labels.?kind.orValue('') == 'batch'", RequiredArchitectures: []string{"amd64"}},
+		}}}
+	params := map[string]string{knownimages.ParameterKey("nginx"): "amd64,arm64,s390x"}
+	// The probe: no rule matches, none fails; placed by this policy once it is in effect.
+	installPolicyFailing(t, cluster, params, pod("probe", map[string]string{"team": "web"}), func(p *corev1.Pod) bool {
+		na := p.Spec.Affinity
+		return p.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission && na != nil && na.NodeAffinity != nil &&
+			len(na.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 1 &&
+			na.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Weight == 7
+	}, admissionregistrationv1.Ignore)
+	for name, tc := range map[string]struct {
+		labels     map[string]string
+		wantPlaced bool
+	}{
+		"a pod no rule matches is placed by the policy": {labels: map[string]string{"team": "web"}, wantPlaced: true},
+		"a pod a rule matches is left to the webhook":   {labels: map[string]string{"team": "ml"}},
+		"a pod the second rule matches, too":            {labels: map[string]string{"team": "web", "kind": "batch"}},
+		"a pod a rule fails for is left to the webhook": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := admit(t, pod("p", tc.labels))
+			label, labelled := got.Labels[v1beta1.LabelSchedulingGate]
+			switch {
+			case tc.wantPlaced && label != v1beta1.LabelValueAdmission:
+				t.Errorf("labels %v, want placed by the policy", got.Labels)
+			case !tc.wantPlaced && (labelled || len(got.Spec.SchedulingGates) > 0 || got.Spec.Affinity != nil):
+				t.Errorf("labels %v, gates %v, affinity %v; want the pod left alone for the webhook", got.Labels, got.Spec.SchedulingGates, got.Spec.Affinity)
+			}
+		})
 	}
 }

@@ -63,11 +63,15 @@ func SelectConfigs(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig) ([]*v1
 }
 
 // ScoringSources returns, in the order MergePreferredArchitectures must apply them, the
-// preferences for pod: its preferred-architecture label (LabelSource), then the enabled
-// nodeAffinityScoring configurations: the matching PodPlacementConfigs by descending priority
-// (see SelectConfigs), then the ClusterPodPlacementConfig (cluster may be nil). Configurations
-// whose plugin is unset or disabled are left out. The error is SelectConfigs's.
-func ScoringSources(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig, cluster *v1beta1.ClusterPodPlacementConfig) ([]ScoringSource, error) {
+// preferences for pod: its preferred-architecture label (LabelSource), the enabled
+// nodeAffinityScoring of the matching PodPlacementConfigs by descending priority (see
+// SelectConfigs), then the cluster's: the first of rules (the placement rules that matched the
+// pod) with preferredArchitectures (RuleSource), and the ClusterPodPlacementConfig's enabled
+// nodeAffinityScoring. The rules are the cluster's, so their preference is left out with the
+// cluster (nil: none, or ClusterStage found that the cluster's preferences do not apply).
+// Configurations whose plugin is unset or disabled are left out. The error is SelectConfigs's.
+func ScoringSources(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig, rules []v1beta1.PlacementRule,
+	cluster *v1beta1.ClusterPodPlacementConfig) ([]ScoringSource, error) {
 	selected, err := SelectConfigs(pod, configs)
 	var sources []ScoringSource
 	if src, ok := LabelSource(pod); ok {
@@ -81,13 +85,31 @@ func ScoringSources(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig, clust
 			})
 		}
 	}
-	if cluster != nil && cluster.Spec.Plugins.NodeAffinityScoringEnabled() {
+	if cluster == nil {
+		return sources, err
+	}
+	if src, ok := RuleSource(rules); ok {
+		sources = append(sources, src)
+	}
+	if cluster.Spec.Plugins.NodeAffinityScoringEnabled() {
 		sources = append(sources, ScoringSource{
 			Ref:       SourceRef{Kind: KindClusterPodPlacementConfig, Name: cluster.Name},
 			Platforms: cluster.Spec.Plugins.NodeAffinityScoring.Platforms,
 		})
 	}
 	return sources, err
+}
+
+// RuleSource returns the preference of the first rule with preferredArchitectures, named by the
+// rule: only that rule's weights can apply, as a whole (a rule's weights mean something
+// together, as a configuration's do).
+func RuleSource(rules []v1beta1.PlacementRule) (ScoringSource, bool) {
+	for _, r := range rules {
+		if len(r.PreferredArchitectures) > 0 {
+			return ScoringSource{Ref: SourceRef{Kind: KindPlacementRule, Name: r.Name}, Platforms: r.PreferredArchitectures}, true
+		}
+	}
+	return ScoringSource{}, false
 }
 
 // LabelSource returns the preference the pod's owner asked for with the preferred-architecture

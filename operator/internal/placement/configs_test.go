@@ -101,12 +101,40 @@ func TestScoringSources(t *testing.T) {
 	clusterRef := SourceRef{Kind: KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}
 
 	labelRef := SourceRef{Kind: KindPodLabel, Name: v1beta1.LabelPreferredArchitecture}
+	ruleRef := func(name string) SourceRef { return SourceRef{Kind: KindPlacementRule, Name: name} }
+	requiredOnly := v1beta1.PlacementRule{Name: "batch", RequiredArchitectures: []string{"amd64"}}
+	mlRule := v1beta1.PlacementRule{Name: "ml", PreferredArchitectures: platforms("arm64", 60)}
+	laterRule := v1beta1.PlacementRule{Name: "later", PreferredArchitectures: amdOnly}
 	tests := map[string]struct {
 		label       string // the pod's preferred-architecture label, none when empty
 		configs     []v1beta1.PodPlacementConfig
+		rules       []v1beta1.PlacementRule // the matched placement rules
 		cluster     *v1beta1.ClusterPodPlacementConfig
 		wantSources []ScoringSource
 	}{
+		"the first matched rule with preferences, after the configurations, before the cluster": {
+			label:   "s390x",
+			configs: []v1beta1.PodPlacementConfig{ppc("team", "high", 100, web, scoring(true, armFirst))},
+			rules:   []v1beta1.PlacementRule{requiredOnly, mlRule, laterRule},
+			cluster: clusterWith(scoring(true, amdOnly)),
+			wantSources: []ScoringSource{
+				{Ref: labelRef, Platforms: platforms("s390x", 100)},
+				{Ref: SourceRef{Kind: KindPodPlacementConfig, Namespace: "team", Name: "high"}, Platforms: armFirst},
+				{Ref: ruleRef("ml"), Platforms: mlRule.PreferredArchitectures},
+				{Ref: clusterRef, Platforms: amdOnly},
+			},
+		},
+		"a rule's preference needs no nodeAffinityScoring": {
+			rules: []v1beta1.PlacementRule{mlRule}, cluster: clusterWith(nil),
+			wantSources: []ScoringSource{{Ref: ruleRef("ml"), Platforms: mlRule.PreferredArchitectures}},
+		},
+		"rules without preferences add no source": {
+			rules: []v1beta1.PlacementRule{requiredOnly}, cluster: clusterWith(scoring(true, amdOnly)),
+			wantSources: []ScoringSource{{Ref: clusterRef, Platforms: amdOnly}},
+		},
+		"the rules are the cluster's: left out with it": {
+			rules: []v1beta1.PlacementRule{mlRule},
+		},
 		"no configuration": {},
 		"the preferred-architecture label comes first, at the highest weight": {
 			label:   "s390x",
@@ -157,7 +185,7 @@ func TestScoringSources(t *testing.T) {
 			if tc.label != "" {
 				pod.Labels[v1beta1.LabelPreferredArchitecture] = tc.label
 			}
-			got, err := ScoringSources(pod, tc.configs, tc.cluster)
+			got, err := ScoringSources(pod, tc.configs, tc.rules, tc.cluster)
 			if err != nil {
 				t.Fatalf("unexpected error: %v", err)
 			}
@@ -221,7 +249,7 @@ func TestControllerFlow(t *testing.T) {
 					PreferredDuringSchedulingIgnoredDuringExecution: tc.userPreferred,
 				}}},
 			}
-			sources, err := ScoringSources(pod, configs, cluster)
+			sources, err := ScoringSources(pod, configs, nil, cluster)
 			if err != nil {
 				t.Fatal(err)
 			}

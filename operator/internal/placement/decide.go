@@ -92,6 +92,9 @@ func (d Decision) Annotations() map[string]string {
 	if d.PreferenceSource != "" {
 		a[v1beta1.AnnotationPreferredAffinitySource] = d.PreferenceSource
 	}
+	if len(d.Rules) > 0 {
+		a[v1beta1.AnnotationPlacementRules] = strings.Join(d.Rules, ",")
+	}
 	return a
 }
 
@@ -99,11 +102,18 @@ func (d Decision) Annotations() map[string]string {
 type Decision struct {
 	// Outcome is the placement label value.
 	Outcome Outcome
-	// Architectures is the value of the architectures annotation.
+	// Architectures is the value of the architectures annotation: what the images support,
+	// before any placement rule narrowed it.
 	Architectures string
-	// NoCommonArchitecture is set when the images share no architecture: the pod's required
-	// affinity was made unsatisfiable and no preference was merged.
+	// NoCommonArchitecture is set when the images share no architecture, or the placement rules
+	// in RequiredBy left none of those they share: the pod's required affinity was made
+	// unsatisfiable and no preference was merged.
 	NoCommonArchitecture bool
+	// Rules names the matched placement rules, in order (the placement-rules annotation).
+	Rules []string
+	// RequiredBy names the matched placement rules whose requiredArchitectures narrowed the
+	// pod's architectures (none for a user-pinned pod, or when the images share none).
+	RequiredBy []string
 	// Preferred is the merge of the preferred weights (zero when no configuration applies).
 	Preferred PreferredResult
 	// PreferenceSource names the configuration whose weights were added, "" when none was (the
@@ -117,40 +127,60 @@ type Decision struct {
 }
 
 // Decide merges what the images support into pod's node affinity, required then preferred (the
-// pod's preferred-architecture label, its PodPlacementConfigs by descending priority, then the
-// ClusterPodPlacementConfig, which may be nil), and adds the tolerations of the architecture
-// taints of the architectures it placed the pod on (taints: the ClusterPodPlacementConfig's
+// pod's preferred-architecture label, its PodPlacementConfigs by descending priority, the first
+// matched placement rule with preferredArchitectures, then the ClusterPodPlacementConfig's
+// nodeAffinityScoring; cluster may be nil), and adds the tolerations of the architecture taints
+// of the architectures it placed the pod on (taints: the ClusterPodPlacementConfig's
 // spec.architectureTaints, passed apart because the cluster's preferences may not apply to a pod
 // while its taints always do, see ClusterStage). A pod whose user pinned the architecture gets no
 // toleration: its architecture is the user's choice, and so are its tolerations. It changes
 // pod.Spec only; labels, annotations and the gate are the caller's, written in the same request
 // (Annotations lists the annotations).
+//
+// rules are the ClusterPodPlacementConfig's placement rules whose expression matched the pod, in
+// the configuration's order (placementrules.Evaluations.Matched; their evaluation is the
+// caller's). Like taints they always apply to what is required: the requiredArchitectures of
+// every rule narrow the architectures the images support (all supported architectures for
+// images that run anywhere: such a pod then gets a required term and OutcomeArchSet), and a pod
+// left with none is treated as a pod whose images share no architecture (NoCommonArchitecture,
+// with RequiredBy naming the rules). A pod whose user pinned the architecture is never
+// narrowed: the user's constraints are never overwritten. The rules' preference belongs with
+// the cluster's (see ScoringSources): it is left out when cluster is.
 func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodPlacementConfig,
-	cluster *v1beta1.ClusterPodPlacementConfig, taints []v1beta1.ArchitectureTaint) Decision {
+	cluster *v1beta1.ClusterPodPlacementConfig, taints []v1beta1.ArchitectureTaint, rules []v1beta1.PlacementRule) Decision {
 	archs, anyArch := Intersect(images)
-	d := Decision{Architectures: ArchitecturesAnnotation(archs, anyArch)}
+	d := Decision{Architectures: ArchitecturesAnnotation(archs, anyArch), Rules: RuleNames(rules)}
 	spec := &pod.Spec
-	switch {
-	case anyArch:
-		d.Outcome = OutcomeAnyArchitecture
-		if UserPinsArchitecture(spec) {
-			d.Outcome = OutcomeUserPinned
-		}
-	case archs.Len() == 0:
+	if !anyArch && archs.Len() == 0 {
 		d.Outcome = MergeNoCommonArchitecture(spec)
 		d.NoCommonArchitecture = true
 		return d // no weight can matter
-	default:
-		d.Outcome = MergeRequiredArchitectures(spec, archs)
 	}
 	compatible := archs
 	if anyArch {
 		compatible = sets.New(v1beta1.SupportedArchitectures()...)
 	}
-	if d.Outcome != OutcomeUserPinned {
+	pinned := UserPinsArchitecture(spec)
+	if !pinned {
+		compatible, d.RequiredBy = NarrowByRules(compatible, rules)
+		if compatible.Len() == 0 {
+			d.Outcome = MergeNoCommonArchitecture(spec)
+			d.NoCommonArchitecture = true
+			return d
+		}
+	}
+	switch {
+	case pinned:
+		d.Outcome = OutcomeUserPinned
+	case anyArch && len(d.RequiredBy) == 0:
+		d.Outcome = OutcomeAnyArchitecture
+	default:
+		d.Outcome = MergeRequiredArchitectures(spec, compatible)
+	}
+	if !pinned {
 		d.Tolerations = AddArchitectureTolerations(spec, compatible, taints)
 	}
-	sources, err := ScoringSources(pod, configs, cluster)
+	sources, err := ScoringSources(pod, configs, rules, cluster)
 	d.SelectorErr = err
 	if len(sources) == 0 {
 		return d
@@ -160,6 +190,31 @@ func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodP
 		d.PreferenceSource = d.Preferred.Applied[0].Source.String()
 	}
 	return d
+}
+
+// NarrowByRules returns the architectures of compatible that the requiredArchitectures of every
+// rule allow (a new set; compatible is not changed), and the names of the rules that have
+// requiredArchitectures, in order. Rules without requiredArchitectures narrow nothing.
+func NarrowByRules(compatible sets.Set[string], rules []v1beta1.PlacementRule) (sets.Set[string], []string) {
+	narrowed := compatible.Clone()
+	var by []string
+	for _, r := range rules {
+		if len(r.RequiredArchitectures) == 0 {
+			continue
+		}
+		narrowed = narrowed.Intersection(sets.New(r.RequiredArchitectures...))
+		by = append(by, r.Name)
+	}
+	return narrowed, by
+}
+
+// RuleNames returns the names of rules, in order; nil for none.
+func RuleNames(rules []v1beta1.PlacementRule) []string {
+	var names []string
+	for _, r := range rules {
+		names = append(names, r.Name)
+	}
+	return names
 }
 
 // Fallback merges "kubernetes.io/arch In [arch]" into the required node affinity of a pod whose

@@ -17,6 +17,7 @@ limitations under the License.
 package placement
 
 import (
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,7 +41,7 @@ import (
 // is dead, never harmful. Outcome is left empty.
 func DecideLocal(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig) Decision {
 	d := Decision{}
-	sources, err := ScoringSources(pod, configs, nil)
+	sources, err := ScoringSources(pod, configs, nil, nil)
 	d.SelectorErr = err
 	if len(sources) == 0 {
 		return d
@@ -67,9 +68,10 @@ func localCompatible(pod *corev1.Pod) sets.Set[string] {
 // what the local stage did or will do:
 //
 //   - the pod carries the local gate: the local controller will apply the PodPlacementConfigs,
-//     so none is returned; when the cluster-level preferences are enabled, wait is true: they
-//     may apply only if no PodPlacementConfig does, which is known once the local gate is gone
-//     (the webhook then gates the pod instead of placing it at admission);
+//     so none is returned; when the cluster-level preferences are enabled (nodeAffinityScoring,
+//     or a placement rule with preferredArchitectures), wait is true: they may apply only if no
+//     PodPlacementConfig does, which is known once the local gate is gone (the webhook then
+//     gates the pod instead of placing it at admission);
 //   - the local controller removed its gate (LabelLocalSchedulingGate=removed): the
 //     PodPlacementConfigs were applied, so none is returned, and the cluster is returned only if
 //     none of them added weights (no preferred-affinity-source annotation);
@@ -79,7 +81,7 @@ func ClusterStage(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig, cluster
 	[]v1beta1.PodPlacementConfig, *v1beta1.ClusterPodPlacementConfig, bool) {
 	switch {
 	case v1beta1.HasLocalSchedulingGate(&pod.Spec):
-		if cluster != nil && cluster.Spec.Plugins.NodeAffinityScoringEnabled() {
+		if clusterPreferences(cluster) {
 			return nil, nil, true
 		}
 		return nil, nil, false
@@ -90,6 +92,17 @@ func ClusterStage(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig, cluster
 		return nil, cluster, false
 	}
 	return configs, cluster, false
+}
+
+// clusterPreferences reports whether cluster may add preferred weights: its nodeAffinityScoring
+// is enabled, or one of its placement rules has preferredArchitectures (which rule matches is
+// not known here).
+func clusterPreferences(cluster *v1beta1.ClusterPodPlacementConfig) bool {
+	if cluster == nil {
+		return false
+	}
+	return cluster.Spec.Plugins.NodeAffinityScoringEnabled() ||
+		slices.ContainsFunc(cluster.Spec.PlacementRules, func(r v1beta1.PlacementRule) bool { return len(r.PreferredArchitectures) > 0 })
 }
 
 // splitArchitectures parses the architectures annotation (ArchitecturesAnnotation's format).

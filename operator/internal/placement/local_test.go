@@ -42,6 +42,12 @@ func TestClusterStage(t *testing.T) {
 	configs := []v1beta1.PodPlacementConfig{nsConfig("a", 1, scoring(true, platforms("arm64", 50)))}
 	withScoring := &v1beta1.ClusterPodPlacementConfig{Spec: v1beta1.ClusterPodPlacementConfigSpec{Plugins: scoring(true, platforms("amd64", 10))}}
 	noScoring := &v1beta1.ClusterPodPlacementConfig{}
+	rulePrefers := &v1beta1.ClusterPodPlacementConfig{Spec: v1beta1.ClusterPodPlacementConfigSpec{PlacementRules: []v1beta1.PlacementRule{
+		{Name: "batch", RequiredArchitectures: []string{"amd64"}}, {Name: "ml", PreferredArchitectures: platforms("arm64", 60)},
+	}}}
+	ruleRequires := &v1beta1.ClusterPodPlacementConfig{Spec: v1beta1.ClusterPodPlacementConfigSpec{PlacementRules: []v1beta1.PlacementRule{
+		{Name: "batch", RequiredArchitectures: []string{"amd64"}},
+	}}}
 	for _, tc := range []struct {
 		name        string
 		pod         *corev1.Pod
@@ -56,6 +62,10 @@ func TestClusterStage(t *testing.T) {
 			pod: localPod(nil, nil, v1beta1.LocalSchedulingGateName), cluster: withScoring, wantWait: true},
 		{name: "local gate on, no cluster preferences: required affinity only",
 			pod: localPod(nil, nil, v1beta1.LocalSchedulingGateName), cluster: noScoring, wantCluster: false},
+		{name: "local gate on, a placement rule with preferences: wait, as for the cluster's scoring",
+			pod: localPod(nil, nil, v1beta1.LocalSchedulingGateName), cluster: rulePrefers, wantWait: true},
+		{name: "local gate on, placement rules that only require: required affinity only",
+			pod: localPod(nil, nil, v1beta1.LocalSchedulingGateName), cluster: ruleRequires},
 		{name: "local stage applied a configuration: no more preferences",
 			pod: localPod(map[string]string{v1beta1.LabelLocalSchedulingGate: v1beta1.LabelValueRemoved},
 				map[string]string{v1beta1.AnnotationPreferredAffinitySource: "PodPlacementConfig ns/a"}),

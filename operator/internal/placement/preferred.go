@@ -32,6 +32,9 @@ const (
 	// KindPodLabel is the pod's preferred-architecture label (LabelSource); the source's name
 	// is the label's key.
 	KindPodLabel = "label"
+	// KindPlacementRule is a placement rule of the ClusterPodPlacementConfig (RuleSource); the
+	// source's name is the rule's.
+	KindPlacementRule = "PlacementRule"
 )
 
 // SourceRef names the configuration that proposed a preference. The zero SourceRef stands for

@@ -38,6 +38,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/internal/placementrules"
 )
 
 // SkipReason says why the webhook let a pod through without the gate; it is the "reason" label
@@ -104,6 +105,9 @@ type Options struct {
 	Known KnownImages
 	// Configs reads the placement configurations (a cached client); required with Known.
 	Configs client.Reader
+	// Rules evaluates the ClusterPodPlacementConfig's placement rules for admission placement;
+	// a new placementrules.Evaluator when nil.
+	Rules *placementrules.Evaluator
 	// Now is the clock that expires published images; time.Now when nil.
 	Now func() time.Time
 	// MaxImagesPerPod is the most distinct images of a pod that is gated; a pod naming more is
@@ -117,6 +121,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Rules == nil && o.Configs != nil {
+		o.Rules = placementrules.New(placementrules.Options{})
 	}
 	if o.MaxImagesPerPod <= 0 {
 		o.MaxImagesPerPod = v1beta1.DefaultMaxImagesPerPod

@@ -87,6 +87,6 @@ func NeedsLocalGate(pod *corev1.Pod, configs []v1beta1.PodPlacementConfig) bool 
 		pod.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission:
 		return false
 	}
-	sources, _ := placement.ScoringSources(pod, configs, nil)
+	sources, _ := placement.ScoringSources(pod, configs, nil, nil)
 	return len(sources) > 0
 }

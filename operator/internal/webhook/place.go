@@ -51,10 +51,12 @@ type KnownImages interface {
 //     it only results read with them (inspect.CachingInspector); the webhook reads no secret, and
 //     the published results are those of a pod without imagePullSecrets;
 //   - an image not published, or expired: the controller inspects it and publishes the result;
-//   - images that share no architecture, configurations with an invalid selector, configurations
-//     skipped because the pod weights architectures itself: the controller records the Events
-//     those need. (A configuration skipped for a higher-priority one is the documented
-//     precedence; it is only counted, here as in the controller.)
+//   - images that share no architecture (or none the matching placement rules allow),
+//     configurations with an invalid selector, configurations skipped because the pod weights
+//     architectures itself, placement rules that could not be evaluated for the pod: the
+//     controller records the Events those need (the webhook writes nothing but its answer).
+//     (A configuration skipped for a higher-priority one is the documented precedence; it is
+//     only counted, here as in the controller.)
 //
 // An image rewritten by a mutating webhook that runs after this one would not be seen; clusters
 // with such a webhook turn admission placement off (spec.admissionPlacement: Disabled).
@@ -82,13 +84,19 @@ func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod, 
 	// A pod the namespace's local webhook gated gets only the required affinity here (and no
 	// scheduling gate); its local gate carries the namespace's preferences. When the cluster-level
 	// preferences are on, it is gated instead: they apply only if no PodPlacementConfig does.
-	taints := v1beta1.ArchitectureTaintsOf(cluster)
+	taints, rules := v1beta1.ArchitectureTaintsOf(cluster), v1beta1.PlacementRulesOf(cluster)
 	configs, cluster, wait := placement.ClusterStage(pod, configs, cluster)
 	if wait {
 		return nil, nil, false, nil
 	}
+	// The same rules as the controller's, on the pod as admitted; a rule that fails here would
+	// fail there too, where the failure is reported.
+	evals := h.opts.Rules.Evaluate(ctx, rules, pod)
+	if len(evals.Failed()) > 0 {
+		return nil, nil, false, nil
+	}
 	placed := pod.DeepCopy()
-	d := placement.Decide(placed, archs, configs, cluster, taints)
+	d := placement.Decide(placed, archs, configs, cluster, taints, evals.Matched())
 	if d.NoCommonArchitecture || d.SelectorErr != nil || len(d.Preferred.Conflicts()) > 0 {
 		return nil, nil, false, nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/knownimages"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/internal/placementrules"
 )
 
 var placeNow = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -63,11 +64,41 @@ func TestPlaceAtAdmission(t *testing.T) {
 	}
 	tainted := cluster.DeepCopy()
 	tainted.Spec.ArchitectureTaints = []v1beta1.ArchitectureTaint{{Architecture: "arm64"}, {Architecture: "s390x", Key: "arch", Effect: corev1.TaintEffectNoExecute}}
+	withRules := cluster.DeepCopy()
+	withRules.Spec.PlacementRules = []v1beta1.PlacementRule{
+		{Name: "batch-amd", Expression: "object.metadata.namespace.startsWith('batch')", RequiredArchitectures: []string{"amd64"}},
+		{Name: "ml-arm", Expression: "object.metadata.?labels.?team.orValue('') == 'ml'",
+			PreferredArchitectures: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "arm64", Weight: 60}}},
+		{Name: "needs-owner", Expression: "has(object.metadata.annotations) && object.metadata.annotations.owner == 'x'", RequiredArchitectures: []string{"amd64"}},
+	}
 	tests := map[string]struct {
 		pod        string
 		objects    []client.Object
 		wantPlaced placement.Outcome // "" when the pod must be gated
 	}{
+		"no placement rule matches: placed as without rules": {
+			pod:        `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects:    []client.Object{withRules},
+			wantPlaced: placement.OutcomeArchSet,
+		},
+		"a rule narrows the required architectures": {
+			pod:        `{"metadata":{"name":"p","namespace":"batch-1"},"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects:    []client.Object{withRules},
+			wantPlaced: placement.OutcomeArchSet,
+		},
+		"a rule's weights win over the cluster's": {
+			pod:        `{"metadata":{"name":"p","namespace":"team","labels":{"team":"ml"}},"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects:    []client.Object{withRules},
+			wantPlaced: placement.OutcomeArchSet,
+		},
+		"a rule that fails for the pod: gated, the controller reports it": {
+			pod:     `{"metadata":{"name":"p","namespace":"team","annotations":{"note":"x"}},"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
+			objects: []client.Object{withRules},
+		},
+		"rules that leave no architecture: gated, the controller reports it": {
+			pod:     `{"metadata":{"name":"p","namespace":"batch-1"},"spec":{"containers":[{"name":"a","image":"arm:1"}]}}`,
+			objects: []client.Object{withRules},
+		},
 		"a tainted architecture in the set: its toleration is added": {
 			pod:        `{"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[{"name":"a","image":"multi:1"}]}}`,
 			objects:    []client.Object{tainted},
@@ -192,9 +223,13 @@ func assertPatchPlaces(t *testing.T, raw string, patch []byte, objects []client.
 			configs = append(configs, *c)
 		}
 	}
-	taints := v1beta1.ArchitectureTaintsOf(cluster)
+	taints, rules := v1beta1.ArchitectureTaintsOf(cluster), v1beta1.PlacementRulesOf(cluster)
 	configs, cluster, _ = placement.ClusterStage(want, configs, cluster)
-	d := placement.Decide(want, images, configs, cluster, taints)
+	evals := placementrules.New(placementrules.Options{}).Evaluate(t.Context(), rules, before)
+	if len(evals.Failed()) > 0 {
+		t.Fatalf("placed although placement rules failed: %v", evals.Failed())
+	}
+	d := placement.Decide(want, images, configs, cluster, taints, evals.Matched())
 	if want.Labels == nil {
 		want.Labels = map[string]string{}
 	}
@@ -233,12 +268,24 @@ func TestPlaceAtAdmissionLocallyGated(t *testing.T) {
 			Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "arm64", Weight: 40}},
 		}}},
 	}
+	rulePrefers := &v1beta1.ClusterPodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},
+		Spec: v1beta1.ClusterPodPlacementConfigSpec{PlacementRules: []v1beta1.PlacementRule{{Name: "ml", Expression: "true",
+			PreferredArchitectures: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "arm64", Weight: 60}}}}},
+	}
+	ruleRequires := &v1beta1.ClusterPodPlacementConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},
+		Spec: v1beta1.ClusterPodPlacementConfigSpec{PlacementRules: []v1beta1.PlacementRule{{Name: "arm", Expression: "true",
+			RequiredArchitectures: []string{"arm64"}}}},
+	}
 	for name, tc := range map[string]struct {
 		objects    []client.Object
 		wantPlaced bool
 	}{
-		"no cluster-level preferences: required affinity only":   {objects: []client.Object{ppc}, wantPlaced: true},
-		"cluster-level preferences: gated, after the local gate": {objects: []client.Object{ppc, scoring}},
+		"no cluster-level preferences: required affinity only":                   {objects: []client.Object{ppc}, wantPlaced: true},
+		"cluster-level preferences: gated, after the local gate":                 {objects: []client.Object{ppc, scoring}},
+		"a placement rule with preferences is a cluster-level preference: gated": {objects: []client.Object{ppc, rulePrefers}},
+		"a placement rule that only requires: required affinity only, narrowed":  {objects: []client.Object{ppc, ruleRequires}, wantPlaced: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			configs := fake.NewClientBuilder().WithScheme(placementScheme(t)).WithObjects(tc.objects...).Build()

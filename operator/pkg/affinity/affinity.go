@@ -31,9 +31,10 @@ import (
 // AddPreferences adds to pod the preferred node affinity terms archgate adds to a pod whose
 // images all support the architectures compatible, under the ClusterPodPlacementConfig cluster
 // and no PodPlacementConfig: the cluster's nodeAffinityScoring weights of those architectures,
-// unless the pod already weights architectures itself.
+// unless the pod already weights architectures itself. Placement rules are not evaluated here:
+// the simulator refuses scenarios that configure them.
 func AddPreferences(pod *corev1.Pod, compatible []string, cluster *v1beta1.ClusterPodPlacementConfig) error {
-	sources, err := placement.ScoringSources(pod, nil, cluster)
+	sources, err := placement.ScoringSources(pod, nil, nil, cluster)
 	if err != nil {
 		return err
 	}

@@ -243,6 +243,11 @@ func TestParseErrors(t *testing.T) {
 			want: []strictyaml.FieldError{{Line: 16, Path: "operator.clusterConfig.localPlacement", Value: `"Enabled"`,
 				Reason: "the simulator's kubelet runs the Deployments of the operator's namespace only, not the local components the operator renders in workload namespaces: only with operator.mode direct"}},
 		},
+		"placement rules, which the handwritten pass cannot apply": {
+			old: "  enabled: true\n", new: "  enabled: true\n  clusterConfig: {placementRules: [{name: ml, expression: 'true', requiredArchitectures: [arm64]}]}\n",
+			want: []strictyaml.FieldError{{Line: 16, Path: "operator.clusterConfig.placementRules",
+				Reason: "not supported by the simulator yet: the handwritten pass does not evaluate placement rules"}},
+		},
 		"controller down and fail-open grace in direct mode": {
 			old: "  enabled: true\n", new: "  enabled: true\n  mode: direct\n  failOpenGracePeriod: 5s\ntimeline:\n  - at: 5s\n    controllerDown: {duration: 10s}\n",
 			want: []strictyaml.FieldError{

@@ -118,6 +118,25 @@ func TestValidationThroughAPIServer(t *testing.T) {
 		`spec.components.tolerations[0].value: Invalid value: "infra": must be empty when operator is Exists`,
 		`spec.components.priorityClassName: Invalid value: "Critical"`)
 
+	// A placement rule whose expression does not compile is refused when written, by its field,
+	// with CEL's message; a valid one is admitted.
+	rules := func(expression string) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cppc := getCluster(t)
+			cppc.Spec.PlacementRules = []v1beta1.PlacementRule{
+				{Name: "ml", Expression: "object.metadata.?labels.?team.orValue('') == 'ml'", RequiredArchitectures: []string{"arm64"}},
+				{Name: "second", Expression: expression, RequiredArchitectures: []string{"amd64"}},
+			}
+			return k8s.Update(ctx, cppc)
+		})
+	}
+	refused(t, rules("object.metadata.labels.team =="), `ClusterPodPlacementConfig cluster is invalid`,
+		`spec.placementRules[1].expression: Invalid value: "object.metadata.labels.team ==": ERROR: <input>:1:`, "Syntax error")
+	refused(t, rules("object.metadata.name"), `spec.placementRules[1].expression: Invalid value: "object.metadata.name": must evaluate to bool but got dyn`)
+	if err := rules("object.metadata.namespace.startsWith('batch-')"); err != nil {
+		t.Errorf("valid placement rules refused: %v", err)
+	}
+
 	err = k8s.Delete(ctx, &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}})
 	refused(t, err, `admission webhook "clusterpodplacementconfigs.validation.multiarch.openshift.io" denied the request`,
 		`ClusterPodPlacementConfig "cluster" cannot be deleted: 2 PodPlacementConfig(s) still depend on it (team-validation/prefer-arm, team-validation/prefer-x86)`)

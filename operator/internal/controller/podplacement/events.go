@@ -41,6 +41,10 @@ const (
 	// and the pod was placed on the ClusterPodPlacementConfig's fallbackArchitecture; it
 	// replaces reasonInspectionFailed or reasonGateAgeExceeded, so the pod still gets one Event.
 	reasonFallbackArchitecture = "FallbackArchitectureSet"
+	// reasonPlacementRuleFailed: placement rules of the ClusterPodPlacementConfig could not be
+	// evaluated for the pod (an error, the cost limit) and did not apply; one Event names them
+	// all, with CEL's error. Warning.
+	reasonPlacementRuleFailed = "PlacementRuleFailed"
 )
 
 // eventAction is the events.k8s.io action of every Event the controller records.
@@ -51,6 +55,10 @@ const maxNoteLen = 1000
 
 // maxAnnotationReasonLen bounds the inspection-error annotation.
 const maxAnnotationReasonLen = 256
+
+// maxRuleErrorLen bounds each rule's error in a PlacementRuleFailed Event, so that one rule's
+// long message does not crowd out the others.
+const maxRuleErrorLen = 300
 
 // podEvent is an Event to record once the pod was written.
 type podEvent struct {

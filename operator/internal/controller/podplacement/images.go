@@ -55,3 +55,12 @@ func describeArchitectures(results []ImageResult) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// describeAnnotation is the architectures annotation's value for a person: "any" when the
+// images run on any architecture.
+func describeAnnotation(archs string) string {
+	if archs == placement.AnnotationValueAnyArchitecture {
+		return "any"
+	}
+	return archs
+}

@@ -56,6 +56,7 @@ type Metrics struct {
 	events             *prometheus.CounterVec
 	sourcesSkipped     *prometheus.CounterVec
 	fallbacks          *prometheus.CounterVec
+	ruleEvaluations    *prometheus.CounterVec
 	gated              *gatedCollector
 }
 
@@ -107,6 +108,11 @@ func NewMetrics() *Metrics {
 			Name: "archgate_placement_fallback_pods_total",
 			Help: "Pods whose images could not be inspected that were placed on the ClusterPodPlacementConfig's fallbackArchitecture, by architecture.",
 		}, []string{"architecture"}),
+		ruleEvaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "archgate_placement_rule_evaluations_total",
+			Help: "Evaluations of the ClusterPodPlacementConfig's placement rules for the pods the controller placed, by rule (its name) and " +
+				"result (matched, unmatched, error: the rule could not be evaluated, did not apply, and the pod got a Warning Event PlacementRuleFailed).",
+		}, []string{"rule", "result"}),
 		gated: &gatedCollector{
 			count: prometheus.NewDesc("archgate_placement_gated_pods",
 				"Pods labelled gated by the webhook and not yet released (the controller's cache of gated pods' metadata).", nil, nil),
@@ -133,7 +139,7 @@ func NewMetrics() *Metrics {
 	for _, a := range v1beta1.SupportedArchitectures() {
 		m.fallbacks.WithLabelValues(a)
 	}
-	for _, r := range []string{reasonInspectionFailed, reasonNoCommonArchitecture, reasonPreferenceSkipped, reasonFallbackArchitecture} {
+	for _, r := range []string{reasonInspectionFailed, reasonNoCommonArchitecture, reasonPreferenceSkipped, reasonFallbackArchitecture, reasonPlacementRuleFailed} {
 		m.events.WithLabelValues(r)
 	}
 	for _, r := range []placement.SkipReason{placement.SkipPodPreference, placement.SkipHigherPriority} {
@@ -145,7 +151,7 @@ func NewMetrics() *Metrics {
 // Collectors returns every collector, for callers that register them with their own policy.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.inspectionDuration, m.phaseDuration, m.podsProcessed, m.inspectionErrors, m.retries, m.namespaceDeferrals,
-		m.patches, m.events, m.sourcesSkipped, m.fallbacks, m.gated}
+		m.patches, m.events, m.sourcesSkipped, m.fallbacks, m.ruleEvaluations, m.gated}
 }
 
 // gatedCollector reports the gated pods found in the controller's cache at scrape time.

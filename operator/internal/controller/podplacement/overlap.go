@@ -110,9 +110,9 @@ func (o *OverlapEvents) NeedLeaderElection() bool { return false }
 // blocks: the broadcaster drops Events when its queue is full.
 func (o *OverlapEvents) Record(config runtime.Object, skipped placement.SkippedSource, pod *corev1.Pod) {
 	o.recorder.Eventf(config, corev1.EventTypeNormal, reasonConfigOverlap,
-		"Preferred architecture weights not applied to pod %s/%s and possibly others: %s matched it first, with a higher priority. "+
+		"Preferred architecture weights of %s not applied to pod %s/%s and possibly others: %s matched it first, with a higher priority. "+
 			"Recorded at most once per %s per configuration; archgate_placement_preference_sources_skipped_total{reason=%q} counts every pod",
-		pod.Namespace, pod.Name, skipped.By, o.interval, skipped.Reason)
+		skipped.Source, pod.Namespace, pod.Name, skipped.By, o.interval, skipped.Reason)
 }
 
 // overlap is a placement configuration skipped for a pod, to record.
@@ -128,6 +128,11 @@ func overlapObject(s placement.SkippedSource, configs []v1beta1.PodPlacementConf
 		return nil
 	}
 	if cluster != nil && s.Source == (placement.SourceRef{Kind: placement.KindClusterPodPlacementConfig, Name: cluster.Name}) {
+		return cluster
+	}
+	// A placement rule lives in the ClusterPodPlacementConfig: its overlaps are recorded there
+	// (the Event names the rule).
+	if cluster != nil && s.Source.Kind == placement.KindPlacementRule {
 		return cluster
 	}
 	for i := range configs {

@@ -55,6 +55,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/placement"
 	"github.com/archgate/archgate/operator/internal/placementconfig"
+	"github.com/archgate/archgate/operator/internal/placementrules"
 )
 
 // Names of the controllers, as they appear in controller-runtime's logs and metrics.
@@ -123,6 +124,9 @@ type Options struct {
 	PullSecretCacheTTL  time.Duration
 	// Metrics receives the controller's metrics; fresh, unregistered ones when nil.
 	Metrics *Metrics
+	// Rules evaluates the ClusterPodPlacementConfig's placement rules (compiled programs
+	// cached by expression); a new placementrules.Evaluator when nil.
+	Rules *placementrules.Evaluator
 	// OverlapEvents records overlap Events on skipped placement configurations; nil starts one
 	// writing through the manager's config, at most one Event per configuration per
 	// OverlapEventInterval (DefaultOverlapEventInterval when zero).
@@ -152,6 +156,9 @@ func (o Options) withDefaults() Options {
 	o.PullSecretCacheTTL = cmp.Or(max(o.PullSecretCacheTTL, 0), DefaultPullSecretCacheTTL)
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
+	}
+	if o.Rules == nil {
+		o.Rules = placementrules.New(placementrules.Options{})
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -349,6 +356,9 @@ func (h podEventHandler) Generic(ctx context.Context, e event.GenericEvent, q wo
 type scope struct {
 	// pod is the pod as read from the cache: the base of the patch, never modified.
 	pod *corev1.Pod
+	// full is the pod as read from the apiserver, of which pod is the placement view: the
+	// placement rules' expressions read the pod as its owner wrote it. Never modified.
+	full *corev1.Pod
 	// updated is the pod to write: gate removed, affinity merged, outcome recorded.
 	updated *corev1.Pod
 	log     logr.Logger
@@ -421,6 +431,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: r.byDeadline(wait, deadline)}, nil
 	}
 	s := newScope(ctx, pod, deadline)
+	s.full = full
 
 	// Each phase a reconcile reached is observed once, with the time of its steps summed.
 	spent := map[string]time.Duration{}
@@ -821,27 +832,39 @@ func (r *Reconciler) markInspectionFailed(s *scope, annotation, why string) int 
 	return attempts
 }
 
-// place merges the images' architectures into the required node affinity (or makes it
-// unsatisfiable when they share none), then the preferred weights of the first applicable
-// placement configuration: the pod's PodPlacementConfigs by descending priority, then the
-// ClusterPodPlacementConfig (placement.Decide, which the webhook applies at admission too).
+// place merges the images' architectures, narrowed by the placement rules that match the pod,
+// into the required node affinity (or makes it unsatisfiable when none is left), then the
+// preferred weights of the first applicable source: the pod's preferred-architecture label, its
+// PodPlacementConfigs by descending priority, the first matching placement rule with
+// preferences, then the ClusterPodPlacementConfig (placement.Decide, which the webhook applies
+// at admission too).
 func (r *Reconciler) place(ctx context.Context, s *scope) error {
 	configs, err := placementconfig.Namespace(ctx, r.client, s.pod.Namespace)
 	if err != nil {
 		return err
 	}
+	evals := r.opts.Rules.Evaluate(ctx, v1beta1.PlacementRulesOf(s.cluster), s.full)
+	if err := ctx.Err(); err != nil {
+		return err // the manager is stopping: the evaluations say nothing about the rules
+	}
+	r.reportRules(s, evals)
 	// With local placement, the PodPlacementConfigs may already have been applied by the
 	// namespace's local controller (placement.ClusterStage).
 	ppcs, cluster, _ := placement.ClusterStage(s.pod, configs, s.cluster)
-	d := placement.Decide(s.updated, architectures(s.results), ppcs, cluster, v1beta1.ArchitectureTaintsOf(s.cluster))
+	d := placement.Decide(s.updated, architectures(s.results), ppcs, cluster, v1beta1.ArchitectureTaintsOf(s.cluster), evals.Matched())
 	s.outcome = d.Outcome
 	maps.Copy(s.annotations, d.Annotations())
 	if d.NoCommonArchitecture {
+		why := fmt.Sprintf("The images share no architecture (%s)", describeArchitectures(s.results))
+		if len(d.RequiredBy) > 0 {
+			why = fmt.Sprintf("The placement rules %s allow none of the architectures the images run on (%s)",
+				strings.Join(d.RequiredBy, ", "), describeAnnotation(d.Architectures))
+		}
 		s.events = append(s.events, podEvent{
 			eventType: corev1.EventTypeWarning,
 			reason:    reasonNoCommonArchitecture,
-			note: truncate(fmt.Sprintf("The images share no architecture (%s); the pod stays Pending: its required node affinity needs %s, which no node has",
-				describeArchitectures(s.results), placement.NoSupportedArchitectureKey), maxNoteLen),
+			note: truncate(fmt.Sprintf("%s; the pod stays Pending: its required node affinity needs %s, which no node has",
+				why, placement.NoSupportedArchitectureKey), maxNoteLen),
 		})
 		return nil
 	}
@@ -862,6 +885,29 @@ func (r *Reconciler) place(ctx context.Context, s *scope) error {
 		})
 	}
 	return nil
+}
+
+// reportRules counts each rule's evaluation and turns the failed ones into one Warning Event
+// (one write however many failed): a rule that could not be evaluated did not apply to the pod,
+// and the pod's owner and the cluster's administrator must be able to see which and why.
+func (r *Reconciler) reportRules(s *scope, evals placementrules.Evaluations) {
+	var failed []string
+	for _, e := range evals {
+		r.metrics.ruleEvaluations.WithLabelValues(e.Rule.Name, string(e.Result)).Inc()
+		if e.Result == placementrules.Failed {
+			failed = append(failed, e.Rule.Name+": "+truncate(errString(e.Err), maxRuleErrorLen))
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	s.log.Info("Placement rules could not be evaluated for the pod and did not apply", "rules", strings.Join(failed, "; "))
+	s.events = append(s.events, podEvent{
+		eventType: corev1.EventTypeWarning,
+		reason:    reasonPlacementRuleFailed,
+		note: truncate("Placement rules not applied, their evaluation failed (spec.placementRules of the ClusterPodPlacementConfig): "+
+			strings.Join(failed, "; "), maxNoteLen),
+	})
 }
 
 // commit writes the pod once: gate removed (other gates stay), affinity merged, outcome in the

@@ -132,7 +132,8 @@ func writtenLabels() []string {
 }
 
 func writtenAnnotations() []string {
-	return []string{v1beta1.AnnotationArchitectures, v1beta1.AnnotationInspectionError}
+	return []string{v1beta1.AnnotationArchitectures, v1beta1.AnnotationPreferredAffinitySource, v1beta1.AnnotationPlacementRules,
+		v1beta1.AnnotationInspectionError}
 }
 
 // writeImages tabulates the containers' images and their architectures, then the intersection.

@@ -33,6 +33,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/placementconfig"
+	"github.com/archgate/archgate/operator/internal/placementrules"
 )
 
 // PodPlacementConfigValidator admits PodPlacementConfig creations and updates.
@@ -42,11 +43,14 @@ type PodPlacementConfigValidator struct {
 }
 
 // ClusterPodPlacementConfigValidator admits ClusterPodPlacementConfig creations and updates
-// (the platform's rules, which the CRD schema cannot know) and deletions.
+// (the platform's rules, which the CRD schema cannot know, and the placement rules' CEL) and
+// deletions.
 type ClusterPodPlacementConfigValidator struct {
 	reader   client.Reader
 	decoder  admission.Decoder
 	platform v1beta1.Platform
+	// rules compiles the placement rules' expressions, as the components evaluate them.
+	rules *placementrules.Evaluator
 }
 
 var (
@@ -63,7 +67,8 @@ func NewPodPlacementConfigValidator(reader client.Reader, scheme *runtime.Scheme
 // NewClusterPodPlacementConfigValidator returns the handler for a cluster of platform; see
 // NewPodPlacementConfigValidator.
 func NewClusterPodPlacementConfigValidator(reader client.Reader, scheme *runtime.Scheme, platform v1beta1.Platform) *ClusterPodPlacementConfigValidator {
-	return &ClusterPodPlacementConfigValidator{reader: reader, decoder: admission.NewDecoder(scheme), platform: platform}
+	return &ClusterPodPlacementConfigValidator{reader: reader, decoder: admission.NewDecoder(scheme), platform: platform,
+		rules: placementrules.New(placementrules.Options{})}
 }
 
 // Register serves both validators on server at PathPodPlacementConfig and
@@ -125,9 +130,18 @@ func (v *ClusterPodPlacementConfigValidator) Handle(ctx context.Context, req adm
 		if err := v.decoder.Decode(req, cppc); err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		}
+		var oldRules []v1beta1.PlacementRule
+		if req.Operation == admissionv1.Update {
+			old := &v1beta1.ClusterPodPlacementConfig{}
+			if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+				return admission.Errored(http.StatusBadRequest, err)
+			}
+			oldRules = old.Spec.PlacementRules
+		}
 		spec := field.NewPath("spec")
 		errs := append(cppc.Spec.ValidateForPlatform(v.platform, spec), cppc.Spec.Components.Validate(spec.Child("components"))...)
 		errs = append(errs, v1beta1.ValidateArchitectureTaints(spec.Child("architectureTaints"), cppc.Spec.ArchitectureTaints)...)
+		errs = append(errs, v.rules.Validate(spec.Child("placementRules"), cppc.Spec.PlacementRules, oldRules)...)
 		return respond(ctx, "ClusterPodPlacementConfig", types.NamespacedName{Name: req.Name}, errs)
 	case admissionv1.Delete:
 	default:

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -262,5 +263,82 @@ func assertResponse(t *testing.T, resp admission.Response, wantMessage string, w
 	}
 	if resp.Result.Code != wantCode {
 		t.Errorf("code %d, want %d", resp.Result.Code, wantCode)
+	}
+}
+
+// TestClusterPodPlacementConfigPlacementRules: the validating webhook compiles every placement
+// rule as the components evaluate it and refuses, naming the field and quoting CEL, an
+// expression that does not compile or does not return a bool, on create and on update; valid
+// rules, and rules the object already had, pass.
+func TestClusterPodPlacementConfigPlacementRules(t *testing.T) {
+	withRules := func(expressions ...string) *v1beta1.ClusterPodPlacementConfig {
+		c := cluster()
+		for i, e := range expressions {
+			c.Spec.PlacementRules = append(c.Spec.PlacementRules,
+				v1beta1.PlacementRule{Name: fmt.Sprintf("rule-%d", i), Expression: e, RequiredArchitectures: []string{"amd64"}})
+		}
+		return c
+	}
+	const (
+		valid   = "object.metadata.?labels.?team.orValue('') == 'ml'"
+		syntax  = "object.metadata.labels.team =="
+		notBool = "object.metadata.labels.team"
+		// includes() came with the CEL of Kubernetes 1.37; these libraries' compatibility
+		// version is 1.36: only the stored-expressions environment knows it.
+		newer     = "object.spec.containers.map(c, c.name).includes('app')"
+		refusedAt = `ClusterPodPlacementConfig cluster is invalid: spec.placementRules[1].expression: Invalid value: `
+	)
+	for name, tc := range map[string]struct {
+		op       admissionv1.Operation
+		obj, old *v1beta1.ClusterPodPlacementConfig
+		// wantPrefix and wantContains describe the refusal; both empty: allowed.
+		wantPrefix, wantContains string
+	}{
+		"create with valid rules": {op: admissionv1.Create, obj: withRules(valid, "true")},
+		"create with a syntax error": {op: admissionv1.Create, obj: withRules(valid, syntax),
+			wantPrefix: refusedAt + fmt.Sprintf("%q: ", syntax), wantContains: "Syntax error"},
+		"update to an expression that is not a bool": {op: admissionv1.Update, obj: withRules(valid, notBool), old: withRules(valid),
+			wantPrefix: refusedAt + fmt.Sprintf("%q: ", notBool), wantContains: "must evaluate to bool but got dyn"},
+		"update keeping valid rules": {op: admissionv1.Update, obj: withRules(valid, "true"), old: withRules(valid, "true")},
+		"create with a function newer than the compatibility version": {op: admissionv1.Create, obj: withRules(valid, newer),
+			wantPrefix: refusedAt + fmt.Sprintf("%q: ", newer), wantContains: "undeclared reference to 'includes'"},
+		"update keeping an expression the object already had, which only stored expressions may use": {op: admissionv1.Update,
+			obj: withRules(valid, newer), old: withRules("true", newer)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := scheme(t)
+			c := fake.NewClientBuilder().WithScheme(s).Build()
+			old := tc.old
+			if old == nil {
+				old = cluster()
+			}
+			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+				UID:       "uid",
+				Kind:      metav1.GroupVersionKind{Group: v1beta1.GroupName, Version: "v1beta1", Kind: "ClusterPodPlacementConfig"},
+				Name:      v1beta1.SingletonName,
+				Operation: tc.op,
+				Object:    raw(t, tc.obj),
+				OldObject: raw(t, old),
+			}}
+			resp := NewClusterPodPlacementConfigValidator(c, s, v1beta1.PlatformKubernetes).Handle(context.Background(), req)
+			if tc.wantPrefix == "" {
+				if !resp.Allowed {
+					t.Fatalf("refused: %v", resp.Result)
+				}
+				return
+			}
+			if resp.Allowed {
+				t.Fatalf("allowed, want refused with %q…", tc.wantPrefix)
+			}
+			if msg := resp.Result.Message; !strings.HasPrefix(msg, tc.wantPrefix) || !strings.Contains(msg, tc.wantContains) {
+				t.Errorf("message\n got: %s\nwant: %s…%s…", msg, tc.wantPrefix, tc.wantContains)
+			}
+			if resp.Result.Code != http.StatusUnprocessableEntity {
+				t.Errorf("code %d, want %d", resp.Result.Code, http.StatusUnprocessableEntity)
+			}
+			if causes := resp.Result.Details.Causes; len(causes) != 1 || causes[0].Field != "spec.placementRules[1].expression" {
+				t.Errorf("causes %+v, want one for spec.placementRules[1].expression", causes)
+			}
+		})
 	}
 }
