@@ -73,7 +73,7 @@ OVERLAY ?= kubernetes
 IMG ?= ghcr.io/archgate/archgate:latest
 
 .PHONY: deploy
-deploy: ## Install the operator into the current kubeconfig's cluster (OVERLAY=kubernetes|openshift|cert-manager|monitoring, IMG=<image>).
+deploy: ## Install the operator into the current kubeconfig's cluster (OVERLAY=kubernetes|openshift|cert-manager|monitoring|openshift-monitoring, IMG=<image>).
 	@OVERLAY=$(OVERLAY) IMG=$(IMG) hack/deploy.sh apply
 
 .PHONY: undeploy

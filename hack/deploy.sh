@@ -2,7 +2,8 @@
 # make deploy / make undeploy: installs archgate's operator into, or removes it from, the
 # cluster of the current kubeconfig; `render` prints the manifests instead (make release).
 #
-#   OVERLAY  deploy/overlays/<OVERLAY>: kubernetes (default), openshift, cert-manager, monitoring
+#   OVERLAY  deploy/overlays/<OVERLAY>: kubernetes (default), openshift, cert-manager, monitoring,
+#            openshift-monitoring
 #   IMG      the archgate image (default ghcr.io/archgate/archgate:latest)
 #   KUBECTL  the kubectl to use (default: kubectl on PATH, else one built by hack/kubectl.sh)
 #

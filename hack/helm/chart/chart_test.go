@@ -118,6 +118,7 @@ operator:
   nodeSelector: {node-role.kubernetes.io/infra: ""}
   tolerations: [{key: node-role.kubernetes.io/infra, operator: Exists, effect: NoSchedule}]
   priorityClassName: system-cluster-critical
+monitoring: {enabled: true}
 `
 	objs := byID(helmTemplate(t, "platform-archgate", "--values", valuesFile(t, values)))
 	d, ok := objs["Deployment/"+operatorName]
@@ -146,7 +147,15 @@ operator:
 			t.Errorf("%s (-values +deployment):\n%s", what, diff)
 		}
 	}
-	// Every mention of archgate's namespace follows the release's.
+	// Every mention of archgate's namespace follows the release's, the names the ServiceMonitors
+	// verify the metrics certificates for included.
+	sm := objs["ServiceMonitor/archgate-controller"]
+	if sm == nil {
+		t.Fatal("monitoring enabled, but no ServiceMonitor archgate-controller")
+	}
+	if got := sm["spec"].(map[string]any)["endpoints"].([]any)[0].(map[string]any)["tlsConfig"].(map[string]any)["serverName"]; got != "archgate-controller-metrics.platform-archgate.svc" {
+		t.Errorf("ServiceMonitor archgate-controller serverName %v, want archgate-controller-metrics.platform-archgate.svc", got)
+	}
 	for id, o := range objs {
 		if y, _ := yaml.Marshal(o); strings.Contains(string(y), manifestNamespace) {
 			t.Errorf("%s still names %s in namespace platform-archgate:\n%s", id, manifestNamespace, y)

@@ -251,26 +251,36 @@ func template(o object) (string, error) {
 }
 
 // replaceNamespace puts nsHole wherever the manifests name archgate's namespace: metadata,
-// subjects, webhook services, bindings.
+// subjects, webhook services, bindings, and the Service DNS names (<service>.<namespace>.svc)
+// the ServiceMonitors verify certificates against.
 func replaceNamespace(v any) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			if s, ok := e.(string); ok && s == manifestNamespace {
-				t[k] = nsHole
+			if s, ok := e.(string); ok {
+				t[k] = namespaceHole(s)
 				continue
 			}
 			replaceNamespace(e)
 		}
 	case []any:
 		for i, e := range t {
-			if s, ok := e.(string); ok && s == manifestNamespace {
-				t[i] = nsHole
+			if s, ok := e.(string); ok {
+				t[i] = namespaceHole(s)
 				continue
 			}
 			replaceNamespace(e)
 		}
 	}
+}
+
+// namespaceHole returns s with archgate's namespace replaced by nsHole where s is the namespace
+// or holds a Service DNS name in it.
+func namespaceHole(s string) string {
+	if s == manifestNamespace {
+		return nsHole
+	}
+	return strings.ReplaceAll(s, "."+manifestNamespace+".svc", "."+nsHole+".svc")
 }
 
 // values are the chart's defaults: the manifests' own values.

@@ -107,8 +107,12 @@ operator:
   priorityClassName: ""
 
 monitoring:
-  # enabled renders the ServiceMonitor, the PrometheusRule and the metrics reader binding
-  # (Prometheus Operator CRDs needed).
+  # enabled renders a ServiceMonitor per component, the PrometheusRule, the identity Prometheus
+  # scrapes with (ServiceAccount archgate-metrics-scraper, its token Secret, its binding to
+  # archgate-metrics-reader) and the Grafana dashboard ConfigMap (Prometheus Operator CRDs
+  # needed). The ServiceMonitors verify the endpoints with the CA the operator publishes in
+  # the ConfigMap archgate-metrics-ca: with certProvider service-ca (OpenShift) install from
+  # deploy/overlays/openshift-monitoring instead.
   enabled: false
 `
 

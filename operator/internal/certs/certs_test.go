@@ -20,6 +20,10 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +105,20 @@ func TestParseProvider(t *testing.T) {
 	}
 	if _, err := ParseProvider("vault"); err == nil {
 		t.Error("ParseProvider(vault) succeeded")
+	}
+}
+
+func TestMetricsProvider(t *testing.T) {
+	for p, want := range map[Provider]Provider{
+		ProviderSelfSigned: ProviderSelfSigned,
+		// cert-manager's self-signed Issuer roots every certificate in itself: the operator's CA
+		// signs the metrics certificates instead, so that one published bundle verifies all.
+		ProviderCertManager: ProviderSelfSigned,
+		ProviderServiceCA:   ProviderServiceCA,
+	} {
+		if got := p.MetricsProvider(); got != want {
+			t.Errorf("%s.MetricsProvider() = %s, want %s", p, got, want)
+		}
 	}
 }
 
@@ -335,5 +353,109 @@ func TestSecretSource(t *testing.T) {
 	got, err := src.GetCertificate(nil)
 	if err != nil || got.Leaf == nil || got.Leaf.DNSNames[0] != "x.y.svc" {
 		t.Fatalf("GetCertificate = %v, %v", got, err)
+	}
+}
+
+// TestManagerPublishesBundle: the ConfigMap holds exactly the bundle the CA Secret trusts,
+// through a CA rotation and the old CA's expiry, and never the private key.
+func TestManagerPublishesBundle(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	clk := &clock{now: t0}
+	m := newManager(c, clk)
+	m.opts.BundleConfigMapName = "archgate-metrics-ca"
+
+	check := func(step string, wantCAs int) {
+		t.Helper()
+		ca, err := m.EnsureCA(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: m.opts.BundleConfigMapName}, cm); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		got := cm.Data[KeyServingCA]
+		if got != string(ca.Bundle) || got != string(secret(t, c, DefaultCASecretName).Data[KeyCABundle]) {
+			t.Errorf("%s: the published bundle differs from the CA Secret's", step)
+		}
+		if trusted, err := ParseCertificates([]byte(got)); err != nil || len(trusted) != wantCAs {
+			t.Errorf("%s: %d CAs published (err %v), want %d", step, len(trusted), err, wantCAs)
+		}
+		if len(cm.Data) != 1 || cm.BinaryData != nil || strings.Contains(got, "PRIVATE KEY") {
+			t.Errorf("%s: the ConfigMap holds more than the bundle: %v", step, cm.Data)
+		}
+		if cm.Labels["app.kubernetes.io/managed-by"] != "test" {
+			t.Errorf("%s: labels %v", step, cm.Labels)
+		}
+	}
+	check("first CA", 1)
+	first, err := m.EnsureCA(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.now = first.RenewAt
+	check("rotated", 2)
+	clk.now = first.KeyPair.Cert.NotAfter.Add(time.Second)
+	check("the old CA expired", 1)
+}
+
+// TestPublishedBundleVerifiesServedCertificate: a client that has nothing but the published
+// ConfigMap and the Service's name (a ServiceMonitor's tlsConfig.ca and serverName) verifies
+// the certificate a metrics endpoint serves from its Secret; another Service's name or the
+// system's roots do not.
+func TestPublishedBundleVerifiesServedCertificate(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	m := newManager(c, &clock{now: time.Now()})
+	m.opts.BundleConfigMapName = "archgate-metrics-ca"
+	ca, err := m.EnsureCA(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.EnsureServing(ctx, ca, ServingSecret{Name: "archgate-controller-metrics-cert", DNSNames: ServiceDNSNames(ns, "archgate-controller-metrics")}); err != nil {
+		t.Fatal(err)
+	}
+	src := NewSecretSource(c, types.NamespacedName{Namespace: ns, Name: "archgate-controller-metrics-cert"}, time.Hour)
+	if err := src.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	srv.TLS = &tls.Config{GetCertificate: src.GetCertificate}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes below are expected
+	srv.StartTLS()
+	defer srv.Close()
+
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "archgate-metrics-ca"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	published := x509.NewCertPool()
+	if !published.AppendCertsFromPEM([]byte(cm.Data[KeyServingCA])) {
+		t.Fatal("the published bundle holds no certificate")
+	}
+	tests := map[string]struct {
+		roots      *x509.CertPool // nil: the system's
+		serverName string
+		wantErr    string
+	}{
+		"published CA and the Service's name": {roots: published, serverName: "archgate-controller-metrics.archgate-system.svc"},
+		"another Service's name":              {roots: published, serverName: "archgate-webhook-metrics.archgate-system.svc", wantErr: "certificate is valid for"},
+		"the system's roots":                  {serverName: "archgate-controller-metrics.archgate-system.svc", wantErr: "certificate signed by unknown authority"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			scraper := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tc.roots, ServerName: tc.serverName}}}
+			resp, err := scraper.Get(srv.URL)
+			if err == nil {
+				resp.Body.Close()
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("scrape failed: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("scrape error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
 	}
 }

@@ -39,7 +39,8 @@ const (
 	// first, then older ones until they expire).
 	KeyCABundle = "ca-bundle.crt"
 	// KeyServingCA holds, in a serving Secret, the CA bundle that verifies tls.crt (the key
-	// cert-manager uses too).
+	// cert-manager uses too), and in the public bundle ConfigMap (Options.BundleConfigMapName)
+	// the same bundle.
 	KeyServingCA = "ca.crt"
 )
 
@@ -60,6 +61,10 @@ type Options struct {
 	Namespace string
 	// CASecretName names the CA Secret; DefaultCASecretName when empty.
 	CASecretName string
+	// BundleConfigMapName, when set, names a ConfigMap in Namespace in which EnsureCA keeps a
+	// copy of the CA bundle (key KeyServingCA), without the private key: what clients of the
+	// serving certificates (a Prometheus verifying the metrics endpoints) may read.
+	BundleConfigMapName string
 	// CAValidity and ServingValidity are certificate lifetimes; the defaults when zero.
 	CAValidity      time.Duration
 	ServingValidity time.Duration
@@ -138,6 +143,9 @@ func (m *Manager) EnsureCA(ctx context.Context) (CA, error) {
 				return CA{}, fmt.Errorf("pruning CA bundle in Secret %s: %w", key, err)
 			}
 		}
+		if err := m.publishBundle(ctx, pemBundle); err != nil {
+			return CA{}, err
+		}
 		return CA{KeyPair: *current, Bundle: pemBundle, RenewAt: RenewAt(current.Cert)}, nil
 	}
 
@@ -159,8 +167,48 @@ func (m *Manager) EnsureCA(ctx context.Context) (CA, error) {
 	if err := m.writeTLSSecret(ctx, tlsSecretWrite{read: secret, exists: exists, key: key, data: data}); err != nil {
 		return CA{}, fmt.Errorf("writing CA Secret %s: %w", key, err)
 	}
-	logf.FromContext(ctx).Info("Issued a new webhook CA", "secret", key, "notAfter", next.Cert.NotAfter, "trustedCAs", len(trusted))
+	logf.FromContext(ctx).Info("Issued a new CA", "secret", key, "notAfter", next.Cert.NotAfter, "trustedCAs", len(trusted))
+	if err := m.publishBundle(ctx, pemBundle); err != nil {
+		return CA{}, err
+	}
 	return CA{KeyPair: next, Bundle: pemBundle, RenewAt: RenewAt(next.Cert)}, nil
+}
+
+// publishBundle keeps the public copy of the CA bundle in the ConfigMap BundleConfigMapName
+// (nothing when unset). It runs under m.mu, after the CA Secret was written, so the copy never
+// trusts a CA the Secret does not, and a new CA is published as soon as it exists (before any
+// serving certificate it signs is issued).
+func (m *Manager) publishBundle(ctx context.Context, bundle []byte) error {
+	if m.opts.BundleConfigMapName == "" {
+		return nil
+	}
+	key := types.NamespacedName{Namespace: m.opts.Namespace, Name: m.opts.BundleConfigMapName}
+	cm := &corev1.ConfigMap{}
+	switch err := m.reader.Get(ctx, key, cm); {
+	case apierrors.IsNotFound(err):
+		cm = &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: maps.Clone(m.opts.Labels)},
+			Data:       map[string]string{KeyServingCA: string(bundle)},
+		}
+		if err := m.writer.Create(ctx, cm); err != nil {
+			return fmt.Errorf("publishing the CA bundle in ConfigMap %s: %w", key, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading ConfigMap %s: %w", key, err)
+	}
+	if cm.Data[KeyServingCA] == string(bundle) {
+		return nil
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data[KeyServingCA] = string(bundle)
+	cm.Labels = mergeLabels(cm.Labels, m.opts.Labels)
+	if err := m.writer.Update(ctx, cm); err != nil {
+		return fmt.Errorf("publishing the CA bundle in ConfigMap %s: %w", key, err)
+	}
+	return nil
 }
 
 // readCA parses the CA Secret's key pair and bundle. Neither being unreadable is fatal — a
@@ -250,7 +298,7 @@ func (m *Manager) EnsureServing(ctx context.Context, ca CA, s ServingSecret) (ti
 	if err := m.writeTLSSecret(ctx, tlsSecretWrite{read: secret, exists: exists, key: key, data: data, owners: s.OwnerReferences}); err != nil {
 		return time.Time{}, fmt.Errorf("writing serving Secret %s: %w", key, err)
 	}
-	logf.FromContext(ctx).Info("Issued a webhook serving certificate", "secret", key, "reason", reason, "notAfter", next.Cert.NotAfter)
+	logf.FromContext(ctx).Info("Issued a serving certificate", "secret", key, "reason", reason, "notAfter", next.Cert.NotAfter)
 	return RenewAt(next.Cert), nil
 }
 

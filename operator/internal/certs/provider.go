@@ -108,3 +108,15 @@ func ServiceAnnotations(p Provider, secretName string) map[string]string {
 // InjectsCABundle reports whether the provider fills in webhook caBundles on its own, so the
 // operator must leave the field alone.
 func (p Provider) InjectsCABundle() bool { return p != ProviderSelfSigned }
+
+// MetricsProvider returns who issues the serving certificates of the metrics endpoints when p
+// issues the webhooks': OpenShift's service-ca, whose CA every namespace already has (the
+// ConfigMap openshift-service-ca.crt), and otherwise the operator's own CA, which it
+// publishes (Options.BundleConfigMapName). Not cert-manager: its self-signed Issuer makes
+// every certificate its own root, so no one CA could be published for a scraper to trust.
+func (p Provider) MetricsProvider() Provider {
+	if p == ProviderServiceCA {
+		return ProviderServiceCA
+	}
+	return ProviderSelfSigned
+}

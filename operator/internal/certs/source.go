@@ -82,7 +82,7 @@ func (s *SecretSource) Load(ctx context.Context) error {
 	s.current.Store(&cert)
 	rv := secret.ResourceVersion
 	s.loaded.Store(&rv)
-	logf.FromContext(ctx).Info("Loaded webhook serving certificate", "secret", s.key, "resourceVersion", rv)
+	logf.FromContext(ctx).Info("Loaded serving certificate", "secret", s.key, "resourceVersion", rv)
 	return nil
 }
 
@@ -103,5 +103,5 @@ func (s *SecretSource) Start(ctx context.Context) error {
 	}
 }
 
-// NeedLeaderElection is false: every replica serves webhooks.
+// NeedLeaderElection is false: every replica serves (webhooks, metrics).
 func (s *SecretSource) NeedLeaderElection() bool { return false }

@@ -25,6 +25,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
@@ -153,7 +154,8 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	if err != nil {
 		return err
 	}
-	inspection, err := newInspection(opts)
+	metrics := newControllerMetrics()
+	inspection, err := newInspection(opts, metrics.inspect)
 	if err != nil {
 		return err
 	}
@@ -164,11 +166,11 @@ func RunPlacementController(ctx context.Context, cfg *rest.Config, opts Controll
 	}
 	// The egress proxy serves from the manager's start to its stop; every inspection goes
 	// through it.
-	if err := errors.Join(mgr.Add(inspection.egress), collectors.Register(opts.registerer(), inspection.egress.Collectors()...)); err != nil {
+	if err := errors.Join(mgr.Add(inspection.egress), metrics.register(opts.registerer(), opts, inspection.egress)); err != nil {
 		_ = inspection.egress.Close()
 		return err
 	}
-	if err := setUpPlacementController(mgr, opts, inspection); err != nil {
+	if err := setUpPlacementController(mgr, opts, inspection, metrics); err != nil {
 		return err
 	}
 	if err := addProbes(mgr, probes{check: cacheSynced(mgr), wait: mgr.GetCache().WaitForCacheSync, onReady: opts.Ready, needsLeader: true}); err != nil {
@@ -188,20 +190,64 @@ type inspection struct {
 	invalidator podplacement.Invalidator
 	// published is what the known-images publisher reads; nil without a cache.
 	published knownimages.Source
-	metrics   *inspect.Metrics
 	// egress is the proxy every registry request goes through; listening, not yet serving.
 	egress *egress.Proxy
 }
 
-// newInspection builds the registry inspector, behind the bounded cache unless its size is zero.
-func newInspection(opts ControllerOptions) (inspection, error) {
+// controllerMetrics are the collectors of the pod placement controller's parts, made in one
+// place so that register is the whole of what the controller exports besides
+// controller-runtime's own metrics (docs/metrics.md is tested against it).
+type controllerMetrics struct {
+	inspect    *inspect.Metrics
+	placement  *podplacement.Metrics
+	execFormat *execformat.Metrics
+	publisher  *knownimages.PublisherMetrics
+}
+
+func newControllerMetrics() controllerMetrics {
+	return controllerMetrics{
+		inspect:    inspect.NewMetrics(),
+		placement:  podplacement.NewMetrics(),
+		execFormat: execformat.NewMetrics(),
+		publisher:  knownimages.NewPublisherMetrics(),
+	}
+}
+
+// register registers with r the collectors of the parts opts runs: inspection, its egress
+// proxy and placement always; the exec-format-error monitor and the known-images publisher
+// when they are on. It returns the errors of those that failed, joined.
+func (m controllerMetrics) register(r prometheus.Registerer, opts ControllerOptions, proxy *egress.Proxy) error {
+	errs := []error{
+		m.inspect.Register(r),
+		collectors.Register(r, proxy.Collectors()...),
+		collectors.Register(r, m.placement.Collectors()...),
+	}
+	if opts.ExecFormatErrorMonitor {
+		errs = append(errs, collectors.Register(r, m.execFormat.Collectors()...))
+	}
+	if opts.publishesKnownImages() {
+		errs = append(errs, m.publisher.Register(r))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("registering the controller's metrics: %w", err)
+	}
+	return nil
+}
+
+// publishesKnownImages: the leader publishes the known images, which needs the cache.
+func (o ControllerOptions) publishesKnownImages() bool {
+	return o.KnownImagesConfigMap != "" && o.ImageInspection.CacheSize > 0
+}
+
+// newInspection builds the registry inspector, behind the bounded cache unless its size is
+// zero, recording into metrics.
+func newInspection(opts ControllerOptions, metrics *inspect.Metrics) (inspection, error) {
 	ii := *opts.ImageInspection
 	if opts.Restartable {
 		// Podman caches parsed registries.conf files for the whole process: a controller
 		// restarted in the same process must read the current ones.
 		inspect.ReloadRegistriesConf()
 	}
-	metrics := inspect.NewMetrics()
 	blocked, err := egress.ParseNetworks(ii.BlockedNetworks)
 	if err != nil {
 		return inspection{}, fmt.Errorf("--%s: %w", settings.FlagBlocked, err)
@@ -228,12 +274,12 @@ func newInspection(opts ControllerOptions) (inspection, error) {
 		return inspection{}, fmt.Errorf("configuring image inspection: %w", err)
 	}
 	if ii.CacheSize <= 0 {
-		return inspection{inspector: registry, metrics: metrics, egress: proxy}, nil
+		return inspection{inspector: registry, egress: proxy}, nil
 	}
 	caching := inspect.NewCachingInspector(registry, inspect.CacheOptions{
 		Size: ii.CacheSize, TTL: ii.CacheTTL, DigestSize: ii.CacheSize, FailureTTL: ii.FailureCacheTTL, Metrics: metrics,
 	})
-	return inspection{inspector: caching, invalidator: caching, published: caching, metrics: metrics, egress: proxy}, nil
+	return inspection{inspector: caching, invalidator: caching, published: caching, egress: proxy}, nil
 }
 
 // newNodeCredentials loads the credential provider plugins' configuration; nil without one.
@@ -286,16 +332,10 @@ func newControllerManager(restCfg *rest.Config, opts ControllerOptions) (manager
 	return mgr, nil
 }
 
-// setUpPlacementController registers the metrics and the pod placement reconciler.
-func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in inspection) error {
+// setUpPlacementController sets up the pod placement reconciler and the parts that run with
+// it, recording into metrics (registered by the caller).
+func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in inspection, metrics controllerMetrics) error {
 	ii := *opts.ImageInspection
-	metrics := podplacement.NewMetrics()
-	if err := in.metrics.Register(opts.registerer()); err != nil {
-		return fmt.Errorf("registering inspection metrics: %w", err)
-	}
-	if err := collectors.Register(opts.registerer(), metrics.Collectors()...); err != nil {
-		return fmt.Errorf("registering placement metrics: %w", err)
-	}
 	nodeCreds, err := newNodeCredentials(opts)
 	if err != nil {
 		return err
@@ -314,7 +354,7 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 		MaxImagesPerPod:  ii.MaxImagesPerPod,
 		RetryBaseDelay:   opts.RetryBaseDelay,
 		RetryMaxDelay:    opts.RetryMaxDelay,
-		Metrics:          metrics,
+		Metrics:          metrics.placement,
 	})
 	if err != nil {
 		return err
@@ -336,18 +376,9 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 		return fmt.Errorf("adding the progress check: %w", err)
 	}
 	if opts.ExecFormatErrorMonitor {
-		if err := setUpExecFormatErrorMonitor(mgr, opts); err != nil {
+		if err := execformat.SetupWithManager(mgr, execformat.Options{Metrics: metrics.execFormat, DeleteInterval: opts.ExecFormatErrorDeleteInterval}); err != nil {
 			return err
 		}
 	}
-	return addKnownImagesPublisher(mgr, opts, in.published, r.GlobalKeyring)
-}
-
-// setUpExecFormatErrorMonitor registers the exec-format-error monitor and its metrics.
-func setUpExecFormatErrorMonitor(mgr manager.Manager, opts ControllerOptions) error {
-	metrics := execformat.NewMetrics()
-	if err := collectors.Register(opts.registerer(), metrics.Collectors()...); err != nil {
-		return fmt.Errorf("registering exec-format-error monitor metrics: %w", err)
-	}
-	return execformat.SetupWithManager(mgr, execformat.Options{Metrics: metrics, DeleteInterval: opts.ExecFormatErrorDeleteInterval})
+	return addKnownImagesPublisher(mgr, opts, in.published, r.GlobalKeyring, metrics.publisher)
 }

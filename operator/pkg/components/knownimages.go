@@ -42,15 +42,12 @@ const DefaultKnownImagesConfigMap = knownimages.DefaultConfigMapName
 const DefaultPlacementParametersConfigMap = knownimages.DefaultParametersConfigMapName
 
 // addKnownImagesPublisher adds the publisher of the cache's results for pods without imagePullSecrets to the
-// controller's manager, when opts names a known-images ConfigMap and the cache is on.
+// controller's manager, when opts names a known-images ConfigMap and the cache is on
+// (publishesKnownImages), recording into metrics (registered by the caller).
 func addKnownImagesPublisher(mgr manager.Manager, opts ControllerOptions, source knownimages.Source,
-	globalKeyring func(context.Context) (*credentials.Keyring, error)) error {
-	if opts.KnownImagesConfigMap == "" || source == nil {
+	globalKeyring func(context.Context) (*credentials.Keyring, error), metrics *knownimages.PublisherMetrics) error {
+	if !opts.publishesKnownImages() || source == nil {
 		return nil
-	}
-	metrics := knownimages.NewPublisherMetrics()
-	if err := metrics.Register(opts.registerer()); err != nil {
-		return fmt.Errorf("registering known-images metrics: %w", err)
 	}
 	key := types.NamespacedName{Namespace: opts.OperatorNamespace, Name: opts.KnownImagesConfigMap}
 	var keyring func(context.Context) (*credentials.Keyring, error)

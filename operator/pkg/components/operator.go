@@ -83,6 +83,11 @@ type OperatorOptions struct {
 	// ServiceName, ServingSecretName and ValidatingWebhookConfigurationName name the operator's
 	// own webhook objects of the installation manifests; the operator package's defaults when empty.
 	ServiceName, ServingSecretName, ValidatingWebhookConfigurationName string
+	// MetricsServiceName names the Service of the operator's metrics endpoint (installation
+	// manifests) and MetricsSecretName the Secret of that endpoint's serving certificate, which
+	// the operator keeps (its CA's, or service-ca's for the Service) unless MetricsCertDir is
+	// set; the operator package's defaults when empty.
+	MetricsServiceName, MetricsSecretName string
 	// MutatingWebhookConfigurationName names the scheduling-gate webhook registration.
 	MutatingWebhookConfigurationName string
 	// ProxyEnv is passed on to the components' containers. Nil means the operator's own
@@ -128,6 +133,8 @@ func (o OperatorOptions) withDefaults(ctx context.Context) (OperatorOptions, err
 	o.ServiceName = cmp.Or(o.ServiceName, operator.DefaultOperatorServiceName)
 	o.ServingSecretName = cmp.Or(o.ServingSecretName, operator.DefaultOperatorServingSecretName)
 	o.ValidatingWebhookConfigurationName = cmp.Or(o.ValidatingWebhookConfigurationName, operator.DefaultValidatingWebhookConfigurationName)
+	o.MetricsServiceName = cmp.Or(o.MetricsServiceName, operator.DefaultOperatorMetricsServiceName)
+	o.MetricsSecretName = cmp.Or(o.MetricsSecretName, operator.DefaultOperatorMetricsSecretName)
 	o.MutatingWebhookConfigurationName = cmp.Or(o.MutatingWebhookConfigurationName, operator.DefaultMutatingWebhookConfigurationName)
 	if o.ProxyEnv == nil {
 		o.ProxyEnv = operator.ProxyEnv(os.LookupEnv)
@@ -170,20 +177,23 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 			return err
 		}
 	}
-	var certSource *certs.SecretSource
+	deps := operatorDeps{uncached: uncached, provider: provider}
 	if opts.WebhookCertDir == "" {
-		certSource = certs.NewSecretSource(uncached, types.NamespacedName{Namespace: opts.Namespace, Name: opts.ServingSecretName}, 0)
+		deps.certSource = certs.NewSecretSource(uncached, types.NamespacedName{Namespace: opts.Namespace, Name: opts.ServingSecretName}, 0)
 	}
-	mgr, err := newOperatorManager(restCfg, opts, certSource)
+	if opts.MetricsBindAddress != "0" && opts.MetricsCertDir == "" {
+		deps.metricsSource = certs.NewSecretSource(uncached, types.NamespacedName{Namespace: opts.Namespace, Name: opts.MetricsSecretName}, 0)
+	}
+	if provider.MetricsProvider() == certs.ProviderSelfSigned {
+		deps.certManager = certs.NewManager(uncached, uncached, certs.Options{
+			Namespace:           opts.Namespace,
+			BundleConfigMapName: operator.MetricsCAConfigMapName,
+			Labels:              operator.ManagedLabels("archgate-operator"),
+		})
+	}
+	mgr, err := newOperatorManager(restCfg, opts, deps)
 	if err != nil {
 		return err
-	}
-	deps := operatorDeps{uncached: uncached, provider: provider, certSource: certSource}
-	if provider == certs.ProviderSelfSigned {
-		deps.certManager = certs.NewManager(uncached, uncached, certs.Options{
-			Namespace: opts.Namespace,
-			Labels:    operator.ManagedLabels("archgate-operator"),
-		})
 	}
 	if err := setUpOperator(mgr, opts, deps); err != nil {
 		return err
@@ -191,22 +201,29 @@ func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) er
 	if err := addOperatorServing(mgr, opts, deps); err != nil {
 		return err
 	}
+	if err := addOperatorMetricsTLS(mgr, opts, deps); err != nil {
+		return err
+	}
 	opts.Logger.WithName("operator").Info("Starting the operator", "namespace", opts.Namespace, "image", opts.Image, "platform", opts.Platform,
 		"certProvider", provider, "leaderElection", opts.LeaderElection)
 	return mgr.Start(ctx)
 }
 
-// newOperatorManager creates the operator's manager: its cache, leader election and the
-// validating webhooks' server, serving certSource's certificate (nil: the files in
-// WebhookCertDir).
-func newOperatorManager(restCfg *rest.Config, opts OperatorOptions, certSource *certs.SecretSource) (manager.Manager, error) {
+// newOperatorManager creates the operator's manager: its cache, leader election, the
+// validating webhooks' server, serving deps.certSource's certificate (nil: the files in
+// WebhookCertDir), and the metrics server, serving deps.metricsSource's (nil: the files in
+// MetricsCertDir, or a generated one).
+func newOperatorManager(restCfg *rest.Config, opts OperatorOptions, deps operatorDeps) (manager.Manager, error) {
 	serverOpts := webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, TLSOpts: opts.tlsOpts()}
-	if certSource == nil {
+	if deps.certSource == nil {
 		serverOpts.CertDir, serverOpts.CertName, serverOpts.KeyName = opts.WebhookCertDir, TLSCertName, TLSKeyName
 	} else {
-		serverOpts.TLSOpts = append(serverOpts.TLSOpts, func(c *tls.Config) { c.GetCertificate = certSource.GetCertificate })
+		serverOpts.TLSOpts = append(serverOpts.TLSOpts, func(c *tls.Config) { c.GetCertificate = deps.certSource.GetCertificate })
 	}
 	mopts := opts.managerOptions()
+	if deps.metricsSource != nil {
+		mopts.Metrics.TLSOpts = append(mopts.Metrics.TLSOpts, func(c *tls.Config) { c.GetCertificate = deps.metricsSource.GetCertificate })
+	}
 	mopts.Cache = operator.CacheOptions(opts.Namespace)
 	mopts.WebhookServer = webhook.NewServer(serverOpts)
 	mopts.LeaderElection = opts.LeaderElection
@@ -230,6 +247,9 @@ type operatorDeps struct {
 	// certSource serves the operator's own certificate from its Secret; nil when it comes
 	// from WebhookCertDir.
 	certSource *certs.SecretSource
+	// metricsSource serves the operator's metrics certificate from its Secret; nil when the
+	// operator serves no metrics or they come from MetricsCertDir.
+	metricsSource *certs.SecretSource
 }
 
 // setUpOperator registers the validating webhooks and the ClusterPodPlacementConfig reconciler.
@@ -287,6 +307,22 @@ func addOperatorServing(mgr manager.Manager, opts OperatorOptions, deps operator
 		}
 	}
 	return addProbes(mgr, probes{check: func() error { return serving(&http.Request{}) }, onReady: opts.Ready})
+}
+
+// addOperatorMetricsTLS adds the upkeep of the operator's metrics serving certificate and its
+// reading on every replica, when it comes from the Secret (deps.metricsSource). Until the
+// Secret exists (the first seconds of the first install) a scrape fails its TLS handshake.
+func addOperatorMetricsTLS(mgr manager.Manager, opts OperatorOptions, deps operatorDeps) error {
+	if deps.metricsSource == nil {
+		return nil
+	}
+	return errors.Join(mgr.Add(deps.metricsSource), mgr.Add(operator.NewMetricsTLS(deps.uncached, operator.MetricsTLSOptions{
+		Namespace:   opts.Namespace,
+		ServiceName: opts.MetricsServiceName,
+		SecretName:  opts.MetricsSecretName,
+		Provider:    deps.provider,
+		Certs:       deps.certManager,
+	})))
 }
 
 // detectPlatform asks the apiserver which API groups it serves: OpenShift serves

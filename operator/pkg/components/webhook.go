@@ -24,6 +24,7 @@ import (
 	"net/http"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
@@ -82,6 +83,16 @@ func (o WebhookOptions) withDefaults(ctx context.Context) (WebhookOptions, error
 	return o, err
 }
 
+// newWebhookMetrics returns the webhook's collectors, registered with r: with
+// controller-runtime's own, what the webhook exports (docs/metrics.md is tested against it).
+func newWebhookMetrics(r prometheus.Registerer) (*gatewebhook.Metrics, error) {
+	m := gatewebhook.NewMetrics()
+	if err := m.Register(r); err != nil {
+		return nil, fmt.Errorf("registering webhook metrics: %w", err)
+	}
+	return m, nil
+}
+
 // RunWebhook serves the scheduling-gate webhook at WebhookPath until ctx is done. It never
 // talks to a registry. With KnownImagesConfigMap it watches that ConfigMap and the placement
 // configurations, to place pods at admission. Readiness (/readyz, and the Ready callback) means
@@ -109,9 +120,9 @@ func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) erro
 	if err != nil {
 		return fmt.Errorf("creating the webhook manager: %w", err)
 	}
-	metrics := gatewebhook.NewMetrics()
-	if err := metrics.Register(opts.registerer()); err != nil {
-		return fmt.Errorf("registering webhook metrics: %w", err)
+	metrics, err := newWebhookMetrics(opts.registerer())
+	if err != nil {
+		return err
 	}
 	hopts, err := atAdmission.setUp(ctx, mgr, gatewebhook.Options{OperatorNamespace: opts.OperatorNamespace, Metrics: metrics,
 		MaxImagesPerPod: opts.MaxImagesPerPod})

@@ -209,9 +209,9 @@ type MetricsAuth struct {
 	// against.
 	CA []byte
 	// SkipVerify scrapes without verifying the server's certificate: the
-	// components the operator deploys generate theirs at start, and the
-	// shipped ServiceMonitor (deploy/components/monitoring) skips it too; the
-	// token still authenticates the scrape.
+	// components the operator deploys serve certificates for their metrics
+	// Services' names, which the simulator, scraping local ports, does not
+	// reach them by; the token still authenticates the scrape.
 	SkipVerify bool
 }
 

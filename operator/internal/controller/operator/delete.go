@@ -168,6 +168,8 @@ func (r *Reconciler) operandObjects() []client.Object {
 		&corev1.Service{ObjectMeta: m(ControllerMetricsServiceName)},
 		certificate,
 		&corev1.Secret{ObjectMeta: m(WebhookServingSecretName)},
+		&corev1.Secret{ObjectMeta: m(WebhookMetricsSecretName)},
+		&corev1.Secret{ObjectMeta: m(ControllerMetricsSecretName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCABundleName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistriesConfName)},
 		&corev1.ConfigMap{ObjectMeta: m(RegistryCertsName)},

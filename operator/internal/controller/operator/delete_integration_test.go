@@ -239,6 +239,7 @@ func TestDeletionReleasesGatedPods(t *testing.T) {
 		"PodDisruptionBudget/" + operator.ControllerComponentName, "PodDisruptionBudget/" + operator.WebhookComponentName,
 		"Role/" + operator.ControllerComponentName, "Role/" + operator.WebhookComponentName,
 		"RoleBinding/" + operator.ControllerComponentName, "RoleBinding/" + operator.WebhookComponentName,
+		"Secret/" + operator.ControllerMetricsSecretName, "Secret/" + operator.WebhookMetricsSecretName,
 		"Secret/" + operator.WebhookServingSecretName,
 		"Service/" + operator.ControllerMetricsServiceName, "Service/" + operator.WebhookComponentName,
 		"Service/" + operator.WebhookMetricsServiceName,

@@ -17,13 +17,16 @@ limitations under the License.
 package operator_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"unicode"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,6 +35,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/archgate/archgate/operator/internal/certs"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
 )
 
@@ -89,7 +93,8 @@ func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Un
 }
 
 func TestOverlaysRender(t *testing.T) {
-	wantProvider := map[string]string{"kubernetes": "self-signed", "openshift": "service-ca", "cert-manager": "cert-manager", "monitoring": "self-signed"}
+	wantProvider := map[string]string{"kubernetes": "self-signed", "openshift": "service-ca", "cert-manager": "cert-manager", "monitoring": "self-signed",
+		"openshift-monitoring": "service-ca"}
 	for _, overlay := range overlays(t) {
 		t.Run(overlay, func(t *testing.T) {
 			objs := render(t, filepath.Join(deployDir, "overlays", overlay))
@@ -167,32 +172,126 @@ func assertRestricted(t *testing.T, spec corev1.PodSpec) {
 	}
 }
 
-// TestMonitoringComponent checks deploy/components/monitoring (through the monitoring overlay):
-// the ServiceMonitor selects the metrics Services of all three components over HTTPS with a
-// bearer token, the binding grants the metrics reader role, and every alert links a runbook
-// section that exists in docs/operations.md.
+// TestMonitoringComponent checks deploy/components/monitoring, through the monitoring overlay
+// and, with deploy/components/monitoring-openshift, the openshift-monitoring overlay: one
+// ServiceMonitor per component selects exactly that component's metrics Service (as the
+// manifests and the operator label them), scrapes it over HTTPS with the token of a
+// ServiceAccount bound to the metrics reader role and verifies its certificate against the
+// CA of the overlay's provider for the Service's name, keeping the metrics' own labels; the
+// alerts select those Services' jobs and link runbooks; the Grafana dashboard is the one in
+// dashboards/.
 func TestMonitoringComponent(t *testing.T) {
-	objs := render(t, filepath.Join(deployDir, "overlays", "monitoring"))
-	sm := find(objs, "ServiceMonitor", "archgate")
-	if sm == nil {
-		t.Fatal("no ServiceMonitor archgate")
+	const ns = "archgate-system"
+	published := map[string]string{"name": operator.MetricsCAConfigMapName, "key": certs.KeyServingCA}
+	for overlay, wantCA := range map[string]map[string]string{
+		"monitoring":           published,
+		"openshift-monitoring": {"name": "openshift-service-ca.crt", "key": "service-ca.crt"},
+	} {
+		t.Run(overlay, func(t *testing.T) {
+			objs := render(t, filepath.Join(deployDir, "overlays", overlay))
+			// The Services' labels: the operator's from the manifests, the components' as the
+			// operator renders them.
+			services := map[string]map[string]string{}
+			if svc := find(objs, "Service", operator.DefaultOperatorMetricsServiceName); svc != nil {
+				services[svc.GetName()] = svc.GetLabels()
+			}
+			for _, c := range []string{operator.WebhookComponentName, operator.ControllerComponentName} {
+				labels := operator.ManagedLabels(c)
+				labels[operator.MetricsServiceLabel] = "true"
+				services[c+"-metrics"] = labels
+			}
+			scraper := assertScraperIdentity(t, objs)
+			jobs := map[string]bool{}
+			for _, component := range []string{"operator", "webhook", "controller"} {
+				sm := find(objs, "ServiceMonitor", "archgate-"+component)
+				if sm == nil {
+					t.Errorf("no ServiceMonitor archgate-%s", component)
+					continue
+				}
+				selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+				var selected []string
+				for name, labels := range services {
+					if matches(selector, labels) {
+						selected = append(selected, name)
+					}
+				}
+				if want := "archgate-" + component + "-metrics"; len(selected) != 1 || selected[0] != want {
+					t.Errorf("ServiceMonitor archgate-%s selects %v (selector %v), want the Service %s", component, selected, selector, want)
+					continue
+				}
+				jobs[selected[0]] = true
+				var spec struct {
+					JobLabel  string `json:"jobLabel"`
+					Endpoints []struct {
+						Port            string `json:"port"`
+						Scheme          string `json:"scheme"`
+						BearerTokenFile string `json:"bearerTokenFile"`
+						HonorLabels     bool   `json:"honorLabels"`
+						Authorization   *struct {
+							Type        string            `json:"type"`
+							Credentials map[string]string `json:"credentials"`
+						} `json:"authorization"`
+						TLSConfig struct {
+							InsecureSkipVerify bool   `json:"insecureSkipVerify"`
+							ServerName         string `json:"serverName"`
+							CA                 struct {
+								ConfigMap map[string]string `json:"configMap"`
+							} `json:"ca"`
+						} `json:"tlsConfig"`
+					} `json:"endpoints"`
+				}
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sm.Object["spec"].(map[string]any), &spec); err != nil {
+					t.Fatal(err)
+				}
+				if len(spec.Endpoints) != 1 || spec.JobLabel != "" {
+					t.Fatalf("ServiceMonitor archgate-%s: %d endpoints, jobLabel %q; want one, and the Service's name as job", component, len(spec.Endpoints), spec.JobLabel)
+				}
+				ep := spec.Endpoints[0]
+				if ep.Port != "metrics" || ep.Scheme != "https" || ep.BearerTokenFile != "" {
+					t.Errorf("ServiceMonitor archgate-%s endpoint port %q scheme %q bearerTokenFile %q: want metrics, https, no token file", component, ep.Port, ep.Scheme, ep.BearerTokenFile)
+				}
+				if !ep.HonorLabels {
+					t.Errorf("ServiceMonitor archgate-%s: honorLabels off, the exec-format-error metrics' namespace label would be the scrape target's", component)
+				}
+				if a := ep.Authorization; a == nil || a.Type != "Bearer" || a.Credentials["name"] != scraper || a.Credentials["key"] != "token" {
+					t.Errorf("ServiceMonitor archgate-%s authorization %+v, want Bearer from Secret %s key token", component, a, scraper)
+				}
+				if ep.TLSConfig.InsecureSkipVerify || ep.TLSConfig.ServerName != selected[0]+"."+ns+".svc" {
+					t.Errorf("ServiceMonitor archgate-%s tlsConfig %+v, want the certificate verified for %s.%s.svc", component, ep.TLSConfig, selected[0], ns)
+				}
+				if diff := cmp.Diff(wantCA, ep.TLSConfig.CA.ConfigMap); diff != "" {
+					t.Errorf("ServiceMonitor archgate-%s trusts (-want +got):\n%s", component, diff)
+				}
+			}
+			rule := find(objs, "PrometheusRule", "archgate")
+			assertRunbooks(t, rule)
+			for _, m := range regexp.MustCompile(`job="([^"]+)"`).FindAllStringSubmatch(fmt.Sprint(rule.Object["spec"]), -1) {
+				if !jobs[m[1]] {
+					t.Errorf("an alert selects job %q, which no ServiceMonitor scrapes (jobs %v)", m[1], jobs)
+				}
+			}
+			assertDashboard(t, objs)
+			if overlay == "openshift-monitoring" {
+				assertOpenShiftMonitoring(t, objs)
+			}
+		})
 	}
-	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
-	if selector[operator.MetricsServiceLabel] != "true" || len(selector) != 1 {
-		t.Errorf("ServiceMonitor selects %v, want %s=true (the label of the metrics Services)", selector, operator.MetricsServiceLabel)
+}
+
+func matches(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
 	}
-	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
-	if len(endpoints) != 1 {
-		t.Fatalf("ServiceMonitor endpoints %v, want one", endpoints)
-	}
-	ep := endpoints[0].(map[string]any)
-	if ep["port"] != "metrics" || ep["scheme"] != "https" || ep["bearerTokenFile"] == nil {
-		t.Errorf("ServiceMonitor endpoint %v, want port metrics, https and a bearer token", ep)
-	}
-	svc := find(objs, "Service", "archgate-operator-metrics")
-	if svc == nil || svc.GetLabels()[operator.MetricsServiceLabel] != "true" {
-		t.Errorf("the operator's metrics Service is missing or lacks %s=true", operator.MetricsServiceLabel)
-	}
+	return len(selector) > 0
+}
+
+// assertScraperIdentity checks the identity the ServiceMonitors scrape with: a ServiceAccount
+// bound to the metrics reader role (and to nothing else here) and a token Secret for it. It
+// returns the Secret's name.
+func assertScraperIdentity(t *testing.T, objs []*unstructured.Unstructured) string {
+	t.Helper()
 	binding := find(objs, "ClusterRoleBinding", "archgate-metrics-reader")
 	if binding == nil {
 		t.Fatal("no ClusterRoleBinding archgate-metrics-reader")
@@ -201,7 +300,65 @@ func TestMonitoringComponent(t *testing.T) {
 		find(objs, "ClusterRole", "archgate-metrics-reader") == nil {
 		t.Errorf("the metrics reader binding refers to ClusterRole %q, which must be archgate-metrics-reader and rendered", ref)
 	}
-	assertRunbooks(t, find(objs, "PrometheusRule", "archgate"))
+	subjects, _, _ := unstructured.NestedSlice(binding.Object, "subjects")
+	if len(subjects) != 1 {
+		t.Fatalf("metrics reader binding subjects %v, want the scraper's ServiceAccount", subjects)
+	}
+	sa := subjects[0].(map[string]any)
+	if sa["kind"] != "ServiceAccount" || sa["namespace"] != "archgate-system" || find(objs, "ServiceAccount", fmt.Sprint(sa["name"])) == nil {
+		t.Fatalf("metrics reader binding subject %v, want a ServiceAccount rendered in archgate-system", sa)
+	}
+	for _, o := range objs {
+		if o.GetKind() == "Secret" && o.GetAnnotations()[corev1.ServiceAccountNameKey] == sa["name"] {
+			if typ, _, _ := unstructured.NestedString(o.Object, "type"); typ != string(corev1.SecretTypeServiceAccountToken) {
+				t.Errorf("Secret %s type %q, want %s", o.GetName(), typ, corev1.SecretTypeServiceAccountToken)
+			}
+			return o.GetName()
+		}
+	}
+	t.Fatalf("no token Secret for ServiceAccount %v", sa["name"])
+	return ""
+}
+
+// assertDashboard checks that the dashboard ConfigMap carries dashboards/archgate.json for
+// Grafana's sidecar (TestDashboardNamesExportedMetrics in pkg/components checks its queries).
+func assertDashboard(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	cm := find(objs, "ConfigMap", "archgate-grafana-dashboard")
+	if cm == nil {
+		t.Fatal("no ConfigMap archgate-grafana-dashboard")
+	}
+	if cm.GetLabels()["grafana_dashboard"] != "1" || cm.GetNamespace() != "archgate-system" {
+		t.Errorf("dashboard ConfigMap %s/%s labels %v: Grafana's sidecar wants grafana_dashboard=1", cm.GetNamespace(), cm.GetName(), cm.GetLabels())
+	}
+	want, err := os.ReadFile(filepath.Join(deployDir, "components", "monitoring", "dashboards", "archgate.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(cm.Object, "data", "archgate.json"); got != string(want) {
+		t.Error("the dashboard ConfigMap's archgate.json differs from dashboards/archgate.json")
+	}
+}
+
+// assertOpenShiftMonitoring checks what OpenShift's platform Prometheus needs: the namespace
+// label it selects namespaces by, and the right to discover the targets there.
+func assertOpenShiftMonitoring(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	if ns := find(objs, "Namespace", "archgate-system"); ns == nil || ns.GetLabels()["openshift.io/cluster-monitoring"] != "true" {
+		t.Error("namespace archgate-system lacks openshift.io/cluster-monitoring=true")
+	}
+	role, binding := find(objs, "Role", "prometheus-k8s"), find(objs, "RoleBinding", "prometheus-k8s")
+	if role == nil || binding == nil {
+		t.Fatal("no Role and RoleBinding prometheus-k8s")
+	}
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	if got := fmt.Sprint(rules); !strings.Contains(got, "services") || !strings.Contains(got, "endpoints") || !strings.Contains(got, "pods") || strings.Contains(got, "secrets") {
+		t.Errorf("Role prometheus-k8s rules %v: want services, endpoints and pods to discover targets, and no Secrets", rules)
+	}
+	subjects, _, _ := unstructured.NestedSlice(binding.Object, "subjects")
+	if got := fmt.Sprint(subjects); len(subjects) != 1 || !strings.Contains(got, "namespace:openshift-monitoring") || !strings.Contains(got, "name:prometheus-k8s") {
+		t.Errorf("RoleBinding prometheus-k8s subjects %v, want openshift-monitoring/prometheus-k8s", subjects)
+	}
 }
 
 // assertRunbooks checks that every alert of the PrometheusRule has a runbook_url whose anchor

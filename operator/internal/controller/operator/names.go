@@ -70,6 +70,15 @@ const (
 	// installation manifests add archgate-operator-metrics for the operator.
 	WebhookMetricsServiceName    = WebhookComponentName + "-metrics"
 	ControllerMetricsServiceName = ControllerComponentName + "-metrics"
+	// WebhookMetricsSecretName and ControllerMetricsSecretName hold the serving certificates of
+	// the components' metrics endpoints, for their metrics Services' DNS names
+	// (certs.Provider.MetricsProvider issues them).
+	WebhookMetricsSecretName    = WebhookComponentName + "-metrics-cert"
+	ControllerMetricsSecretName = ControllerComponentName + "-metrics-cert"
+	// MetricsCAConfigMapName is where the operator publishes the CA bundle that verifies every
+	// metrics endpoint's certificate (key ca.crt) when its own CA issues them, for a
+	// ServiceMonitor's tlsConfig.ca: a ConfigMap, since a CA certificate is no secret.
+	MetricsCAConfigMapName = "archgate-metrics-ca"
 	// DefaultMutatingWebhookConfigurationName names the MutatingWebhookConfiguration.
 	DefaultMutatingWebhookConfigurationName = "archgate-scheduling-gate"
 	// AdmissionPolicyName names the MutatingAdmissionPolicy that places pods in the apiserver
@@ -125,6 +134,8 @@ const (
 	HealthPort  = 8081
 	// ServingCertDir is where the webhook's serving certificate is mounted.
 	ServingCertDir = "/var/run/archgate/serving-cert"
+	// MetricsCertDir is where a component's metrics serving certificate is mounted.
+	MetricsCertDir = "/var/run/archgate/metrics-cert"
 	// RegistryCADir is where the registry CA bundle is mounted in the controller.
 	RegistryCADir = "/etc/archgate/registry-ca"
 	// RegistriesConfDir holds the mounted registries.conf; CertsDir the per-registry

@@ -131,6 +131,9 @@ type ComponentArgs struct {
 	// MetricsBindAddress and HealthProbeBindAddress are the listen addresses of /metrics and
 	// the health probes.
 	MetricsBindAddress, HealthProbeBindAddress string
+	// MetricsCertDir holds the metrics endpoint's tls.crt and tls.key, or "" for a certificate
+	// the component generates (which no scraper can verify).
+	MetricsCertDir string
 	// GlobalPullSecret is "<namespace>/<name>" of the global pull secret, or "".
 	GlobalPullSecret string
 	// RegistryCABundleFile is the path of the mounted registry CA bundle, or "".
@@ -185,6 +188,9 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		}
 		return args
 	}
+	if a.MetricsCertDir != "" {
+		args = append(args, "--metrics-cert-dir="+a.MetricsCertDir)
+	}
 	if a.KnownImagesConfigMap != "" {
 		args = append(args, "--"+settings.FlagKnownImagesConfigMap+"="+a.KnownImagesConfigMap)
 	}
@@ -238,6 +244,7 @@ func (p operandParams) componentArgs() ComponentArgs {
 		WebhookPort:            WebhookPort,
 		MetricsBindAddress:     fmt.Sprintf(":%d", MetricsPort),
 		HealthProbeBindAddress: fmt.Sprintf(":%d", HealthPort),
+		MetricsCertDir:         MetricsCertDir,
 		ImageInspection:        p.inspection,
 		ExecFormatErrorMonitor: p.execFormatErrorMonitor,
 
@@ -430,16 +437,21 @@ func webhookService(p operandParams) *corev1ac.ServiceApplyConfiguration {
 }
 
 // metricsService exposes the HTTPS metrics port of the component name's pods, labelled for
-// the ServiceMonitor of deploy/components/monitoring.
-func metricsService(p operandParams, name string) *corev1ac.ServiceApplyConfiguration {
+// the ServiceMonitors of deploy/components/monitoring. With service-ca it is annotated for
+// OpenShift to write its serving certificate into secret.
+func metricsService(p operandParams, name, secret string) *corev1ac.ServiceApplyConfiguration {
 	labels := ManagedLabels(name)
 	labels[MetricsServiceLabel] = "true"
-	return corev1ac.Service(name+"-metrics", p.namespace).
+	s := corev1ac.Service(name+"-metrics", p.namespace).
 		WithLabels(labels).WithOwnerReferences(p.owners()...).
 		WithSpec(corev1ac.ServiceSpec().
 			WithSelector(selectorLabels(name)).
 			WithPorts(corev1ac.ServicePort().
 				WithName("metrics").WithPort(MetricsPort).WithTargetPort(intstr.FromString("metrics")).WithProtocol(corev1.ProtocolTCP)))
+	if a := certs.ServiceAnnotations(p.provider.MetricsProvider(), secret); a != nil {
+		s.WithAnnotations(a)
+	}
+	return s
 }
 
 // linkedCopy is the operator's copy, next to the controller, of a ConfigMap the spec
@@ -464,7 +476,17 @@ func podDisruptionBudget(p operandParams, name string) *policyv1ac.PodDisruption
 }
 
 func webhookDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguration {
-	return servingDeployment(p, WebhookComponentName, WebhookReplicas, p.args("webhook", p.componentArgs()), WebhookServingSecretName)
+	d := servingDeployment(p, WebhookComponentName, WebhookReplicas, p.args("webhook", p.componentArgs()), WebhookServingSecretName)
+	return withMetricsCert(d, WebhookMetricsSecretName)
+}
+
+// withMetricsCert mounts the metrics serving certificate from secret at MetricsCertDir (the
+// components' --metrics-cert-dir, whose files they reload when the kubelet updates them).
+func withMetricsCert(d *appsv1ac.DeploymentApplyConfiguration, secret string) *appsv1ac.DeploymentApplyConfiguration {
+	spec := d.Spec.Template.Spec
+	spec.Containers[0].WithVolumeMounts(corev1ac.VolumeMount().WithName("metrics-cert").WithMountPath(MetricsCertDir).WithReadOnly(true))
+	spec.WithVolumes(corev1ac.Volume().WithName("metrics-cert").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(secret)))
+	return d
 }
 
 // servingDeployment is a webhook Deployment: its serving certificate mounted from secret, a
@@ -484,7 +506,7 @@ func servingDeployment(p operandParams, name string, replicas int32, args []stri
 }
 
 func controllerDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguration {
-	d := deployment(p, ControllerComponentName, ControllerReplicas, p.args("controller", p.componentArgs()))
+	d := withMetricsCert(deployment(p, ControllerComponentName, ControllerReplicas, p.args("controller", p.componentArgs())), ControllerMetricsSecretName)
 	tmpl := d.Spec.Template
 	if p.linkedHash != "" {
 		tmpl.WithAnnotations(map[string]string{AnnotationLinkedObjectsHash: p.linkedHash})

@@ -65,7 +65,7 @@ func TestDefaultArgs(t *testing.T) {
 		"webhook": {
 			component: "webhook",
 			want: []string{"webhook", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
-				"--health-probe-bind-address=:8081", "--cert-dir=" + ServingCertDir, "--port=9443"},
+				"--health-probe-bind-address=:8081", "--metrics-cert-dir=" + MetricsCertDir, "--cert-dir=" + ServingCertDir, "--port=9443"},
 		},
 		"controller with everything": {
 			component: "controller",
@@ -80,7 +80,7 @@ func TestDefaultArgs(t *testing.T) {
 				p.execFormatErrorDeleteInterval = 15 * time.Minute
 			},
 			want: []string{"controller", "--log-verbosity=TraceAll", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
-				"--health-probe-bind-address=:8081", "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
+				"--health-probe-bind-address=:8081", "--metrics-cert-dir=" + MetricsCertDir, "--leader-elect", "--global-pull-secret=openshift-config/pull-secret",
 				"--ca-bundle=" + RegistryCADir + "/" + CABundleKey,
 				"--cache-size=0", "--cache-ttl=1m30s", "--inspect-timeout=45s", "--max-retries=8", "--failure-cache-ttl=20s",
 				"--max-gate-age=1h30m0s", "--max-images-per-pod=12", "--blocked-networks=169.254.0.0/16,10.96.0.0/12",
@@ -93,14 +93,14 @@ func TestDefaultArgs(t *testing.T) {
 				p.registryCerts = []string{"registry.example..5000"}
 			},
 			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
-				"--health-probe-bind-address=:8081", "--leader-elect",
+				"--health-probe-bind-address=:8081", "--metrics-cert-dir=" + MetricsCertDir, "--leader-elect",
 				"--registries-conf=" + RegistriesConfDir + "/registries.conf", "--certs-dir=" + CertsDir},
 		},
 		"controller with credential provider plugins": {
 			component: "controller",
 			p:         func(p *operandParams) { p.credentialProvidersHostBinDir = "/etc/eks/image-credential-provider" },
 			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
-				"--health-probe-bind-address=:8081", "--leader-elect",
+				"--health-probe-bind-address=:8081", "--metrics-cert-dir=" + MetricsCertDir, "--leader-elect",
 				"--image-credential-provider-config=" + CredentialProvidersDir + "/config.yaml",
 				"--image-credential-provider-bin-dir=" + CredentialProviderBinDir},
 		},
@@ -108,7 +108,7 @@ func TestDefaultArgs(t *testing.T) {
 			component: "controller",
 			p:         func(p *operandParams) { p.inspection = ptr.To(v1beta1.DefaultImageInspectionSettings()) },
 			want: []string{"controller", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
-				"--health-probe-bind-address=:8081", "--leader-elect",
+				"--health-probe-bind-address=:8081", "--metrics-cert-dir=" + MetricsCertDir, "--leader-elect",
 				"--cache-size=4096", "--cache-ttl=10m0s", "--inspect-timeout=30s", "--max-retries=9", "--failure-cache-ttl=10s", "--max-gate-age=10m0s",
 				"--max-images-per-pod=64", "--blocked-networks=127.0.0.0/8,::1/128,169.254.0.0/16,fe80::/10",
 				"--allowed-registries="},
@@ -117,7 +117,7 @@ func TestDefaultArgs(t *testing.T) {
 			component: "webhook",
 			p:         func(p *operandParams) { p.inspection = &v1beta1.ImageInspectionSettings{MaxImagesPerPod: 12} },
 			want: []string{"webhook", "--log-verbosity=Normal", "--operator-namespace=archgate-system", "--metrics-bind-address=:8443",
-				"--health-probe-bind-address=:8081", "--cert-dir=" + ServingCertDir, "--port=9443", "--max-images-per-pod=12"},
+				"--health-probe-bind-address=:8081", "--metrics-cert-dir=" + MetricsCertDir, "--cert-dir=" + ServingCertDir, "--port=9443", "--max-images-per-pod=12"},
 		},
 	}
 	for name, tc := range tests {
@@ -405,14 +405,14 @@ func TestWebhookDrains(t *testing.T) {
 func TestMetricsServices(t *testing.T) {
 	p := params()
 	for _, c := range []struct {
-		component, service string
-		deployment         *appsv1.Deployment
+		component, service, secret string
+		deployment                 *appsv1.Deployment
 	}{
-		{WebhookComponentName, WebhookMetricsServiceName, typed[appsv1.Deployment](t, webhookDeployment(p))},
-		{ControllerComponentName, ControllerMetricsServiceName, typed[appsv1.Deployment](t, controllerDeployment(p))},
+		{WebhookComponentName, WebhookMetricsServiceName, WebhookMetricsSecretName, typed[appsv1.Deployment](t, webhookDeployment(p))},
+		{ControllerComponentName, ControllerMetricsServiceName, ControllerMetricsSecretName, typed[appsv1.Deployment](t, controllerDeployment(p))},
 	} {
 		t.Run(c.component, func(t *testing.T) {
-			svc := typed[corev1.Service](t, metricsService(p, c.component))
+			svc := typed[corev1.Service](t, metricsService(p, c.component, c.secret))
 			if svc.Name != c.service || svc.Labels[MetricsServiceLabel] != "true" {
 				t.Errorf("Service %s labels %v: want name %s and %s=true", svc.Name, svc.Labels, c.service, MetricsServiceLabel)
 			}
@@ -433,6 +433,62 @@ func TestMetricsServices(t *testing.T) {
 				t.Errorf("port %+v targets container port %d, want the metrics port %d", port, containerPort, MetricsPort)
 			}
 		})
+	}
+}
+
+// TestMetricsCertificates: each component serves its metrics with the certificate of its own
+// Secret, mounted where --metrics-cert-dir points; with service-ca the metrics Service asks
+// OpenShift for that Secret, with the other providers the operator's CA fills it (steps.go)
+// and the Service carries no annotation.
+func TestMetricsCertificates(t *testing.T) {
+	for _, provider := range certs.Providers() {
+		p := params()
+		p.provider = provider
+		for _, c := range []struct {
+			component, secret string
+			deployment        *appsv1.Deployment
+		}{
+			{WebhookComponentName, WebhookMetricsSecretName, typed[appsv1.Deployment](t, webhookDeployment(p))},
+			{ControllerComponentName, ControllerMetricsSecretName, typed[appsv1.Deployment](t, controllerDeployment(p))},
+		} {
+			t.Run(string(provider)+"/"+c.component, func(t *testing.T) {
+				spec := c.deployment.Spec.Template.Spec
+				var volume *corev1.SecretVolumeSource
+				for _, v := range spec.Volumes {
+					if v.Name == "metrics-cert" {
+						volume = v.Secret
+					}
+				}
+				if volume == nil || volume.SecretName != c.secret {
+					t.Errorf("metrics-cert volume %+v, want Secret %s", volume, c.secret)
+				}
+				mounted := slices.ContainsFunc(spec.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool {
+					return m.Name == "metrics-cert" && m.MountPath == MetricsCertDir && m.ReadOnly
+				})
+				if !mounted || !slices.Contains(spec.Containers[0].Args, "--metrics-cert-dir="+MetricsCertDir) {
+					t.Errorf("mounts %+v, args %q: want metrics-cert read-only at %s and --metrics-cert-dir pointing there",
+						spec.Containers[0].VolumeMounts, spec.Containers[0].Args, MetricsCertDir)
+				}
+				svc := typed[corev1.Service](t, metricsService(p, c.component, c.secret))
+				want := map[string]string(nil)
+				if provider == certs.ProviderServiceCA {
+					want = map[string]string{certs.AnnotationServingCertSecretName: c.secret}
+				}
+				if diff := cmp.Diff(want, svc.Annotations); diff != "" {
+					t.Errorf("metrics Service annotations (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+	// A namespace's local components serve no metrics, so mount no certificate.
+	local := localParams(params(), "team")
+	for name, d := range map[string]*appsv1.Deployment{
+		LocalWebhookComponentName:    typed[appsv1.Deployment](t, localWebhookDeployment(local)),
+		LocalControllerComponentName: typed[appsv1.Deployment](t, localControllerDeployment(local)),
+	} {
+		if slices.ContainsFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "metrics-cert" }) {
+			t.Errorf("%s mounts a metrics certificate", name)
+		}
 	}
 }
 

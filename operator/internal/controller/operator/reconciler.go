@@ -133,7 +133,9 @@ type Options struct {
 	Image string
 	// CertProvider issues the webhook's serving certificate; ProviderSelfSigned when empty.
 	CertProvider certs.Provider
-	// Certs keeps the self-signed CA and serving certificates. Required with ProviderSelfSigned.
+	// Certs keeps the operator's CA and the serving certificates it issues. Required unless
+	// CertProvider is ProviderServiceCA: the metrics certificates come from the operator's CA
+	// with cert-manager too (certs.Provider.MetricsProvider).
 	Certs *certs.Manager
 	// MutatingWebhookConfigurationName names the MutatingWebhookConfiguration;
 	// DefaultMutatingWebhookConfigurationName when empty.
@@ -179,8 +181,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.CertProvider == "" {
 		o.CertProvider = certs.ProviderSelfSigned
 	}
-	if o.CertProvider == certs.ProviderSelfSigned && o.Certs == nil {
-		return o, errors.New("operator reconciler: the self-signed certificate provider needs a certs.Manager")
+	if o.CertProvider.MetricsProvider() == certs.ProviderSelfSigned && o.Certs == nil {
+		return o, fmt.Errorf("operator reconciler: the %s certificate provider needs a certs.Manager (the metrics certificates come from the operator's CA)", o.CertProvider)
 	}
 	if o.MutatingWebhookConfigurationName == "" {
 		o.MutatingWebhookConfigurationName = DefaultMutatingWebhookConfigurationName
@@ -279,7 +281,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&rbacv1.ClusterRole{}).
 		Owns(&rbacv1.ClusterRoleBinding{}).
 		Owns(&admissionregistrationv1.MutatingWebhookConfiguration{}).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("Secret", WebhookServingSecretName))).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("Secret",
+			WebhookServingSecretName, WebhookMetricsSecretName, ControllerMetricsSecretName))).
 		WatchesRawSource(source.Channel(poller.events, &handler.EnqueueRequestForObject{})).
 		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("ConfigMap", RegistryCABundleName, RegistriesConfName, RegistryCertsName, CredentialProvidersName))).
 		Complete(r)

@@ -22,6 +22,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -94,8 +95,14 @@ func TestRollout(t *testing.T) {
 	if img := wh.Spec.Template.Spec.Containers[0].Image; img != testImage {
 		t.Errorf("webhook image %q, want %q", img, testImage)
 	}
-	if v := wh.Spec.Template.Spec.Volumes; len(v) != 2 || v[1].Secret == nil || v[1].Secret.SecretName != operator.WebhookServingSecretName {
-		t.Errorf("webhook volumes %+v lack the serving certificate", v)
+	secrets := map[string]string{}
+	for _, v := range wh.Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			secrets[v.Name] = v.Secret.SecretName
+		}
+	}
+	if want := map[string]string{"serving-cert": operator.WebhookServingSecretName, "metrics-cert": operator.WebhookMetricsSecretName}; !maps.Equal(secrets, want) {
+		t.Errorf("webhook Secret volumes %v, want the serving and the metrics certificates %v", secrets, want)
 	}
 	for _, d := range []string{operator.WebhookComponentName, operator.ControllerComponentName} {
 		dep := getDeployment(t, d)

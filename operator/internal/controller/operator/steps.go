@@ -132,11 +132,32 @@ func (r *Reconciler) prunePullSecretRBAC(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// applyServing applies the webhook Service and the metrics Services, makes sure its serving certificate exists (issued
-// by the configured provider) and copies the registry CA bundle next to the controller.
+// servingCert is a serving certificate the components need: its Secret, the Service whose
+// names it covers, who issues it and, with cert-manager, the Certificate.
+type servingCert struct {
+	secret, service string
+	provider        certs.Provider
+	certificate     string
+}
+
+// servingCerts are the webhook's serving certificate (the configured provider) and the
+// components' metrics certificates (its MetricsProvider: the operator's CA, or service-ca).
+func (r *Reconciler) servingCerts() []servingCert {
+	metrics := r.opts.CertProvider.MetricsProvider()
+	return []servingCert{
+		{secret: WebhookServingSecretName, service: WebhookComponentName, provider: r.opts.CertProvider, certificate: WebhookCertificateName},
+		{secret: WebhookMetricsSecretName, service: WebhookMetricsServiceName, provider: metrics},
+		{secret: ControllerMetricsSecretName, service: ControllerMetricsServiceName, provider: metrics},
+	}
+}
+
+// applyServing applies the webhook Service and the metrics Services, makes sure their serving
+// certificates exist (issued by their providers) and copies the registry CA bundle next to the
+// controller.
 func (r *Reconciler) applyServing(ctx context.Context, s *scope) (string, error) {
 	p := s.params
-	for _, svc := range []namedApplyConfiguration{webhookService(p), metricsService(p, WebhookComponentName), metricsService(p, ControllerComponentName)} {
+	for _, svc := range []namedApplyConfiguration{webhookService(p),
+		metricsService(p, WebhookComponentName, WebhookMetricsSecretName), metricsService(p, ControllerComponentName, ControllerMetricsSecretName)} {
 		if err := apply(ctx, r.client, svc); err != nil {
 			return "", err
 		}
@@ -144,46 +165,57 @@ func (r *Reconciler) applyServing(ctx context.Context, s *scope) (string, error)
 	if err := r.syncRegistryCABundle(ctx, s); err != nil {
 		return "", err
 	}
-	dnsNames := certs.ServiceDNSNames(r.opts.Namespace, WebhookComponentName)
-	switch r.opts.CertProvider {
-	case certs.ProviderSelfSigned:
-		ca, err := r.opts.Certs.EnsureCA(ctx)
-		if err != nil {
-			return "", err
-		}
-		owner, err := ownerReference(s.cppc, r.scheme)
-		if err != nil {
-			return "", err
-		}
-		renewAt, err := r.opts.Certs.EnsureServing(ctx, ca, certs.ServingSecret{
-			Name: WebhookServingSecretName, DNSNames: dnsNames, OwnerReferences: owner,
-		})
-		if err != nil {
-			return "", err
-		}
-		s.caBundle = ca.Bundle
-		s.requeueIn(time.Until(earliest(renewAt, ca.RenewAt)))
-		return "", nil
-	case certs.ProviderCertManager:
-		for _, u := range []*unstructured.Unstructured{
-			certs.CertManagerIssuer(r.opts.Namespace, certs.DefaultIssuerName),
-			certs.CertManagerCertificate(r.opts.Namespace, WebhookCertificateName, WebhookServingSecretName, certs.DefaultIssuerName, dnsNames),
-		} {
-			if err := applyUnstructured(ctx, r.client, r.scheme, ownerFor(u, s), u); err != nil {
-				return "", fmt.Errorf("%w (is cert-manager installed?)", err)
+	var ca *certs.CA
+	var external []string // Secrets cert-manager or service-ca write on their own time
+	for _, c := range r.servingCerts() {
+		dnsNames := certs.ServiceDNSNames(r.opts.Namespace, c.service)
+		switch c.provider {
+		case certs.ProviderSelfSigned:
+			if ca == nil {
+				issuer, err := r.opts.Certs.EnsureCA(ctx)
+				if err != nil {
+					return "", err
+				}
+				ca = &issuer
+				s.requeueIn(time.Until(ca.RenewAt))
 			}
+			owner, err := ownerReference(s.cppc, r.scheme)
+			if err != nil {
+				return "", err
+			}
+			renewAt, err := r.opts.Certs.EnsureServing(ctx, *ca, certs.ServingSecret{Name: c.secret, DNSNames: dnsNames, OwnerReferences: owner})
+			if err != nil {
+				return "", err
+			}
+			s.requeueIn(time.Until(renewAt))
+			if c.secret == WebhookServingSecretName {
+				s.caBundle = ca.Bundle
+			}
+		case certs.ProviderCertManager:
+			for _, u := range []*unstructured.Unstructured{
+				certs.CertManagerIssuer(r.opts.Namespace, certs.DefaultIssuerName),
+				certs.CertManagerCertificate(r.opts.Namespace, c.certificate, c.secret, certs.DefaultIssuerName, dnsNames),
+			} {
+				if err := applyUnstructured(ctx, r.client, r.scheme, ownerFor(u, s), u); err != nil {
+					return "", fmt.Errorf("%w (is cert-manager installed?)", err)
+				}
+			}
+			external = append(external, c.secret)
+		default:
+			external = append(external, c.secret)
 		}
 	}
-	// cert-manager and service-ca write the Secret on their own time.
-	secret := &corev1.Secret{}
-	key := types.NamespacedName{Namespace: r.opts.Namespace, Name: WebhookServingSecretName}
-	switch err := r.uncached.Get(ctx, key, secret); {
-	case apierrors.IsNotFound(err):
-		return fmt.Sprintf("%s to write the serving certificate into Secret %s", r.opts.CertProvider, key), nil
-	case err != nil:
-		return "", err
-	case len(secret.Data[corev1.TLSCertKey]) == 0 || len(secret.Data[corev1.TLSPrivateKeyKey]) == 0:
-		return fmt.Sprintf("%s to fill in Secret %s", r.opts.CertProvider, key), nil
+	for _, name := range external {
+		secret := &corev1.Secret{}
+		key := types.NamespacedName{Namespace: r.opts.Namespace, Name: name}
+		switch err := r.uncached.Get(ctx, key, secret); {
+		case apierrors.IsNotFound(err):
+			return fmt.Sprintf("%s to write the serving certificate into Secret %s", r.opts.CertProvider, key), nil
+		case err != nil:
+			return "", err
+		case len(secret.Data[corev1.TLSCertKey]) == 0 || len(secret.Data[corev1.TLSPrivateKeyKey]) == 0:
+			return fmt.Sprintf("%s to fill in Secret %s", r.opts.CertProvider, key), nil
+		}
 	}
 	return "", nil
 }

@@ -416,8 +416,16 @@ var operandKinds = []struct {
 	{admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingWebhookConfiguration"), false},
 }
 
+// operatorOwn are the objects labelled as managed by the operator that belong to the operator
+// itself rather than to the components: its CA, the CA's public bundle, its metrics certificate.
+var operatorOwn = []string{
+	"Secret/" + certs.DefaultCASecretName,
+	"ConfigMap/" + operator.MetricsCAConfigMapName,
+	"Secret/" + operator.DefaultOperatorMetricsSecretName,
+}
+
 // managedObjects lists "Kind/name" of every object labelled as managed by the operator,
-// except the CA Secret, which belongs to the operator rather than to the components.
+// except the operator's own (operatorOwn).
 func managedObjects(t *testing.T) []string {
 	t.Helper()
 	var out []string
@@ -432,10 +440,9 @@ func managedObjects(t *testing.T) []string {
 			t.Fatalf("listing %s: %v", k.gvk.Kind, err)
 		}
 		for _, o := range list.Items {
-			if k.gvk.Kind == "Secret" && o.Name == certs.DefaultCASecretName {
-				continue
+			if id := k.gvk.Kind + "/" + o.Name; !slices.Contains(operatorOwn, id) {
+				out = append(out, id)
 			}
-			out = append(out, k.gvk.Kind+"/"+o.Name)
 		}
 	}
 	slices.Sort(out)

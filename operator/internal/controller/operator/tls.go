@@ -17,6 +17,7 @@ limitations under the License.
 package operator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -44,6 +45,10 @@ const (
 	DefaultValidatingWebhookConfigurationName = "archgate-operator-validation"
 	// OperatorCertificateName is the cert-manager Certificate of the operator's webhooks.
 	OperatorCertificateName = "archgate-operator-webhook"
+	// DefaultOperatorMetricsServiceName is the Service in front of the operator's metrics
+	// endpoint; DefaultOperatorMetricsSecretName holds that endpoint's serving certificate.
+	DefaultOperatorMetricsServiceName = "archgate-operator-metrics"
+	DefaultOperatorMetricsSecretName  = "archgate-operator-metrics-cert"
 )
 
 // WebhookTLSOptions configures WebhookTLS.
@@ -105,21 +110,8 @@ func (w *WebhookTLS) NeedLeaderElection() bool { return true }
 
 // Start runs Ensure at once, then every Interval (or RetryInterval after a failure), until ctx ends.
 func (w *WebhookTLS) Start(ctx context.Context) error {
-	log := logf.FromContext(ctx).WithName("webhook-tls")
-	for {
-		next := w.opts.Interval
-		if renewIn, err := w.Ensure(ctx); err != nil {
-			log.Error(err, "Cannot prepare the operator's webhook certificate; retrying", "in", w.opts.RetryInterval)
-			next = w.opts.RetryInterval
-		} else if renewIn > 0 && renewIn < next {
-			next = renewIn
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(next):
-		}
-	}
+	runEvery(logf.IntoContext(ctx, logf.FromContext(ctx).WithName("webhook-tls")), w.Ensure, w.opts.Interval, w.opts.RetryInterval)
+	return nil
 }
 
 // Ensure does one round of work and returns when the certificate is due for renewal (0 when an
@@ -169,4 +161,97 @@ func (w *WebhookTLS) Ensure(ctx context.Context) (time.Duration, error) {
 		vwc.WithAnnotations(certs.WebhookConfigurationAnnotations(o.Provider, ""))
 	}
 	return 0, apply(ctx, w.c, vwc)
+}
+
+// MetricsTLSOptions configures MetricsTLS.
+type MetricsTLSOptions struct {
+	// Namespace of the operator. Required.
+	Namespace string
+	// ServiceName and SecretName default to DefaultOperatorMetricsServiceName and
+	// DefaultOperatorMetricsSecretName.
+	ServiceName, SecretName string
+	// Provider issues the webhooks' certificates; the metrics certificate comes from
+	// Provider.MetricsProvider(). ProviderSelfSigned when empty.
+	Provider certs.Provider
+	// Certs is required unless the metrics provider is service-ca.
+	Certs *certs.Manager
+	// Interval between checks; an hour when zero. A failed check is retried after RetryInterval
+	// (30s when zero).
+	Interval, RetryInterval time.Duration
+}
+
+// MetricsTLS keeps the serving certificate of the operator's own metrics endpoint in its
+// Secret: issued and renewed by the operator's CA (whose bundle the certs.Manager publishes),
+// or, with service-ca, by OpenShift for the annotated metrics Service. It runs on the leader
+// only; every replica serves the Secret's certificate (certs.SecretSource).
+type MetricsTLS struct {
+	c    client.Client // uncached
+	opts MetricsTLSOptions
+}
+
+var (
+	_ manager.Runnable               = (*MetricsTLS)(nil)
+	_ manager.LeaderElectionRunnable = (*MetricsTLS)(nil)
+)
+
+// NewMetricsTLS returns the runnable; c must not be backed by a cache.
+func NewMetricsTLS(c client.Client, opts MetricsTLSOptions) *MetricsTLS {
+	opts.ServiceName = cmp.Or(opts.ServiceName, DefaultOperatorMetricsServiceName)
+	opts.SecretName = cmp.Or(opts.SecretName, DefaultOperatorMetricsSecretName)
+	opts.Provider = cmp.Or(opts.Provider, certs.ProviderSelfSigned)
+	if opts.Interval <= 0 {
+		opts.Interval = time.Hour
+	}
+	if opts.RetryInterval <= 0 {
+		opts.RetryInterval = 30 * time.Second
+	}
+	return &MetricsTLS{c: c, opts: opts}
+}
+
+// NeedLeaderElection is true: one writer of certificates.
+func (m *MetricsTLS) NeedLeaderElection() bool { return true }
+
+// Start runs Ensure at once, then every Interval (or RetryInterval after a failure), until ctx ends.
+func (m *MetricsTLS) Start(ctx context.Context) error {
+	runEvery(logf.IntoContext(ctx, logf.FromContext(ctx).WithName("metrics-tls")), m.Ensure, m.opts.Interval, m.opts.RetryInterval)
+	return nil
+}
+
+// Ensure does one round of work and returns when the certificate is due for renewal (0 when
+// service-ca renews it).
+func (m *MetricsTLS) Ensure(ctx context.Context) (time.Duration, error) {
+	o := m.opts
+	if o.Provider.MetricsProvider() == certs.ProviderServiceCA {
+		svc := corev1ac.Service(o.ServiceName, o.Namespace).WithAnnotations(certs.ServiceAnnotations(certs.ProviderServiceCA, o.SecretName))
+		return 0, apply(ctx, m.c, svc)
+	}
+	ca, err := o.Certs.EnsureCA(ctx)
+	if err != nil {
+		return 0, err
+	}
+	renewAt, err := o.Certs.EnsureServing(ctx, ca, certs.ServingSecret{Name: o.SecretName, DNSNames: certs.ServiceDNSNames(o.Namespace, o.ServiceName)})
+	if err != nil {
+		return 0, err
+	}
+	return time.Until(earliest(renewAt, ca.RenewAt)), nil
+}
+
+// runEvery runs ensure at once, then every interval (sooner when ensure says the certificate
+// is due sooner, after retry when it failed), until ctx ends.
+func runEvery(ctx context.Context, ensure func(context.Context) (time.Duration, error), interval, retry time.Duration) {
+	log := logf.FromContext(ctx)
+	for {
+		next := interval
+		if renewIn, err := ensure(ctx); err != nil {
+			log.Error(err, "Cannot prepare a serving certificate; retrying", "in", retry)
+			next = retry
+		} else if renewIn > 0 && renewIn < next {
+			next = renewIn
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(next):
+		}
+	}
 }

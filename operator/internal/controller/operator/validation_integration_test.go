@@ -20,6 +20,8 @@ package operator_test
 
 import (
 	"context"
+	"crypto/x509"
+	"errors"
 	"strings"
 	"testing"
 
@@ -231,5 +233,61 @@ func TestOperatorWebhookTLS(t *testing.T) {
 	// Without cert-manager's CRDs the error says what is missing.
 	if _, err := tlsFor(certs.ProviderCertManager).Ensure(ctx); err == nil || !strings.Contains(err.Error(), "is cert-manager installed?") {
 		t.Errorf("cert-manager provider without cert-manager: %v", err)
+	}
+}
+
+// TestOperatorMetricsTLS checks the upkeep of the operator's metrics certificate: issued by
+// the operator's CA, whose published bundle verifies it for the metrics Service's name, with
+// the self-signed and the cert-manager providers (cert-manager's self-signed Issuer has no one
+// CA to publish); requested from service-ca with its annotation on the metrics Service.
+func TestOperatorMetricsTLS(t *testing.T) {
+	ctx := context.Background()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: operator.DefaultOperatorMetricsServiceName},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: operator.MetricsPort}}},
+	}
+	if err := k8s.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	defer k8s.Delete(ctx, svc)
+	uncached, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certManager := certs.NewManager(uncached, uncached, certs.Options{Namespace: testNamespace, BundleConfigMapName: operator.MetricsCAConfigMapName})
+	const secretName = "metrics-tls-test"
+	defer k8s.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: secretName}})
+	metricsTLS := func(p certs.Provider) *operator.MetricsTLS {
+		return operator.NewMetricsTLS(uncached, operator.MetricsTLSOptions{Namespace: testNamespace, SecretName: secretName, Provider: p, Certs: certManager})
+	}
+
+	for _, p := range []certs.Provider{certs.ProviderSelfSigned, certs.ProviderCertManager} {
+		if renewIn, err := metricsTLS(p).Ensure(ctx); err != nil || renewIn <= 0 {
+			t.Fatalf("%s: renewal in %v, error %v", p, renewIn, err)
+		}
+		secret, cm := &corev1.Secret{}, &corev1.ConfigMap{}
+		if err := errors.Join(k8s.Get(ctx, key(testNamespace, secretName), secret), k8s.Get(ctx, key(testNamespace, operator.MetricsCAConfigMapName), cm)); err != nil {
+			t.Fatal(err)
+		}
+		leaf, err := certs.ParseCertificates(secret.Data[corev1.TLSCertKey])
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM([]byte(cm.Data[certs.KeyServingCA]))
+		name := operator.DefaultOperatorMetricsServiceName + "." + testNamespace + ".svc"
+		if _, err := leaf[0].Verify(x509.VerifyOptions{Roots: roots, DNSName: name}); err != nil {
+			t.Errorf("%s: the metrics certificate does not verify against the published bundle for %s: %v", p, name, err)
+		}
+	}
+
+	if _, err := metricsTLS(certs.ProviderServiceCA).Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(ctx, key(testNamespace, svc.Name), svc); err != nil {
+		t.Fatal(err)
+	}
+	if got := svc.Annotations[certs.AnnotationServingCertSecretName]; got != secretName {
+		t.Errorf("service-ca: metrics Service annotation %s=%q, want %q", certs.AnnotationServingCertSecretName, got, secretName)
 	}
 }
