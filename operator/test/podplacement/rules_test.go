@@ -82,9 +82,10 @@ func TestPlacementRules(t *testing.T) {
 	})
 
 	pw := watchPods(t, ns)
+	// Read before the pods exist: the controller may evaluate them before create returns.
+	failedBefore := metric(t, s.controllerMetrics, "archgate_placement_rule_evaluations_total", map[string]string{"rule": "owner", "result": "error"})
 	ml := create(t, mlPod(ns, "ml"), true)
 	noOwner := create(t, pod(ns, "no-owner", multi), true)
-	failedBefore := metric(t, s.controllerMetrics, "archgate_placement_rule_evaluations_total", map[string]string{"rule": "owner", "result": "error"})
 	writes := pw.untilUngated(t, ml.Name, noOwner.Name)
 
 	t.Run("a matched rule narrows and weights, in the controller's one write", func(t *testing.T) {
