@@ -79,7 +79,7 @@ func runRepeat(cmd *cobra.Command, args []string, f repeatFlags) error {
 			return &exitError{code: exitUsage, err: err}
 		}
 		if f.rejudge {
-			recorded = append(recorded, fmt.Sprintf("run %d %s", i+1, recordedVerdict(r)))
+			recorded = append(recorded, fmt.Sprintf("run %d %s", i+1, r.VerdictName()))
 			if err := r.Rejudge(); err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", p, err)}
 			}
@@ -115,16 +115,4 @@ func runRepeat(cmd *cobra.Command, args []string, f repeatFlags) error {
 		return &exitError{code: exitNotJudged, err: fmt.Errorf("%d of %d runs not judged: the machine was saturated or unsteady", sum.NotJudged, sum.Runs)}
 	}
 	return nil
-}
-
-// recordedVerdict is the verdict a report was written with.
-func recordedVerdict(r *report.Report) string {
-	switch {
-	case r.Passed:
-		return "passed"
-	case r.NotJudged:
-		return "not judged"
-	default:
-		return "failed"
-	}
 }

@@ -86,6 +86,19 @@ func (r *Report) Rejudge() error {
 	return nil
 }
 
+// VerdictName names the report's verdict as recorded: "passed", "not judged"
+// (only checks the machine could not judge failed) or "failed".
+func (r *Report) VerdictName() string {
+	switch {
+	case r.Passed:
+		return "passed"
+	case r.NotJudged:
+		return "not judged"
+	default:
+		return "failed"
+	}
+}
+
 // Judge sets Failures, Passed and NotJudged from Verdict.
 func (r *Report) Judge() {
 	r.Failures = Verdict(r)
