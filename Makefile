@@ -203,7 +203,15 @@ cluster-scenario: ## Run scenarios/$(NAME).yaml against the running real-node cl
 	$(GO) build -o bin/simulator ./simulator/cmd/simulator
 	bin/simulator run --kubeconfig $(CLUSTER_STATE)/kubeconfig --scenario scenarios/$(NAME).yaml --out reports \
 		--image $(CLUSTER_SIM_IMAGE) --registry $(CLUSTER_SIM_REGISTRY) \
-		--registry-ca $(CLUSTER_STATE)/certs.d/$(CLUSTER_SIM_REGISTRY)/ca.crt --registry-auth sim:archgate-sim $(SIMFLAGS)
+		--registry-ca $(CLUSTER_STATE)/certs.d/$(CLUSTER_SIM_REGISTRY)/ca.crt --registry-auth sim:archgate-sim \
+		--registry-metrics unix:$(CLUSTER_STATE)/run/registry-sim-metrics.sock $(SIMFLAGS)
+
+# The simulator against a real cluster: scenarios/fidelity.yaml in envtest and on the real-node
+# cluster (started with its catalog and stopped by hack/fidelity.sh), compared side by side.
+.PHONY: fidelity
+fidelity: control-plane archgate cluster-components cluster-packages ## Run scenarios/fidelity.yaml in the simulator and on the real-node cluster (started and stopped here), and compare them: reports/fidelity/fidelity-<commit>-<time>.md (pods per architecture and registry requests per image identical, gate-hold p50 within 20%).
+	$(GO) build -o bin/simulator ./simulator/cmd/simulator
+	hack/fidelity.sh
 
 .PHONY: cluster-down
 cluster-down: ## Stop the real-node cluster by its recorded PIDs (also after a killed run) and remove its cgroups.

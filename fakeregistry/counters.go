@@ -34,6 +34,14 @@ type KindStatus struct {
 	Status int
 }
 
+// RepositoryKind is a repository and a kind of request that named it.
+type RepositoryKind struct {
+	// Repository is the repository path.
+	Repository string
+	// Kind is the request kind.
+	Kind RequestKind
+}
+
 // Snapshot is a point-in-time copy of the counters.
 type Snapshot struct {
 	// Requests counts requests by kind as they arrive, before faults and auth.
@@ -45,6 +53,9 @@ type Snapshot struct {
 	Statuses map[int]uint64
 	// Manifests counts manifest GET and HEAD requests by repository and reference.
 	Manifests map[ManifestRef]ManifestCount
+	// Repositories counts the requests that named a repository (manifests, blobs, uploads, tags), by
+	// repository and kind: what each image cost the registry.
+	Repositories map[RepositoryKind]uint64
 	// Faults counts injected faults by kind.
 	Faults map[FaultKind]uint64
 	// InjectedDelay sums the injected latency by request kind.
@@ -67,12 +78,14 @@ type Counters struct {
 	requests  map[RequestKind]uint64
 	responses map[KindStatus]uint64
 	manifests map[ManifestRef]ManifestCount
+	repos     map[RepositoryKind]uint64
 	faults    map[FaultKind]uint64
 	delay     map[RequestKind]time.Duration
 
 	requestsDesc  *prometheus.Desc
 	responsesDesc *prometheus.Desc
 	manifestsDesc *prometheus.Desc
+	reposDesc     *prometheus.Desc
 	faultsDesc    *prometheus.Desc
 	delayDesc     *prometheus.Desc
 }
@@ -82,15 +95,17 @@ var _ prometheus.Collector = (*Counters)(nil)
 // NewCounters returns zeroed counters.
 func NewCounters() *Counters {
 	c := &Counters{
-		requestsDesc: prometheus.NewDesc("fakeregistry_requests_total",
+		requestsDesc: prometheus.NewDesc(metricRequests,
 			"Registry requests by kind, counted on arrival.", []string{"kind"}, nil),
-		responsesDesc: prometheus.NewDesc("fakeregistry_responses_total",
+		responsesDesc: prometheus.NewDesc(metricResponses,
 			"Registry responses by request kind and status code (code \"aborted\": no response).", []string{"kind", "code"}, nil),
-		manifestsDesc: prometheus.NewDesc("fakeregistry_manifest_requests_total",
+		manifestsDesc: prometheus.NewDesc(metricManifests,
 			"Manifest requests by method, repository and reference.", []string{"method", "repository", "reference"}, nil),
-		faultsDesc: prometheus.NewDesc("fakeregistry_injected_faults_total",
+		reposDesc: prometheus.NewDesc(metricRepositories,
+			"Requests that named a repository, by repository and request kind.", []string{"repository", "kind"}, nil),
+		faultsDesc: prometheus.NewDesc(metricFaults,
 			"Injected faults by fault kind.", []string{"fault"}, nil),
-		delayDesc: prometheus.NewDesc("fakeregistry_injected_delay_seconds_total",
+		delayDesc: prometheus.NewDesc(metricDelay,
 			"Injected latency by request kind.", []string{"kind"}, nil),
 	}
 	c.Reset()
@@ -104,6 +119,7 @@ func (c *Counters) Reset() {
 	c.requests = map[RequestKind]uint64{}
 	c.responses = map[KindStatus]uint64{}
 	c.manifests = map[ManifestRef]ManifestCount{}
+	c.repos = map[RepositoryKind]uint64{}
 	c.faults = map[FaultKind]uint64{}
 	c.delay = map[RequestKind]time.Duration{}
 }
@@ -117,6 +133,7 @@ func (c *Counters) Snapshot() Snapshot {
 		Responses:     maps.Clone(c.responses),
 		Statuses:      map[int]uint64{},
 		Manifests:     maps.Clone(c.manifests),
+		Repositories:  maps.Clone(c.repos),
 		Faults:        maps.Clone(c.faults),
 		InjectedDelay: maps.Clone(c.delay),
 	}
@@ -131,6 +148,9 @@ func (c *Counters) recordRequest(info requestInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.requests[info.kind]++
+	if info.repository != "" {
+		c.repos[RepositoryKind{Repository: info.repository, Kind: info.kind}]++
+	}
 	switch info.kind {
 	case KindManifestGet, KindManifestHead:
 		ref := ManifestRef{Repository: info.repository, Reference: info.reference}
@@ -166,6 +186,7 @@ func (c *Counters) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.requestsDesc
 	ch <- c.responsesDesc
 	ch <- c.manifestsDesc
+	ch <- c.reposDesc
 	ch <- c.faultsDesc
 	ch <- c.delayDesc
 }
@@ -192,6 +213,9 @@ func (c *Counters) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.manifestsDesc, prometheus.CounterValue, float64(mc.Head),
 				http.MethodHead, ref.Repository, ref.Reference)
 		}
+	}
+	for rk, v := range s.Repositories {
+		ch <- prometheus.MustNewConstMetric(c.reposDesc, prometheus.CounterValue, float64(v), rk.Repository, string(rk.Kind))
 	}
 	for f, v := range s.Faults {
 		ch <- prometheus.MustNewConstMetric(c.faultsDesc, prometheus.CounterValue, float64(v), string(f))

@@ -3,6 +3,7 @@ package fakeregistry
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -93,6 +94,20 @@ fakeregistry_responses_total{code="404",kind="manifest_get"} 1
 		"fakeregistry_requests_total", "fakeregistry_responses_total", "fakeregistry_manifest_requests_total"); err != nil {
 		t.Errorf("metrics: %v", err)
 	}
+	wantRepos := map[RepositoryKind]uint64{{"legacy/tool", KindManifestHead}: 1, {"legacy/tool", KindManifestGet}: 1}
+	if diff := cmp.Diff(wantRepos, reg.Counters().Snapshot().Repositories); diff != "" {
+		t.Errorf("requests by repository (-want +got):\n%s", diff)
+	}
+	// What another process reads from /metrics is the snapshot itself.
+	rec := httptest.NewRecorder()
+	reg.Counters().Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	parsed, err := ParseSnapshot(rec.Body)
+	if err != nil {
+		t.Fatalf("ParseSnapshot: %v", err)
+	}
+	if diff := cmp.Diff(reg.Counters().Snapshot(), parsed); diff != "" {
+		t.Errorf("snapshot read from /metrics (-in-process +parsed):\n%s", diff)
+	}
 	reg.Counters().Reset()
 	if diff := cmp.Diff(NewCounters().Snapshot(), reg.Counters().Snapshot()); diff != "" {
 		t.Errorf("snapshot after Reset (-want +got):\n%s", diff)
@@ -135,6 +150,48 @@ func TestClassify(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, classify(r), cmp.AllowUnexported(requestInfo{})); diff != "" {
 				t.Errorf("classify (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSnapshotSub(t *testing.T) {
+	ref := ManifestRef{Repository: "a", Reference: "v1"}
+	base := Snapshot{Requests: map[RequestKind]uint64{KindPing: 2, KindManifestGet: 5},
+		Manifests:    map[ManifestRef]ManifestCount{ref: {Get: 5}},
+		Repositories: map[RepositoryKind]uint64{{"a", KindManifestGet}: 5}}
+	for _, tc := range []struct {
+		name       string
+		now        Snapshot
+		want       Snapshot
+		wantRepos  uint64
+		wantGetRef uint64
+	}{
+		{
+			name: "growth since base",
+			now: Snapshot{Requests: map[RequestKind]uint64{KindPing: 2, KindManifestGet: 8},
+				Manifests:    map[ManifestRef]ManifestCount{ref: {Get: 8}},
+				Repositories: map[RepositoryKind]uint64{{"a", KindManifestGet}: 8}},
+			wantRepos: 3, wantGetRef: 3,
+		},
+		{
+			name: "reset since base counts from zero",
+			now: Snapshot{Requests: map[RequestKind]uint64{KindManifestGet: 1},
+				Manifests:    map[ManifestRef]ManifestCount{ref: {Get: 1}},
+				Repositories: map[RepositoryKind]uint64{{"a", KindManifestGet}: 1}},
+			wantRepos: 1, wantGetRef: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tc.now.Sub(base)
+			if got := d.Repositories[RepositoryKind{"a", KindManifestGet}]; got != tc.wantRepos {
+				t.Errorf("repository requests = %d, want %d", got, tc.wantRepos)
+			}
+			if got := d.Manifests[ref].Get; got != tc.wantGetRef {
+				t.Errorf("manifest GETs = %d, want %d", got, tc.wantGetRef)
+			}
+			if _, ok := d.Requests[KindPing]; ok {
+				t.Errorf("pings = %d, want none (no growth)", d.Requests[KindPing])
 			}
 		})
 	}

@@ -51,6 +51,9 @@ REGISTRY_USER=e2e REGISTRY_PASSWORD=archgate-e2e
 # $NODE_IP:$SIM_REGISTRY_PORT, every repository anonymous, plus one user for pull secrets.
 SIM_REGISTRY_PORT=5001
 SIM_REGISTRY_USER=sim SIM_REGISTRY_PASSWORD=archgate-sim
+# Its request counters (Prometheus text at /metrics) on a Unix socket the host reaches: simulator run
+# --registry-metrics counts the registry requests per image of a run with them.
+SIM_REGISTRY_METRICS=$STATE/run/registry-sim-metrics.sock
 KWOK_ARCHS=(arm64 ppc64le s390x) # a kwok node kwok-<arch> each
 KWOK_POD_CIDR=10.245.0.0/16      # pod IPs kwok makes up (never routed)
 
@@ -389,7 +392,8 @@ start_registry() {
   [[ -n ${CLUSTER_REGISTRY_CATALOG:-} ]] || return 0
   start fakeregistry-sim "$NODE_BIN/fakeregistry" serve --tls --addr "$NODE_IP:$SIM_REGISTRY_PORT" --hostname "$NODE_IP" \
     --certs-dir "$STATE/certs.d" --catalog "$CLUSTER_REGISTRY_CATALOG" \
-    --auth-mode basic --user "$SIM_REGISTRY_USER:$SIM_REGISTRY_PASSWORD" --pull "$SIM_REGISTRY_USER=**" --anonymous '**'
+    --auth-mode basic --user "$SIM_REGISTRY_USER:$SIM_REGISTRY_PASSWORD" --pull "$SIM_REGISTRY_USER=**" --anonymous '**' \
+    --metrics-addr "unix:$SIM_REGISTRY_METRICS"
   wait_file "$STATE/certs.d/$NODE_IP:$SIM_REGISTRY_PORT/ca.crt"
 }
 

@@ -48,6 +48,7 @@ type serveFlags struct {
 	tarpitRepos            []string
 	tarpitSize, tarpitRate int
 	seed                   uint64
+	metricsAddr            string
 	changedFlags           func(name string) bool
 }
 
@@ -82,6 +83,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.tarpitSize, "tarpit-size", 4<<20, "size in bytes of the tarpit's index")
 	fs.IntVar(&f.tarpitRate, "tarpit-bytes-per-second", 64<<10, "pace of the tarpit's answer")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the fault generator")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the request counters at /metrics (Prometheus text) on HOST:PORT, or on a Unix socket with unix:PATH (empty: not served)")
 }
 
 // options validates the flags and builds the registry options (without catalog and logger).

@@ -4,11 +4,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -95,6 +101,37 @@ func serve(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 			fmt.Fprintf(out, "  %s  %s  %s\n", reg.Reference(im.Repository, t), im.Format, im.Digest)
 		}
 	}
+	if f.metricsAddr != "" {
+		stop, err := serveMetrics(f.metricsAddr, reg.Counters().Handler())
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fmt.Fprintf(out, "counters served at %s/metrics\n", f.metricsAddr)
+	}
 	<-ctx.Done()
 	return nil
+}
+
+// serveMetrics serves handler at /metrics on addr: HOST:PORT, or unix:PATH for a Unix socket (a
+// process outside the registry's network namespace reaches it through the file system, as the
+// simulator reads the real-node cluster's registry). It returns the function that stops it.
+func serveMetrics(addr string, handler http.Handler) (func(), error) {
+	network, address := "tcp", addr
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		network, address = "unix", path
+		// A socket file left by a killed registry would make Listen fail.
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
+		}
+	}
+	ln, err := net.Listen(network, address)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", handler)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }

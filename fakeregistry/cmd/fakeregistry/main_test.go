@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -44,10 +49,12 @@ func TestServeStartsAndStops(t *testing.T) {
 	cmd := newRootCommand()
 	cmd.SetOut(out)
 	cmd.SetErr(out)
-	cmd.SetArgs([]string{"serve", "--catalog", "../../testdata/catalog.yaml", "--addr", "127.0.0.1:0", "--tls", "--certs-dir", certs})
+	sock := filepath.Join(t.TempDir(), "metrics.sock")
+	cmd.SetArgs([]string{"serve", "--catalog", "../../testdata/catalog.yaml", "--addr", "127.0.0.1:0", "--tls", "--certs-dir", certs,
+		"--metrics-addr", "unix:" + sock})
 	errc := make(chan error, 1)
 	go func() { errc <- cmd.ExecuteContext(ctx) }()
-	for i := 0; !strings.Contains(out.String(), "CA written to"); i++ {
+	for i := 0; !strings.Contains(out.String(), "counters served at"); i++ {
 		if i == 1000 {
 			t.Fatalf("serve did not start; output:\n%s", out.String())
 		}
@@ -57,6 +64,7 @@ func TestServeStartsAndStops(t *testing.T) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	checkMetricsSocket(t, out.String(), certs, sock)
 	cancel()
 	if err := <-errc; err != nil {
 		t.Fatalf("serve: %v", err)
@@ -70,6 +78,45 @@ func TestServeStartsAndStops(t *testing.T) {
 	}
 	if _, err := os.Stat(matches[0]); err != nil {
 		t.Errorf("stat ca.crt: %v", err)
+	}
+}
+
+// checkMetricsSocket asks the registry for a manifest and reads the count back from /metrics on
+// the Unix socket.
+func checkMetricsSocket(t *testing.T, out, certs, sock string) {
+	t.Helper()
+	url := regexp.MustCompile(`at (https://\S+) `).FindStringSubmatch(out)
+	if url == nil {
+		t.Fatalf("no registry URL in the output:\n%s", out)
+	}
+	cas, _ := filepath.Glob(filepath.Join(certs, "*", "ca.crt"))
+	pem, err := os.ReadFile(cas[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	regClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := regClient.Head(url[1] + "/v2/library/multi/manifests/latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	unixClient := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	resp, err = unixClient.Get("http://registry/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics on %s: %v", sock, err)
+	}
+	defer resp.Body.Close()
+	snap, err := fakeregistry.ParseSnapshot(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := fakeregistry.RepositoryKind{Repository: "library/multi", Kind: fakeregistry.KindManifestHead}
+	if got := snap.Repositories[key]; got != 1 {
+		t.Errorf("requests of %v read from /metrics = %d, want 1 (all: %v)", key, got, snap.Repositories)
 	}
 }
 

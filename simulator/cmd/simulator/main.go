@@ -48,7 +48,7 @@ func run() int {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCommand(), newValidateCommand(), newCompareCommand(), newSchedulerCommand(), newBurnCommand(), newFamilyCommand(), newRepeatCommand(), newIndexCommand(),
-		newCatalogCommand(), newCleanupCommand())
+		newCatalogCommand(), newCleanupCommand(), newFidelityCommand())
 	err := root.Execute()
 	if err == nil {
 		return exitOK

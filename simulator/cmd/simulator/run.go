@@ -49,7 +49,7 @@ type runFlags struct {
 
 // existingFlags are the flags of a run against an existing cluster (--kubeconfig).
 type existingFlags struct {
-	image, registry, registryCA, registryAuth string
+	image, registry, registryCA, registryAuth, registryMetrics string
 }
 
 func newRunCommand() *cobra.Command {
@@ -79,6 +79,7 @@ killed run). See docs/simulator-existing-cluster.md.`,
 	fl.StringVar(&f.existing.registry, "registry", "", "with --kubeconfig: HOST:PORT of a registry the cluster's pods reach that serves the scenario's catalog (simulator catalog writes it)")
 	fl.StringVar(&f.existing.registryCA, "registry-ca", "", "with --kubeconfig: the PEM CA file of --registry")
 	fl.StringVar(&f.existing.registryAuth, "registry-auth", "", "with --kubeconfig: USER:PASSWORD of a user of --registry, for the pull secrets of scenarios with registry.auth")
+	fl.StringVar(&f.existing.registryMetrics, "registry-metrics", "", "with --kubeconfig: where --registry serves its request counters (fakeregistry serve --metrics-addr: HOST:PORT or unix:PATH), to count its requests per image over the main pass")
 	fl.StringVar(&f.out, "out", "reports", "directory for reports (a <scenario>/ subdirectory is used)")
 	fl.BoolVar(&f.baseline, "baseline", false, "add a baseline pass without the operator even if the scenario has none")
 	fl.BoolVar(&f.quiet, "quiet", false, "print only the summary (and no progress unless --progress says so)")
@@ -270,7 +271,7 @@ func nodeCount(s *scenario.Scenario) int {
 
 // options reads the files the flags name.
 func (f existingFlags) options() (runner.ExistingOptions, error) {
-	o := runner.ExistingOptions{Image: f.image, Registry: f.registry}
+	o := runner.ExistingOptions{Image: f.image, Registry: f.registry, RegistryMetrics: f.registryMetrics}
 	if f.registryCA != "" {
 		ca, err := os.ReadFile(f.registryCA)
 		if err != nil {

@@ -25,6 +25,8 @@ type Description struct {
 	Registry string
 	// RegistryAuth is the scenario's registry.auth mode, "" without one.
 	RegistryAuth string
+	// RegistryCounted is true when the registry's request counters were read (--registry-metrics).
+	RegistryCounted bool
 }
 
 // Describe builds the report's cluster block: the node counts, and which parts of the run were
@@ -63,7 +65,12 @@ func Describe(d Description) *report.Cluster {
 	c.NotAvailable = []string{
 		"CPU and memory of kube-apiserver, etcd, kube-scheduler and archgate's pods (not the simulator's processes): cost per pod counts the simulator only",
 		"scheduler internals (its SLI histogram and queue metrics): schedule latency is when the simulator's watch saw the pod bound, on the simulator's clock",
-		"archgate's and the registry's counters (cache hits, inspections, registry requests)",
+	}
+	if d.RegistryCounted {
+		c.Real = append(c.Real, "the registry's request counters (read from its /metrics before and after the main pass)")
+		c.NotAvailable = append(c.NotAvailable, "archgate's counters (cache hits, inspections)")
+	} else {
+		c.NotAvailable = append(c.NotAvailable, "archgate's and the registry's counters (cache hits, inspections, registry requests)")
 	}
 	return c
 }

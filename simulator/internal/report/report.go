@@ -359,6 +359,9 @@ type RegistryStats struct {
 	Statuses map[string]uint64 `json:"statuses,omitempty"`
 	// Faults counts injected faults by kind.
 	Faults map[string]uint64 `json:"faults,omitempty"`
+	// Repositories counts the requests that named a repository, by repository and request kind:
+	// what each image cost the registry.
+	Repositories map[string]map[string]uint64 `json:"repositories,omitempty"`
 	// UniqueImages is the number of distinct images (repository@digest) of
 	// the pods the operator gates.
 	UniqueImages int `json:"uniqueImages"`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/testenv"
 	"github.com/archgate/archgate/simulator/internal/cluster"
@@ -40,6 +43,9 @@ type ExistingOptions struct {
 	// RegistryUser and RegistryPassword are a user of Registry, for the pull secrets of
 	// scenarios with registry.auth.
 	RegistryUser, RegistryPassword string
+	// RegistryMetrics is where Registry serves its request counters (fakeregistry serve
+	// --metrics-addr: HOST:PORT or unix:PATH); empty: the report has no registry counters.
+	RegistryMetrics string
 }
 
 // existingEnv is the state of a run against an existing cluster.
@@ -99,13 +105,57 @@ func (r *run) executeExisting(ctx context.Context) (results, error) {
 	if err := r.settle(ctx); err != nil {
 		return res, err
 	}
+	before, err := r.scrapeRegistry(ctx)
+	if err != nil {
+		return res, err
+	}
 	p, err := r.runPass(ctx, passSpec{name: "main", operator: r.s.Operator.Enabled})
 	res.main = &p
 	if err != nil {
 		return res, fmt.Errorf("main pass: %w", err)
 	}
 	r.logf("main pass: %d/%d pods bound in %.1fs (%.1f pods/s)", p.pass.BoundPods, p.pass.Pods, p.pass.DurationSeconds, p.pass.Throughput)
+	if after, err := r.scrapeRegistry(ctx); err != nil {
+		res.errors = append(res.errors, err.Error())
+	} else if before != nil {
+		// The cluster's registry has its own auth rules (not the scenario's mode): the minimum
+		// counts no bearer tokens, and any it asked for show as protocol overhead.
+		res.registry = registryStats(after.Sub(*before), r.plan.Pods, r.opts.Scenario.Catalog, fakeregistry.AuthNone)
+	}
 	return res, nil
+}
+
+// scrapeRegistry reads the counters of the cluster's registry from --registry-metrics; nil
+// without it.
+func (r *run) scrapeRegistry(ctx context.Context) (*fakeregistry.Snapshot, error) {
+	addr := r.ext.opts.RegistryMetrics
+	if addr == "" {
+		return nil, nil
+	}
+	client, url := &http.Client{Timeout: 10 * time.Second}, "http://"+addr+"/metrics"
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		url = "http://registry/metrics"
+		client.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", path)
+		}}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--registry-metrics %s: %w", addr, err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("--registry-metrics %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("--registry-metrics %s: GET /metrics: %s", addr, resp.Status)
+	}
+	snap, err := fakeregistry.ParseSnapshot(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("--registry-metrics %s: %w", addr, err)
+	}
+	return &snap, nil
 }
 
 // checkExistingOptions refuses a run that lacks what the scenario needs from the cluster.
@@ -191,7 +241,8 @@ func (r *run) clusterBlock() *report.Cluster {
 	}
 	return existing.Describe(existing.Description{Server: r.cfg.Host, ServerVersion: r.env.KubernetesVersion,
 		RunID: r.id, Nodes: r.ext.nodes, Operator: r.s.Operator.Enabled, Installed: r.ext.installed,
-		Image: r.ext.opts.Image, Registry: r.ext.opts.Registry, RegistryAuth: registryAuthMode(r.s)})
+		Image: r.ext.opts.Image, Registry: r.ext.opts.Registry, RegistryAuth: registryAuthMode(r.s),
+		RegistryCounted: r.ext.opts.RegistryMetrics != ""})
 }
 
 // refuseForeignConfig fails when the cluster has a ClusterPodPlacementConfig the run did not

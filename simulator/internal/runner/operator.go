@@ -517,31 +517,7 @@ func (e *operatorEnv) stats(pods []workload.Pod) (*report.OperatorStats, *report
 		o.Restarts, o.OOMKills = since(exits, e.exitBase), since(ooms, e.oomBase)
 		e.mu.Unlock()
 	}
-	snap := e.reg.Counters().Snapshot()
-	// The minimum counts each image the operator must inspect once:
-	// distinct images (a tag and a digest reference of one image are one) of
-	// the pods the webhook gates (nodeSelector-pinned pods are skipped). It
-	// is a lower bound: an image first met by digest and later by tag needs
-	// both looked up, and each credential identity is cached apart.
-	var images []fakeregistry.Image
-	for _, p := range pods {
-		if p.NodeSelectorArch != "" {
-			continue
-		}
-		for _, ref := range p.Images() {
-			if im, err := e.r.opts.Scenario.Catalog.Image(ref); err == nil {
-				images = append(images, im)
-			}
-		}
-	}
-	g := registryEconomy(images, snap.Requests, e.authMode)
-	g.Statuses, g.Faults = map[string]uint64{}, map[string]uint64{}
-	for k, v := range snap.Statuses {
-		g.Statuses[strconv.Itoa(k)] = v
-	}
-	for k, v := range snap.Faults {
-		g.Faults[string(k)] = v
-	}
+	g := registryStats(e.reg.Counters().Snapshot(), pods, e.r.opts.Scenario.Catalog, e.authMode)
 	return o, g, err
 }
 

@@ -1,9 +1,49 @@
 package runner
 
 import (
+	"strconv"
+
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/simulator/internal/report"
+	"github.com/archgate/archgate/simulator/internal/workload"
 )
+
+// registryStats is the report's registry block for the counters of a pass: the economy of the
+// images the operator had to inspect, answers by status, injected faults, and the requests by
+// repository (what each image cost, compared across environments by simulator fidelity).
+func registryStats(snap fakeregistry.Snapshot, pods []workload.Pod, catalog *fakeregistry.Catalog, auth fakeregistry.AuthMode) *report.RegistryStats {
+	// The minimum counts each image the operator must inspect once:
+	// distinct images (a tag and a digest reference of one image are one) of
+	// the pods the webhook gates (nodeSelector-pinned pods are skipped). It
+	// is a lower bound: an image first met by digest and later by tag needs
+	// both looked up, and each credential identity is cached apart.
+	var images []fakeregistry.Image
+	for _, p := range pods {
+		if p.NodeSelectorArch != "" {
+			continue
+		}
+		for _, ref := range p.Images() {
+			if im, err := catalog.Image(ref); err == nil {
+				images = append(images, im)
+			}
+		}
+	}
+	g := registryEconomy(images, snap.Requests, auth)
+	g.Statuses, g.Faults, g.Repositories = map[string]uint64{}, map[string]uint64{}, map[string]map[string]uint64{}
+	for k, v := range snap.Statuses {
+		g.Statuses[strconv.Itoa(k)] = v
+	}
+	for k, v := range snap.Faults {
+		g.Faults[string(k)] = v
+	}
+	for rk, v := range snap.Repositories {
+		if g.Repositories[rk.Repository] == nil {
+			g.Repositories[rk.Repository] = map[string]uint64{}
+		}
+		g.Repositories[rk.Repository][string(rk.Kind)] = v
+	}
+	return g
+}
 
 // registryEconomy splits the registry requests of a pass into the minimum
 // any client needs to learn the images' architectures and the overhead of
