@@ -188,6 +188,20 @@ type ClusterPodPlacementConfigSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	PlacementRules []PlacementRule `json:"placementRules,omitempty"`
 
+	// operatingSystemPlacement, when Enabled, also places pods by operating system, for clusters
+	// with Linux and Windows nodes: inspection keeps the images' entries of every operating
+	// system, and the pod's required node affinity gets kubernetes.io/os as well as
+	// kubernetes.io/arch, one node selector term per operating system the images share, each
+	// with the architectures they share on it (linux/amd64 and windows/amd64 images give
+	// "os In [linux], arch In [amd64]" or "os In [windows], arch In [amd64]"). A user's own
+	// kubernetes.io/os constraint is kept and narrows the choice. Admission placement and the
+	// admission policy are off while it is Enabled (they know the images' Linux architectures
+	// only): every pod is gated and placed by the controller. Disabled (the default): only
+	// kubernetes.io/arch is constrained, from the images' Linux entries.
+	// +optional
+	// +kubebuilder:default=Disabled
+	OperatingSystemPlacement OperatingSystemPlacementPolicy `json:"operatingSystemPlacement,omitempty"`
+
 	// components schedules and sizes the webhook and the pod placement controller the operator
 	// runs: image pull secrets, node selector, tolerations, priority class and resources. Unset
 	// fields keep the defaults (docs/operations.md).
@@ -222,9 +236,26 @@ const (
 )
 
 // AdmissionPlacementEnabled reports whether admission placement is on; unset means the default,
-// Enabled.
+// Enabled. It is off while operating-system placement is on: the published images carry their
+// Linux architectures only.
 func (s *ClusterPodPlacementConfigSpec) AdmissionPlacementEnabled() bool {
-	return s.AdmissionPlacement != AdmissionPlacementDisabled
+	return s.AdmissionPlacement != AdmissionPlacementDisabled && !s.OperatingSystemPlacementEnabled()
+}
+
+// OperatingSystemPlacementPolicy says whether placement constrains kubernetes.io/os too.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type OperatingSystemPlacementPolicy string
+
+// Values of OperatingSystemPlacementPolicy.
+const (
+	OperatingSystemPlacementEnabled  OperatingSystemPlacementPolicy = "Enabled"
+	OperatingSystemPlacementDisabled OperatingSystemPlacementPolicy = "Disabled"
+)
+
+// OperatingSystemPlacementEnabled reports whether kubernetes.io/os is constrained as well; unset
+// means the default, Disabled.
+func (s *ClusterPodPlacementConfigSpec) OperatingSystemPlacementEnabled() bool {
+	return s.OperatingSystemPlacement == OperatingSystemPlacementEnabled
 }
 
 // AdmissionPolicyMode says whether admission placement runs in the apiserver, as a

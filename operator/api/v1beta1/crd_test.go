@@ -407,10 +407,11 @@ func TestClusterPodPlacementConfigDefaults(t *testing.T) {
 		t.Fatalf("unexpected errors: %v", errs)
 	}
 	wantSpec := map[string]any{
-		"logVerbosity":       "Normal",
-		"admissionPlacement": string(v1beta1.AdmissionPlacementEnabled),
-		"admissionPolicy":    string(v1beta1.AdmissionPolicyDisabled),
-		"localPlacement":     string(v1beta1.LocalPlacementDisabled),
+		"logVerbosity":             "Normal",
+		"admissionPlacement":       string(v1beta1.AdmissionPlacementEnabled),
+		"admissionPolicy":          string(v1beta1.AdmissionPolicyDisabled),
+		"localPlacement":           string(v1beta1.LocalPlacementDisabled),
+		"operatingSystemPlacement": string(v1beta1.OperatingSystemPlacementDisabled),
 		"imageInspection": map[string]any{
 			"cacheSize":       int64(v1beta1.DefaultImageCacheSize),
 			"cacheTTL":        "10m",

@@ -75,8 +75,13 @@ const LabelLocalSchedulingGate = "multiarch.openshift.io/local-scheduling-gate"
 const LabelValueReleased = "released"
 
 // NodeArchLabel is the well-known node label that carries the CPU architecture
-// (the same key as corev1.LabelArchStable). It is the only node label archgate constrains.
+// (the same key as corev1.LabelArchStable). With operating-system placement, NodeOSLabel is
+// constrained too; archgate constrains no other node label.
 const NodeArchLabel = "kubernetes.io/arch"
+
+// NodeOSLabel is the well-known node label holding the node's operating system (GOOS values:
+// linux, windows), which operating-system placement constrains.
+const NodeOSLabel = "kubernetes.io/os"
 
 // Labels and label values written on pods. Both are set in the same write as the change they
 // describe, so they never cost an extra request to the apiserver.

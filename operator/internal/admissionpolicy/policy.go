@@ -382,6 +382,8 @@ func Wanted(spec *v1beta1.ClusterPodPlacementConfigSpec) (bool, string) {
 	switch {
 	case !spec.AdmissionPolicyEnabled():
 		return false, "spec.admissionPolicy is Disabled (the default): the webhook places pods at admission"
+	case spec.OperatingSystemPlacementEnabled():
+		return false, "spec.operatingSystemPlacement is Enabled: the controller places every pod by operating system and architecture"
 	case !spec.AdmissionPlacementEnabled():
 		return false, "spec.admissionPlacement is Disabled: the webhook gates every pod"
 	case spec.LocalPlacementEnabled():

@@ -52,6 +52,9 @@ type Result struct {
 	// Architectures is the sorted set of kubernetes.io/arch values the image runs on. It is
 	// empty for an image with no linux entry (windows-only, say).
 	Architectures []string
+	// Platforms is the sorted set of "os/arch" pairs of every operating system the image runs
+	// on (windows/amd64 as well as linux/amd64), for placement that constrains kubernetes.io/os.
+	Platforms []string
 	// AnyArchitecture is set for images that carry no binaries (OLM bundles): they run
 	// anywhere, and Architectures is then empty.
 	AnyArchitecture bool
@@ -70,7 +73,7 @@ func (r Result) Supports(arch string) bool {
 
 // Placement returns what placement needs of r.
 func (r Result) Placement() placement.ImageArchitectures {
-	return placement.ImageArchitectures{Architectures: r.Architectures, AnyArchitecture: r.AnyArchitecture}
+	return placement.ImageArchitectures{Architectures: r.Architectures, Platforms: r.Platforms, AnyArchitecture: r.AnyArchitecture}
 }
 
 // clone returns a copy that shares no memory with r, so cached results stay unchanged
@@ -80,6 +83,7 @@ func (r Result) clone() Result {
 	if r.Architectures == nil {
 		r.Architectures = []string{}
 	}
+	r.Platforms = slices.Clone(r.Platforms)
 	return r
 }
 
@@ -345,7 +349,7 @@ func (r *RegistryInspector) inspectWith(ctx context.Context, ref types.ImageRefe
 		if entries, err = resolveEntries(ctx, sys, src, entries); err != nil {
 			return Result{}, fmt.Errorf("resolving the entries of %s: %w", named, err)
 		}
-		res.Architectures = LinuxArchitectures(entries)
+		res.Architectures, res.Platforms = LinuxArchitectures(entries), OSPlatforms(entries)
 		return res, nil
 	}
 	img, err := image.FromUnparsedImage(ctx, sys, unparsed)
@@ -358,10 +362,10 @@ func (r *RegistryInspector) inspectWith(ctx context.Context, ref types.ImageRefe
 	}
 	if HasNoBinaries(cfg.Config.Labels) {
 		res.AnyArchitecture = true
-		res.Architectures = []string{}
+		res.Architectures, res.Platforms = []string{}, []string{}
 		return res, nil
 	}
-	res.Architectures = ConfigArchitectures(cfg.OS, cfg.Architecture)
+	res.Architectures, res.Platforms = ConfigArchitectures(cfg.OS, cfg.Architecture), ConfigPlatforms(cfg.OS, cfg.Architecture)
 	return res, nil
 }
 

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -97,6 +98,42 @@ func LinuxArchitectures(platforms []Platform) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// OSPlatforms returns the sorted set of "os/arch" pairs of every entry of a manifest list, any
+// operating system (normalised: lower-cased OS, kubernetes.io/arch architecture), for placement
+// that constrains kubernetes.io/os too. Attestations and entries without an OS or an
+// architecture are skipped.
+func OSPlatforms(platforms []Platform) []string {
+	out := []string{}
+	for _, p := range platforms {
+		if isAttestation(p) {
+			continue
+		}
+		if pair := osPlatform(p.OS, p.Architecture); pair != "" && !slices.Contains(out, pair) {
+			out = append(out, pair)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ConfigPlatforms returns the "os/arch" pair of a single-image manifest from its config (an
+// unset OS is linux, as for ConfigArchitectures); none when the architecture is unknown.
+func ConfigPlatforms(os, arch string) []string {
+	if pair := osPlatform(cmp.Or(strings.TrimSpace(os), "linux"), arch); pair != "" {
+		return []string{pair}
+	}
+	return []string{}
+}
+
+// osPlatform is "os/arch" with both normalised, or "" when either is missing.
+func osPlatform(os, arch string) string {
+	o, a := strings.ToLower(strings.TrimSpace(os)), NormalizeArchitecture(arch)
+	if o == "" || o == "unknown" || a == "" {
+		return ""
+	}
+	return o + "/" + a
 }
 
 // ConfigArchitectures returns the architectures of a single-image manifest from its config:

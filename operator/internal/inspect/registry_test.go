@@ -72,51 +72,51 @@ location = "%s"
 	}{
 		"oci index with attestation and windows entries": {
 			image: reg.host + "/oci/multi:1",
-			want:  Result{Architectures: []string{"amd64", "arm64"}, Digest: multi, MediaType: imgspecv1.MediaTypeImageIndex},
+			want:  Result{Architectures: []string{"amd64", "arm64"}, Platforms: []string{"linux/amd64", "linux/arm64", "windows/amd64"}, Digest: multi, MediaType: imgspecv1.MediaTypeImageIndex},
 		},
 		"oci index by digest": {
 			image: reg.host + "/oci/multi@" + multi,
-			want:  Result{Architectures: []string{"amd64", "arm64"}, Digest: multi, MediaType: imgspecv1.MediaTypeImageIndex},
+			want:  Result{Architectures: []string{"amd64", "arm64"}, Platforms: []string{"linux/amd64", "linux/arm64", "windows/amd64"}, Digest: multi, MediaType: imgspecv1.MediaTypeImageIndex},
 		},
 		"tag and digest: the digest wins": {
 			image: reg.host + "/oci/multi:no-such-tag@" + multi,
-			want:  Result{Architectures: []string{"amd64", "arm64"}, Digest: multi, MediaType: imgspecv1.MediaTypeImageIndex},
+			want:  Result{Architectures: []string{"amd64", "arm64"}, Platforms: []string{"linux/amd64", "linux/arm64", "windows/amd64"}, Digest: multi, MediaType: imgspecv1.MediaTypeImageIndex},
 		},
 		"oci index whose entries name no platform: read from their configs": {
 			image: reg.host + "/oci/no-platform:1",
-			want:  Result{Architectures: []string{"amd64", "arm64"}, Digest: noPlatform, MediaType: imgspecv1.MediaTypeImageIndex},
+			want:  Result{Architectures: []string{"amd64", "arm64"}, Platforms: []string{"linux/amd64", "linux/arm64"}, Digest: noPlatform, MediaType: imgspecv1.MediaTypeImageIndex},
 		},
 		"oci index nesting an index without a platform: its entries count": {
 			image: reg.host + "/oci/nested:1",
-			want:  Result{Architectures: []string{"ppc64le", "s390x"}, Digest: nested, MediaType: imgspecv1.MediaTypeImageIndex},
+			want:  Result{Architectures: []string{"ppc64le", "s390x"}, Platforms: []string{"linux/ppc64le", "linux/s390x"}, Digest: nested, MediaType: imgspecv1.MediaTypeImageIndex},
 		},
 		"docker manifest list": {
 			image: reg.host + "/docker/list:1",
-			want:  Result{Architectures: []string{"arm", "ppc64le", "s390x"}, Digest: list, MediaType: manifest.DockerV2ListMediaType},
+			want:  Result{Architectures: []string{"arm", "ppc64le", "s390x"}, Platforms: []string{"linux/arm", "linux/ppc64le", "linux/s390x"}, Digest: list, MediaType: manifest.DockerV2ListMediaType},
 		},
 		"single oci manifest": {
 			image: reg.host + "/oci/single:1",
-			want:  Result{Architectures: []string{"arm64"}, Digest: ociSingle, MediaType: imgspecv1.MediaTypeImageManifest},
+			want:  Result{Architectures: []string{"arm64"}, Platforms: []string{"linux/arm64"}, Digest: ociSingle, MediaType: imgspecv1.MediaTypeImageManifest},
 		},
 		"single docker schema2 manifest": {
 			image: reg.host + "/docker/single:1",
-			want:  Result{Architectures: []string{"amd64"}, Digest: dockerSingle, MediaType: manifest.DockerV2Schema2MediaType},
+			want:  Result{Architectures: []string{"amd64"}, Platforms: []string{"linux/amd64"}, Digest: dockerSingle, MediaType: manifest.DockerV2Schema2MediaType},
 		},
 		"deep path with registry port": {
 			image: reg.host + "/team/sub/deep/app:1",
-			want:  Result{Architectures: []string{"s390x"}, Digest: deep, MediaType: manifest.DockerV2Schema2MediaType},
+			want:  Result{Architectures: []string{"s390x"}, Platforms: []string{"linux/s390x"}, Digest: deep, MediaType: manifest.DockerV2Schema2MediaType},
 		},
 		"bundle image runs anywhere": {
 			image: reg.host + "/operators/bundle:v1",
-			want:  Result{Architectures: []string{}, AnyArchitecture: true, Digest: bundle, MediaType: manifest.DockerV2Schema2MediaType},
+			want:  Result{Architectures: []string{}, AnyArchitecture: true, Platforms: []string{}, Digest: bundle, MediaType: manifest.DockerV2Schema2MediaType},
 		},
-		"windows single manifest has no linux architecture": {
+		"windows single manifest: no linux architecture, one windows platform": {
 			image: reg.host + "/windows/only:1",
-			want:  Result{Architectures: []string{}, Digest: windows, MediaType: imgspecv1.MediaTypeImageManifest},
+			want:  Result{Architectures: []string{}, Platforms: []string{"windows/amd64"}, Digest: windows, MediaType: imgspecv1.MediaTypeImageManifest},
 		},
 		"short name through registries.conf": {
 			image: "nginx:1.27",
-			want:  Result{Architectures: []string{"arm64"}, Digest: hub, MediaType: manifest.DockerV2Schema2MediaType},
+			want:  Result{Architectures: []string{"arm64"}, Platforms: []string{"linux/arm64"}, Digest: hub, MediaType: manifest.DockerV2Schema2MediaType},
 		},
 	}
 	for name, tc := range tests {

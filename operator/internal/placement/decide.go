@@ -53,6 +53,9 @@ func ContainerImage(c corev1.Container) string { return strings.TrimSpace(c.Imag
 type ImageArchitectures struct {
 	// Architectures are the kubernetes.io/arch values the image runs on.
 	Architectures []string
+	// Platforms are the "os/arch" pairs the image runs on, every operating system, for
+	// operating-system placement (PlatformsByOS); nil when not recorded.
+	Platforms []string
 	// AnyArchitecture is set for images without binaries: they run anywhere.
 	AnyArchitecture bool
 }
@@ -130,31 +133,35 @@ type Decision struct {
 // pod's preferred-architecture label, its PodPlacementConfigs by descending priority, the first
 // matched placement rule with preferredArchitectures, then the ClusterPodPlacementConfig's
 // nodeAffinityScoring; cluster may be nil), and adds the tolerations of the architecture taints
-// of the architectures it placed the pod on (taints: the ClusterPodPlacementConfig's
-// spec.architectureTaints, passed apart because the cluster's preferences may not apply to a pod
-// while its taints always do, see ClusterStage). A pod whose user pinned the architecture gets no
-// toleration: its architecture is the user's choice, and so are its tolerations. It changes
-// pod.Spec only; labels, annotations and the gate are the caller's, written in the same request
-// (Annotations lists the annotations).
+// of the architectures it placed the pod on. It changes pod.Spec only; labels, annotations and
+// the gate are the caller's, written in the same request (Annotations lists the annotations).
 //
-// rules are the ClusterPodPlacementConfig's placement rules whose expression matched the pod, in
-// the configuration's order (placementrules.Evaluations.Matched; their evaluation is the
-// caller's). Like taints they always apply to what is required: the requiredArchitectures of
-// every rule narrow the architectures the images support (all supported architectures for
-// images that run anywhere: such a pod then gets a required term and OutcomeArchSet), and a pod
-// left with none is treated as a pod whose images share no architecture (NoCommonArchitecture,
-// with RequiredBy naming the rules). A pod whose user pinned the architecture is never
-// narrowed: the user's constraints are never overwritten. The rules' preference belongs with
-// the cluster's (see ScoringSources): it is left out when cluster is.
+// c holds what applies to every pod, passed apart because the cluster's preferences may not
+// apply to a pod while its constraints always do (see ClusterStage):
+//   - Taints: a pod whose user pinned the architecture gets no toleration: its architecture is
+//     the user's choice, and so are its tolerations.
+//   - Rules: the requiredArchitectures of every matched rule narrow the architectures the images
+//     support (all supported architectures for images that run anywhere: such a pod then gets a
+//     required term and OutcomeArchSet), and a pod left with none is treated as a pod whose
+//     images share no architecture (NoCommonArchitecture, with RequiredBy naming the rules). A
+//     pod whose user pinned the architecture is never narrowed: the user's constraints are never
+//     overwritten. The rules' preference belongs with the cluster's (see ScoringSources): it is
+//     left out when cluster is.
+//   - OperatingSystems: the images' platforms of every operating system decide, and the required
+//     affinity gets kubernetes.io/os as well (MergeRequiredPlatforms), also for a pod whose user
+//     pinned the architecture but not the operating system.
 func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodPlacementConfig,
-	cluster *v1beta1.ClusterPodPlacementConfig, taints []v1beta1.ArchitectureTaint, rules []v1beta1.PlacementRule) Decision {
+	cluster *v1beta1.ClusterPodPlacementConfig, c Constraints) Decision {
 	archs, anyArch := Intersect(images)
-	d := Decision{Architectures: ArchitecturesAnnotation(archs, anyArch), Rules: RuleNames(rules)}
+	var byOS map[string]sets.Set[string]
+	if c.OperatingSystems {
+		byOS, anyArch = PlatformsByOS(images)
+		archs = ArchitecturesOf(byOS)
+	}
+	d := Decision{Architectures: ArchitecturesAnnotation(archs, anyArch), Rules: RuleNames(c.Rules)}
 	spec := &pod.Spec
 	if !anyArch && archs.Len() == 0 {
-		d.Outcome = MergeNoCommonArchitecture(spec)
-		d.NoCommonArchitecture = true
-		return d // no weight can matter
+		return d.noCommonArchitecture(spec) // no weight can matter
 	}
 	compatible := archs
 	if anyArch {
@@ -162,14 +169,17 @@ func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodP
 	}
 	pinned := UserPinsArchitecture(spec)
 	if !pinned {
-		compatible, d.RequiredBy = NarrowByRules(compatible, rules)
+		compatible, d.RequiredBy = NarrowByRules(compatible, c.Rules)
 		if compatible.Len() == 0 {
-			d.Outcome = MergeNoCommonArchitecture(spec)
-			d.NoCommonArchitecture = true
-			return d
+			return d.noCommonArchitecture(spec)
 		}
 	}
 	switch {
+	case c.OperatingSystems && !anyArch:
+		// The operating system is constrained even where the user pinned the architecture.
+		if d.Outcome = MergeRequiredPlatforms(spec, NarrowPlatforms(spec, byOS, compatible)); d.Outcome == OutcomeNoCommonArch {
+			return d.noCommonArchitecture(spec) // the nodeSelector's kubernetes.io/os has none of them
+		}
 	case pinned:
 		d.Outcome = OutcomeUserPinned
 	case anyArch && len(d.RequiredBy) == 0:
@@ -178,9 +188,9 @@ func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodP
 		d.Outcome = MergeRequiredArchitectures(spec, compatible)
 	}
 	if !pinned {
-		d.Tolerations = AddArchitectureTolerations(spec, compatible, taints)
+		d.Tolerations = AddArchitectureTolerations(spec, compatible, c.Taints)
 	}
-	sources, err := ScoringSources(pod, configs, rules, cluster)
+	sources, err := ScoringSources(pod, configs, c.Rules, cluster)
 	d.SelectorErr = err
 	if len(sources) == 0 {
 		return d
@@ -190,6 +200,36 @@ func Decide(pod *corev1.Pod, images []ImageArchitectures, configs []v1beta1.PodP
 		d.PreferenceSource = d.Preferred.Applied[0].Source.String()
 	}
 	return d
+}
+
+// noCommonArchitecture makes the pod's required affinity unsatisfiable (MergeNoCommonArchitecture)
+// and records it.
+func (d Decision) noCommonArchitecture(spec *corev1.PodSpec) Decision {
+	d.Outcome = MergeNoCommonArchitecture(spec)
+	d.NoCommonArchitecture = true
+	return d
+}
+
+// Constraints are the ClusterPodPlacementConfig's settings that apply to every pod placed,
+// whether or not its preferences do (see ClusterStage).
+type Constraints struct {
+	// Taints are spec.architectureTaints (v1beta1.ArchitectureTaintsOf).
+	Taints []v1beta1.ArchitectureTaint
+	// Rules are the placement rules whose expression matched the pod, in the configuration's
+	// order (placementrules.Evaluations.Matched; their evaluation is the caller's).
+	Rules []v1beta1.PlacementRule
+	// OperatingSystems is spec.operatingSystemPlacement: kubernetes.io/os is constrained too, from
+	// the images' platforms of every operating system (MergeRequiredPlatforms).
+	OperatingSystems bool
+}
+
+// ConstraintsOf returns the constraints of cluster (nil: none) for a pod the rules matched.
+func ConstraintsOf(cluster *v1beta1.ClusterPodPlacementConfig, rules []v1beta1.PlacementRule) Constraints {
+	c := Constraints{Taints: v1beta1.ArchitectureTaintsOf(cluster), Rules: rules}
+	if cluster != nil {
+		c.OperatingSystems = cluster.Spec.OperatingSystemPlacementEnabled()
+	}
+	return c
 }
 
 // NarrowByRules returns the architectures of compatible that the requiredArchitectures of every

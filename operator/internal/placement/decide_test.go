@@ -168,7 +168,7 @@ func TestDecide(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team", Labels: map[string]string{"app": "web"}},
 				Spec: corev1.PodSpec{Affinity: tc.affinity.DeepCopy()}}
-			d := Decide(pod, tc.images, tc.configs, cluster, nil, nil)
+			d := Decide(pod, tc.images, tc.configs, cluster, Constraints{})
 			if d.Outcome != tc.wantOutcome || d.Architectures != tc.wantAnnotation || d.NoCommonArchitecture != tc.wantNoCommon {
 				t.Errorf("Decide = %+v, want outcome %q, annotation %q, no common %t", d, tc.wantOutcome, tc.wantAnnotation, tc.wantNoCommon)
 			}

@@ -199,7 +199,7 @@ func TestDecidePlacementRules(t *testing.T) {
 			if tc.label != "" {
 				pod.Labels = map[string]string{v1beta1.LabelPreferredArchitecture: tc.label}
 			}
-			d := Decide(pod, tc.images, tc.configs, tc.cluster, tc.taints, tc.rules)
+			d := Decide(pod, tc.images, tc.configs, tc.cluster, Constraints{Taints: tc.taints, Rules: tc.rules})
 			if diff := cmp.Diff(tc.want, decidedOf(pod, d)); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}

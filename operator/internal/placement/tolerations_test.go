@@ -126,7 +126,7 @@ func TestDecideTolerations(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team"}, Spec: corev1.PodSpec{NodeSelector: tc.nodeSelector}}
-			d := Decide(pod, tc.images, nil, nil, taints, nil)
+			d := Decide(pod, tc.images, nil, nil, Constraints{Taints: taints})
 			if diff := cmp.Diff(tc.want, pod.Spec.Tolerations); diff != "" {
 				t.Errorf("tolerations (-want +got):\n%s", diff)
 			}
@@ -212,7 +212,7 @@ func TestDecidePreferredLabel(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team",
 				Labels: map[string]string{v1beta1.LabelPreferredArchitecture: tc.label}}}
-			d := Decide(pod, []ImageArchitectures{archsResult("amd64", "arm64")}, nil, cluster, nil, nil)
+			d := Decide(pod, []ImageArchitectures{archsResult("amd64", "arm64")}, nil, cluster, Constraints{})
 			var applied []string
 			for _, p := range d.Preferred.Applied {
 				applied = append(applied, fmt.Sprintf("%s/%d", p.Architecture, p.Weight))

@@ -81,10 +81,15 @@ func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod, 
 	if err != nil {
 		return nil, nil, false, err
 	}
+	if cluster != nil && cluster.Spec.OperatingSystemPlacementEnabled() {
+		// The published images carry their Linux architectures only; until the operator has
+		// rolled this webhook out without admission placement, the controller decides.
+		return nil, nil, false, nil
+	}
 	// A pod the namespace's local webhook gated gets only the required affinity here (and no
 	// scheduling gate); its local gate carries the namespace's preferences. When the cluster-level
 	// preferences are on, it is gated instead: they apply only if no PodPlacementConfig does.
-	taints, rules := v1beta1.ArchitectureTaintsOf(cluster), v1beta1.PlacementRulesOf(cluster)
+	constraints, rules := placement.ConstraintsOf(cluster, nil), v1beta1.PlacementRulesOf(cluster)
 	configs, cluster, wait := placement.ClusterStage(pod, configs, cluster)
 	if wait {
 		return nil, nil, false, nil
@@ -96,7 +101,8 @@ func (h *SchedulingGate) placeAtAdmission(ctx context.Context, pod *corev1.Pod, 
 		return nil, nil, false, nil
 	}
 	placed := pod.DeepCopy()
-	d := placement.Decide(placed, archs, configs, cluster, taints, evals.Matched())
+	constraints.Rules = evals.Matched()
+	d := placement.Decide(placed, archs, configs, cluster, constraints)
 	if d.NoCommonArchitecture || d.SelectorErr != nil || len(d.Preferred.Conflicts()) > 0 {
 		return nil, nil, false, nil
 	}

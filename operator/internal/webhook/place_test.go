@@ -229,7 +229,7 @@ func assertPatchPlaces(t *testing.T, raw string, patch []byte, objects []client.
 	if len(evals.Failed()) > 0 {
 		t.Fatalf("placed although placement rules failed: %v", evals.Failed())
 	}
-	d := placement.Decide(want, images, configs, cluster, taints, evals.Matched())
+	d := placement.Decide(want, images, configs, cluster, placement.Constraints{Taints: taints, Rules: evals.Matched()})
 	if want.Labels == nil {
 		want.Labels = map[string]string{}
 	}

@@ -248,6 +248,7 @@ func startRegistries(ctx context.Context, dir string) error {
 		repo("team/api", "v1", fakeregistry.FormatOCIManifest, false, "linux/arm64"),
 		repo("legacy/tool", "3.1", fakeregistry.FormatDockerManifest, false, "linux/amd64"),
 		repo("team/dockerlist", "v2", fakeregistry.FormatDockerManifestList, false, "linux/amd64", "linux/arm/v7", "windows/amd64"),
+		repo("team/windows-app", "v1", fakeregistry.FormatOCIManifest, false, "windows/amd64"),
 		{Name: "operators/bundle", Images: []fakeregistry.ImageSpec{{Tags: []string{"v0.1.0"}, Format: fakeregistry.FormatOCIManifest, Platforms: []string{"linux/amd64"}, NoBinaries: true}}},
 		repo("private/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/amd64", "linux/s390x"),
 		repo("global-only/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/arm64", "linux/ppc64le"),

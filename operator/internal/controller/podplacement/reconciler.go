@@ -851,7 +851,7 @@ func (r *Reconciler) place(ctx context.Context, s *scope) error {
 	// With local placement, the PodPlacementConfigs may already have been applied by the
 	// namespace's local controller (placement.ClusterStage).
 	ppcs, cluster, _ := placement.ClusterStage(s.pod, configs, s.cluster)
-	d := placement.Decide(s.updated, architectures(s.results), ppcs, cluster, v1beta1.ArchitectureTaintsOf(s.cluster), evals.Matched())
+	d := placement.Decide(s.updated, architectures(s.results), ppcs, cluster, placement.ConstraintsOf(s.cluster, evals.Matched()))
 	s.outcome = d.Outcome
 	maps.Copy(s.annotations, d.Annotations())
 	if d.NoCommonArchitecture {
