@@ -29,6 +29,8 @@ type NodePool struct {
 	Name string
 	// Arch is the kubernetes.io/arch label: amd64, arm64, ppc64le, s390x.
 	Arch string
+	// OS is the kubernetes.io/os label; empty means linux.
+	OS string
 	// Count is the number of nodes.
 	Count int
 	// CPU, Memory and Pods are each node's capacity and allocatable.
@@ -53,6 +55,14 @@ func DefaultPool(name, arch string, count int) NodePool {
 	}
 }
 
+// os is the pool's operating system, linux by default.
+func (p NodePool) os() string {
+	if p.OS == "" {
+		return "linux"
+	}
+	return p.OS
+}
+
 // Node builds node index of the pool.
 func (p NodePool) Node(index int) *corev1.Node {
 	name := fmt.Sprintf("%s-%d", p.Name, index)
@@ -66,7 +76,7 @@ func (p NodePool) Node(index int) *corev1.Node {
 			Name: name,
 			Labels: map[string]string{
 				ArchLabel:            p.Arch,
-				corev1.LabelOSStable: "linux",
+				corev1.LabelOSStable: p.os(),
 				corev1.LabelHostname: name,
 				PoolLabel:            p.Name,
 			},
@@ -83,7 +93,7 @@ func (p NodePool) Node(index int) *corev1.Node {
 			}},
 			NodeInfo: corev1.NodeSystemInfo{
 				Architecture:    p.Arch,
-				OperatingSystem: "linux",
+				OperatingSystem: p.os(),
 			},
 		},
 	}

@@ -181,8 +181,10 @@ type Pass struct {
 	// Pods counts pods created; BoundPods those bound before the deadline.
 	Pods      int `json:"pods"`
 	BoundPods int `json:"boundPods"`
-	// BoundByArch counts the bound pods by their node's architecture.
+	// BoundByArch counts the bound pods by their node's architecture; BoundByOS by its
+	// operating system.
 	BoundByArch map[string]int `json:"boundByArch,omitempty"`
+	BoundByOS   map[string]int `json:"boundByOS,omitempty"`
 	// Schedulable counts pods whose images share a node pool's architecture.
 	Schedulable int `json:"schedulable"`
 	// MisplacedPods were bound to a node whose architecture some image of

@@ -34,6 +34,9 @@ func (r *Report) Values() map[string]float64 {
 		for _, arch := range v1beta1.SupportedArchitectures() {
 			put(prefix+"boundPods."+arch, float64(p.BoundByArch[arch]))
 		}
+		for _, os := range scenario.OperatingSystems {
+			put(prefix+"boundPods.os."+os, float64(p.BoundByOS[os]))
+		}
 		put(prefix+"misplacedPods", float64(p.MisplacedPods))
 		put(prefix+"gatedAtEnd", float64(p.GatedAtEnd))
 		put(prefix+"unboundAtEnd", float64(p.UnboundAtEnd))

@@ -210,13 +210,13 @@ func (r *run) cleanExisting() {
 func (r *run) createKwokNodes(ctx context.Context) error {
 	t := time.Now()
 	var nodes []*corev1.Node
-	r.nodeArch = map[string]string{}
+	r.nodePlatform = map[string]string{}
 	for _, p := range r.s.Nodes {
 		pool := r.nodePool(p)
 		for i := range p.Count {
 			n := existing.KwokNode(pool, i, r.id)
 			nodes = append(nodes, n)
-			r.nodeArch[n.Name] = p.Arch
+			r.nodePlatform[n.Name] = p.OS + "/" + p.Arch
 		}
 	}
 	if err := cluster.CreateNodeObjects(ctx, r.client, nodes, 20); err != nil {

@@ -110,7 +110,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	costStart := r.markCost(ctx)
 	stopProfiles := r.startProfiles(ctx, spec.name)
 	epoch := time.Now()
-	misplaced := summaryInput{pods: pods, nodeArch: r.nodeArch}.misplaced
+	misplaced := summaryInput{pods: pods, nodePlatform: r.nodePlatform}.misplaced
 	pending := pendingByDesign(pods, spec.operator || spec.handwritten)
 	// An attack pod is final once bound: whatever holds it, archgate must release it.
 	recOpts := recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(all), Epoch: epoch,
@@ -179,7 +179,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	if err != nil {
 		return out, err
 	}
-	in := summaryInput{name: spec.name, operator: spec.operator, pods: pods, pending: pending, nodeArch: r.nodeArch,
+	in := summaryInput{name: spec.name, operator: spec.operator, pods: pods, pending: pending, nodePlatform: r.nodePlatform,
 		arrival: r.s.Workload.Arrival, creates: c.times(len(pods)), watch: res, final: final}
 	if kubelet != nil {
 		written, failed := kubelet.Wait()

@@ -127,16 +127,16 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 // not change it: they return their results (passResult) and assemble builds
 // the report from them.
 type run struct {
-	opts     Options
-	s        *scenario.Scenario
-	id       string
-	plan     workload.Plan
-	env      report.Environment
-	cfg      *rest.Config
-	client   kubernetes.Interface
-	nodeArch map[string]string
-	sampler  *procs.Sampler
-	op       *operatorEnv
+	opts         Options
+	s            *scenario.Scenario
+	id           string
+	plan         workload.Plan
+	env          report.Environment
+	cfg          *rest.Config
+	client       kubernetes.Interface
+	nodePlatform map[string]string
+	sampler      *procs.Sampler
+	op           *operatorEnv
 	// ext is set for a run against an existing cluster (Options.Kubeconfig).
 	ext *existingEnv
 	tmp string
@@ -287,7 +287,7 @@ func (r *run) startCluster(ctx context.Context) error {
 	if err := r.createNodes(ctx); err != nil {
 		return err
 	}
-	r.logf("scheduler started, %d nodes created in %.1fs", len(r.nodeArch), time.Since(t).Seconds())
+	r.logf("scheduler started, %d nodes created in %.1fs", len(r.nodePlatform), time.Since(t).Seconds())
 	return nil
 }
 
@@ -431,6 +431,7 @@ func (r *run) resources() report.Resources {
 // nodePool is the run's pool of nodes for the scenario's pool p.
 func (r *run) nodePool(p scenario.NodePoolSpec) cluster.NodePool {
 	pool := cluster.DefaultPool("sim-"+r.id+"-"+p.Name, p.Arch, p.Count)
+	pool.OS = p.OS
 	pool.CPU, pool.Memory, pool.Pods = *p.Allocatable.CPU, *p.Allocatable.Memory, p.Allocatable.Pods
 	pool.Taints = p.Taints
 	return pool
@@ -439,12 +440,12 @@ func (r *run) nodePool(p scenario.NodePoolSpec) cluster.NodePool {
 // createNodes creates the scenario's node pools.
 func (r *run) createNodes(ctx context.Context) error {
 	var pools []cluster.NodePool
-	r.nodeArch = map[string]string{}
+	r.nodePlatform = map[string]string{}
 	for _, p := range r.s.Nodes {
 		pool := r.nodePool(p)
 		pools = append(pools, pool)
 		for i := range p.Count {
-			r.nodeArch[pool.Node(i).Name] = p.Arch
+			r.nodePlatform[pool.Node(i).Name] = p.OS + "/" + p.Arch
 		}
 	}
 	if err := cluster.CreateNodes(ctx, r.client, pools, 50); err != nil {

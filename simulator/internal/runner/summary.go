@@ -2,6 +2,7 @@ package runner
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,11 +32,11 @@ type summaryInput struct {
 	pods     []workload.Pod
 	// pending marks the pods allowed to end Pending (pendingByDesign).
 	pending []bool
-	// nodeArch is each node's architecture.
-	nodeArch map[string]string
-	arrival  scenario.ArrivalSpec
-	creates  createTimes
-	watch    recorder.Result
+	// nodePlatform is each node's "os/arch".
+	nodePlatform map[string]string
+	arrival      scenario.ArrivalSpec
+	creates      createTimes
+	watch        recorder.Result
 	// final is the pass's pods as the apiserver listed them at the end.
 	final []corev1.Pod
 	// execFormat is set when the fake kubelets reported exec format errors.
@@ -131,8 +132,8 @@ func summarizeAttacker(pods []workload.Pod, times []recorder.PodTimes, sent []ti
 
 // misplaced reports whether pod i, bound to node, cannot run there.
 func (in summaryInput) misplaced(i int, node string) bool {
-	arch, ok := in.nodeArch[node]
-	return !ok || !in.pods[i].Runs(arch)
+	platform, ok := in.nodePlatform[node]
+	return !ok || !in.pods[i].RunsOn(platform)
 }
 
 // execFormatOutcomes completes the kubelet's counts with the monitor's
@@ -200,11 +201,13 @@ func outcomes(p *report.Pass, in summaryInput) {
 			continue
 		}
 		p.BoundPods++
-		if arch, ok := in.nodeArch[pod.Spec.NodeName]; ok {
+		if platform, ok := in.nodePlatform[pod.Spec.NodeName]; ok {
 			if p.BoundByArch == nil {
-				p.BoundByArch = map[string]int{}
+				p.BoundByArch, p.BoundByOS = map[string]int{}, map[string]int{}
 			}
+			os, arch, _ := strings.Cut(platform, "/")
 			p.BoundByArch[arch]++
+			p.BoundByOS[os]++
 		}
 		if in.misplaced(i, pod.Spec.NodeName) {
 			p.MisplacedPods++

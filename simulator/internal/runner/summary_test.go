@@ -31,7 +31,7 @@ func times(seen, gated, ungated, bound time.Duration) recorder.PodTimes {
 	return recorder.PodTimes{Seen: seen, Gated: gated, Ungated: ungated, Bound: bound}
 }
 
-var nodeArch = map[string]string{"amd-0": "amd64", "arm-0": "arm64"}
+var nodePlatform = map[string]string{"amd-0": "linux/amd64", "arm-0": "linux/arm64"}
 
 // TestSummarizeOutcomes feeds synthetic final states: a known wrong
 // placement must count as misplaced, gated and unbound pods must be counted,
@@ -48,7 +48,7 @@ func TestSummarizeOutcomes(t *testing.T) {
 		"an amd64-only pod on an arm64 node is misplaced": {
 			pods:  []workload.Pod{amdOnly, amdOnly},
 			final: []corev1.Pod{finalPod(0, "amd-0", false), finalPod(1, "arm-0", false)},
-			want:  report.Pass{BoundPods: 2, BoundByArch: map[string]int{"amd64": 1, "arm64": 1}, MisplacedPods: 1, Schedulable: 2},
+			want:  report.Pass{BoundPods: 2, BoundByArch: map[string]int{"amd64": 1, "arm64": 1}, BoundByOS: map[string]int{"linux": 2}, MisplacedPods: 1, Schedulable: 2},
 		},
 		"a pod on a node the run did not create is misplaced": {
 			pods:  []workload.Pod{amdOnly},
@@ -59,17 +59,17 @@ func TestSummarizeOutcomes(t *testing.T) {
 			operator: true,
 			pods:     []workload.Pod{amdOnly, amdOnly, noArch},
 			final:    []corev1.Pod{finalPod(0, "", true), finalPod(1, "amd-0", false), finalPod(2, "", false)},
-			want: report.Pass{Operator: true, BoundPods: 1, BoundByArch: map[string]int{"amd64": 1}, GatedAtEnd: 1, UnboundAtEnd: 2, Schedulable: 2,
+			want: report.Pass{Operator: true, BoundPods: 1, BoundByArch: map[string]int{"amd64": 1}, BoundByOS: map[string]int{"linux": 1}, GatedAtEnd: 1, UnboundAtEnd: 2, Schedulable: 2,
 				PendingByDesign: 1, PendingReason: pendingReason, Placements: map[string]int{"": 3}, NeverGatedPods: 2},
 		},
 		"without the operator no pod is Pending by design": {
 			pods:  []workload.Pod{noArch},
 			final: []corev1.Pod{finalPod(0, "amd-0", false)},
-			want:  report.Pass{BoundPods: 1, BoundByArch: map[string]int{"amd64": 1}, MisplacedPods: 1, Schedulable: 1},
+			want:  report.Pass{BoundPods: 1, BoundByArch: map[string]int{"amd64": 1}, BoundByOS: map[string]int{"linux": 1}, MisplacedPods: 1, Schedulable: 1},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := summaryInput{name: "p", operator: tc.operator, pods: tc.pods, pending: pendingByDesign(tc.pods, tc.operator), nodeArch: nodeArch, final: tc.final,
+			in := summaryInput{name: "p", operator: tc.operator, pods: tc.pods, pending: pendingByDesign(tc.pods, tc.operator), nodePlatform: nodePlatform, final: tc.final,
 				creates: createTimes{sent: make([]time.Duration, len(tc.pods)), done: make([]time.Duration, len(tc.pods))},
 				watch:   recorder.Result{Pods: make([]recorder.PodTimes, len(tc.pods))}}
 			for i := range tc.pods {
@@ -115,7 +115,7 @@ func TestSummarizeScheduleLatencyClock(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := summaryInput{name: "p", operator: tc.operator, pods: []workload.Pod{pod}, nodeArch: nodeArch,
+			in := summaryInput{name: "p", operator: tc.operator, pods: []workload.Pod{pod}, nodePlatform: nodePlatform,
 				creates: createTimes{sent: []time.Duration{tc.sent}, done: []time.Duration{tc.done}},
 				watch:   recorder.Result{Pods: []recorder.PodTimes{tc.t}},
 				final:   []corev1.Pod{finalPod(0, "amd-0", false)}}
@@ -133,7 +133,7 @@ func TestSummarizeScheduleLatencyClock(t *testing.T) {
 // sample, so it must show in UnboundAtEnd.
 func TestSummarizeUnboundPodsLeaveNoLatency(t *testing.T) {
 	pods := []workload.Pod{{AnyArch: true}, {AnyArch: true}}
-	in := summaryInput{name: "p", operator: true, pods: pods, nodeArch: nodeArch,
+	in := summaryInput{name: "p", operator: true, pods: pods, nodePlatform: nodePlatform,
 		creates: createTimes{sent: []time.Duration{0, 0}, done: []time.Duration{5 * ms, 5 * ms}},
 		watch:   recorder.Result{Pods: []recorder.PodTimes{times(6*ms, 6*ms, 20*ms, 30*ms), times(6*ms, 6*ms, -1, -1)}},
 		final:   []corev1.Pod{finalPod(0, "amd-0", false), finalPod(1, "", true)}}
@@ -220,7 +220,7 @@ func TestSummarizeExecFormat(t *testing.T) {
 		watch[i].ExecFormatReported, watch[i].ExecFormatLabelled = -1, -1
 	}
 	watch[0].ExecFormatReported, watch[0].ExecFormatLabelled = 20*ms, 70*ms
-	in := summaryInput{name: "p", operator: true, pods: pods, nodeArch: nodeArch, final: final,
+	in := summaryInput{name: "p", operator: true, pods: pods, nodePlatform: nodePlatform, final: final,
 		creates: createTimes{sent: make([]time.Duration, len(pods)), done: make([]time.Duration, len(pods))},
 		watch:   recorder.Result{Pods: watch}, execFormat: &report.ExecFormat{ReportedPods: 2, Monitor: true}}
 	p := summarize(in)
@@ -240,7 +240,7 @@ func TestSummarizeStartApart(t *testing.T) {
 	amdOnly := workload.Pod{Allowed: []string{"amd64"}}
 	pods := []workload.Pod{amdOnly, amdOnly, amdOnly}
 	sent := []time.Duration{time.Second, 9 * time.Second, 30 * time.Second}
-	in := summaryInput{name: "p", pods: pods, pending: make([]bool, len(pods)), nodeArch: map[string]string{"n": "amd64"},
+	in := summaryInput{name: "p", pods: pods, pending: make([]bool, len(pods)), nodePlatform: map[string]string{"n": "linux/amd64"},
 		creates: createTimes{sent: sent, done: []time.Duration{sent[0] + 500*time.Millisecond, sent[1] + 400*time.Millisecond, sent[2] + 10*time.Millisecond}},
 		watch:   recorder.Result{Pods: make([]recorder.PodTimes, len(pods))}}
 	for i := range pods {
@@ -278,5 +278,25 @@ func TestSummarizeAttacker(t *testing.T) {
 		GateHoldMaxSeconds: 76, MaxGateAgeSeconds: 60, OverMaxGateAge: 2}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("attacker (-want +got):\n%s", diff)
+	}
+}
+
+// TestMisplacedByPlatform: a node's operating system counts as much as its architecture.
+func TestMisplacedByPlatform(t *testing.T) {
+	linuxAmd := workload.Pod{Allowed: []string{"amd64"}, Platforms: []string{"linux/amd64"}}
+	windowsAmd := workload.Pod{Platforms: []string{"windows/amd64"}}
+	multiOS := workload.Pod{Allowed: []string{"amd64"}, Platforms: []string{"linux/amd64", "windows/amd64"}}
+	in := summaryInput{pods: []workload.Pod{linuxAmd, windowsAmd, multiOS},
+		nodePlatform: map[string]string{"lin": "linux/amd64", "win": "windows/amd64"}}
+	for _, tc := range []struct {
+		pod  int
+		node string
+		want bool
+	}{
+		{0, "lin", false}, {0, "win", true}, {1, "win", false}, {1, "lin", true}, {2, "lin", false}, {2, "win", false}, {2, "unknown", true},
+	} {
+		if got := in.misplaced(tc.pod, tc.node); got != tc.want {
+			t.Errorf("pod %d on %s: misplaced = %t, want %t", tc.pod, tc.node, got, tc.want)
+		}
 	}
 }

@@ -147,6 +147,10 @@ func buildMetrics() []MetricInfo {
 			out = append(out, MetricInfo{Name: prefix + "boundPods." + arch, Unit: UnitCount, Needs: needs,
 				Help: "pods bound to " + arch + " nodes before the deadline"})
 		}
+		for _, os := range OperatingSystems {
+			out = append(out, MetricInfo{Name: prefix + "boundPods.os." + os, Unit: UnitCount, Needs: needs,
+				Help: "pods bound to " + os + " nodes before the deadline"})
+		}
 		out = append(out,
 			MetricInfo{Name: prefix + "sustainedRate", Unit: UnitRate, Needs: needs, Higher: true, Timing: true, Help: "highest arrival step rate whose total p99 held sustainLatency (arrival mode steps)"},
 			MetricInfo{Name: prefix + "cost.cpuPer1kPods", Unit: UnitDuration, Needs: needs, Help: "CPU seconds of every component per 1,000 pods over the pass"},

@@ -104,6 +104,8 @@ type NodePoolSpec struct {
 	Count int `json:"count"`
 	// Arch is the kubernetes.io/arch label: amd64, arm64, ppc64le or s390x.
 	Arch string `json:"arch"`
+	// OS is the kubernetes.io/os label: linux (the default) or windows.
+	OS string `json:"os,omitempty"`
 	// Allocatable is each node's capacity; defaults 32 CPUs, 128Gi, 110 pods.
 	Allocatable AllocatableSpec `json:"allocatable,omitempty"`
 	// Taints are put on every node of the pool, as a cloud provider taints

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -91,6 +92,11 @@ func validateNodes(e *errs, s *Scenario) {
 		path := strictyaml.IndexPath("nodes", i)
 		if !slices.Contains(v1beta1.SupportedArchitectures(), p.Arch) {
 			e.add(strictyaml.JoinPath(path, "arch"), p.Arch, "want one of %s", strings.Join(v1beta1.SupportedArchitectures(), ", "))
+		}
+		if p.OS == "" {
+			p.OS = "linux"
+		} else if !slices.Contains(OperatingSystems, p.OS) {
+			e.add(strictyaml.JoinPath(path, "os"), p.OS, "want one of %s", strings.Join(OperatingSystems, ", "))
 		}
 		if p.Count < 1 {
 			e.add(strictyaml.JoinPath(path, "count"), p.Count, "must be at least 1")
@@ -744,12 +750,12 @@ func validateWithCatalog(s *Scenario, c *fakeregistry.Catalog) []*strictyaml.Fie
 		}
 	}
 	if !w.Images.AllowIncompatible {
-		archs := NodeArchitectures(s)
+		platforms := NodePlatforms(s)
 		runnable := slices.ContainsFunc(images, func(im fakeregistry.Image) bool {
-			return slices.ContainsFunc(archs, im.Arches.Allows)
+			return im.Arches.NoBinaries || slices.ContainsFunc(platforms, func(p string) bool { return slices.Contains(ImagePlatforms(im), p) })
 		})
 		if !runnable {
-			e.add("registry.catalog", nil, "no image runs on the node pools' architectures %v (set workload.images.allowIncompatible to create such pods anyway)", archs)
+			e.add("registry.catalog", nil, "no image runs on the node pools' platforms %v (set workload.images.allowIncompatible to create such pods anyway)", platforms)
 		}
 	}
 	return e
@@ -771,6 +777,37 @@ func ImagesWithPrefix(images []fakeregistry.Image, prefix string) []fakeregistry
 // that names none (operator.clusterConfig.imageInspection.blockedNetworks): the link-local
 // ones of the default, not loopback, where the simulator's registries listen.
 func SimulatedBlockedNetworks() []string { return []string{"169.254.0.0/16", "fe80::/10"} }
+
+// OperatingSystems are the values of a node pool's os.
+var OperatingSystems = []string{"linux", "windows"}
+
+// NodePlatforms returns the sorted "os/arch" platforms of the node pools.
+func NodePlatforms(s *Scenario) []string {
+	var out []string
+	for _, p := range s.Nodes {
+		if pl := cmp.Or(p.OS, "linux") + "/" + p.Arch; !slices.Contains(out, pl) {
+			out = append(out, pl)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ImagePlatforms returns the sorted "os/arch" platforms an image runs on (variants dropped, as
+// node labels carry none); none for an image without binaries, which runs anywhere.
+func ImagePlatforms(im fakeregistry.Image) []string {
+	var out []string
+	if im.Arches.NoBinaries {
+		return out
+	}
+	for _, p := range im.Platforms {
+		if pl := p.OS + "/" + p.Architecture; !slices.Contains(out, pl) {
+			out = append(out, pl)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // NodeArchitectures returns the sorted architectures of the node pools.
 func NodeArchitectures(s *Scenario) []string {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -29,6 +30,9 @@ type Pod struct {
 	Allowed []string
 	// AnyArch is true when no image of the pod carries binaries.
 	AnyArch bool
+	// Platforms are the "os/arch" platforms every image of the pod runs on,
+	// every operating system, sorted; nil with AnyArch.
+	Platforms []string
 	// ArchAffinity is the architecture of the pod's own required node
 	// affinity, or empty.
 	ArchAffinity string
@@ -48,8 +52,21 @@ type Pod struct {
 	AnnotationBytes int
 }
 
-// Runs reports whether the pod's images all run on arch.
+// Runs reports whether the pod's images all run on a linux node of arch.
 func (p Pod) Runs(arch string) bool { return p.AnyArch || slices.Contains(p.Allowed, arch) }
+
+// RunsOn reports whether the pod's images all run on a node of platform ("os/arch"). Without
+// Platforms the pod runs on the linux nodes of Allowed.
+func (p Pod) RunsOn(platform string) bool {
+	if p.AnyArch {
+		return true
+	}
+	if p.Platforms == nil {
+		os, arch, _ := strings.Cut(platform, "/")
+		return os == "linux" && slices.Contains(p.Allowed, arch)
+	}
+	return slices.Contains(p.Platforms, platform)
+}
 
 // Images returns the pod's unique image references, init containers first.
 func (p Pod) Images() []string {
@@ -91,8 +108,8 @@ func Generate(s *scenario.Scenario, c *fakeregistry.Catalog) Plan {
 	w := s.Workload
 	rng := rand.New(rand.NewPCG(s.Seed, 0x5851f42d4c957f2d))
 	images := c.Images()
-	nodeArchs := scenario.NodeArchitectures(s)
-	pick := newPicker(w.Images, images, nodeArchs, rng)
+	nodePlatforms := scenario.NodePlatforms(s)
+	pick := newPicker(w.Images, images, nodePlatforms, rng)
 	var plan Plan
 	seen := map[string]bool{}
 	for i := range w.Pods {
@@ -117,7 +134,8 @@ func Generate(s *scenario.Scenario, c *fakeregistry.Catalog) Plan {
 			}
 		}
 		p.Allowed, p.AnyArch = intersect(chosen)
-		feasible := feasibleArchs(p, nodeArchs)
+		p.Platforms, _ = intersectPlatforms(chosen)
+		feasible := feasibleArchs(p, nodePlatforms)
 		if len(feasible) > 0 {
 			plan.Schedulable++
 		} else {
@@ -220,12 +238,32 @@ func intersect(images []fakeregistry.Image) (allowed []string, anyArch bool) {
 	return allowed, anyArch
 }
 
-// feasibleArchs returns the node architectures the pod's images run on.
-func feasibleArchs(p Pod, nodeArchs []string) []string {
+// intersectPlatforms returns the platforms every image with binaries runs on
+// (nil and anyPlatform when none has binaries).
+func intersectPlatforms(images []fakeregistry.Image) (platforms []string, anyPlatform bool) {
+	anyPlatform = true
+	for _, im := range images {
+		if im.Arches.NoBinaries {
+			continue
+		}
+		if anyPlatform {
+			platforms, anyPlatform = scenario.ImagePlatforms(im), false
+			continue
+		}
+		own := scenario.ImagePlatforms(im)
+		platforms = slices.DeleteFunc(platforms, func(p string) bool { return !slices.Contains(own, p) })
+	}
+	return platforms, anyPlatform
+}
+
+// feasibleArchs returns the architectures of the node platforms the pod's
+// images run on.
+func feasibleArchs(p Pod, nodePlatforms []string) []string {
 	var out []string
-	for _, a := range nodeArchs {
-		if p.Runs(a) {
-			out = append(out, a)
+	for _, pl := range nodePlatforms {
+		_, arch, _ := strings.Cut(pl, "/")
+		if p.RunsOn(pl) && !slices.Contains(out, arch) {
+			out = append(out, arch)
 		}
 	}
 	return out
@@ -233,16 +271,16 @@ func feasibleArchs(p Pod, nodeArchs []string) []string {
 
 // picker draws images by popularity.
 type picker struct {
-	spec      scenario.ImageChoiceSpec
-	images    []fakeregistry.Image
-	nodeArchs []string
-	rng       *rand.Rand
-	zipf      *rand.Zipf
-	nextIdx   int
+	spec          scenario.ImageChoiceSpec
+	images        []fakeregistry.Image
+	nodePlatforms []string
+	rng           *rand.Rand
+	zipf          *rand.Zipf
+	nextIdx       int
 }
 
-func newPicker(spec scenario.ImageChoiceSpec, images []fakeregistry.Image, nodeArchs []string, rng *rand.Rand) *picker {
-	p := &picker{spec: spec, images: images, nodeArchs: nodeArchs, rng: rng}
+func newPicker(spec scenario.ImageChoiceSpec, images []fakeregistry.Image, nodePlatforms []string, rng *rand.Rand) *picker {
+	p := &picker{spec: spec, images: images, nodePlatforms: nodePlatforms, rng: rng}
 	if spec.Popularity == scenario.PopularityZipf && len(images) > 1 {
 		p.zipf = rand.NewZipf(rng, spec.ZipfS, 1, uint64(len(images)-1))
 	}
@@ -284,11 +322,11 @@ func (p *picker) next(chosen []fakeregistry.Image, compatible bool) fakeregistry
 	return p.draw()
 }
 
-// fits reports whether the images share an architecture of the node pools.
+// fits reports whether the images share a platform of the node pools.
 func (p *picker) fits(images []fakeregistry.Image) bool {
-	allowed, anyArch := intersect(images)
-	if anyArch {
+	platforms, anyPlatform := intersectPlatforms(images)
+	if anyPlatform {
 		return true
 	}
-	return slices.ContainsFunc(p.nodeArchs, func(a string) bool { return slices.Contains(allowed, a) })
+	return slices.ContainsFunc(p.nodePlatforms, func(pl string) bool { return slices.Contains(platforms, pl) })
 }
