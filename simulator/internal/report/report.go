@@ -206,6 +206,9 @@ type Pass struct {
 	// PlacedAtAdmissionPods were placed by the webhook at admission, never gated
 	// (every image known to the controller).
 	PlacedAtAdmissionPods int `json:"placedAtAdmissionPods"`
+	// RunningPods counts the pods the fake kubelets reported running
+	// (kubelet.runPods): one status write each.
+	RunningPods int64 `json:"runningPods,omitempty"`
 	// ExecFormat is the exec-format-error detection of the pass; nil unless
 	// the fake kubelets report exec format errors (kubelet.execFormatErrors).
 	ExecFormat *ExecFormat `json:"execFormat,omitempty"`

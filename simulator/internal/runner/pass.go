@@ -139,12 +139,15 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	c := &creates{sent: make([]time.Duration, len(all)), done: make([]time.Duration, len(all))}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.create(passCtx, epoch, all, r.arrivals(len(pods), len(all)), objOpts, c) })
-	var kubelet *cluster.ExecFormatKubelet
-	if r.s.Kubelet.ExecFormatErrors {
-		kubelet = cluster.StartExecFormatKubelet(passCtx, r.client, r.selector(spec.name), func(pod *corev1.Pod) bool {
-			i, ok := workload.PodIndex(pod.Name)
-			return ok && i < len(pods) && misplaced(i, pod.Spec.NodeName)
-		})
+	var kubelet *cluster.Kubelet
+	// On an existing cluster the nodes are kwok's, which reports the pods itself.
+	if k := r.s.Kubelet; r.ext == nil && (k.ExecFormatErrors || k.RunPods) {
+		kubelet = cluster.StartKubelet(passCtx, r.client, r.selector(spec.name), cluster.KubeletOptions{
+			ExecFormatErrors: k.ExecFormatErrors, RunPods: k.RunPods,
+			Misplaced: func(pod *corev1.Pod) bool {
+				i, ok := workload.PodIndex(pod.Name)
+				return ok && i < len(pods) && misplaced(i, pod.Spec.NodeName)
+			}})
 	}
 	var tl *timeline
 	if spec.operator && len(spec.timeline) > 0 {
@@ -181,11 +184,16 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	}
 	in := summaryInput{name: spec.name, operator: spec.operator, pods: pods, pending: pending, nodePlatform: r.nodePlatform,
 		arrival: r.s.Workload.Arrival, creates: c.times(len(pods)), watch: res, final: final}
+	var running int64
 	if kubelet != nil {
 		written, failed := kubelet.Wait()
-		in.execFormat = &report.ExecFormat{ReportedPods: written, StatusWriteErrors: failed, Monitor: monitor}
+		running = kubelet.Running()
+		if r.s.Kubelet.ExecFormatErrors {
+			in.execFormat = &report.ExecFormat{ReportedPods: written, StatusWriteErrors: failed, Monitor: monitor}
+		}
 	}
 	out.pass = summarize(in)
+	out.pass.RunningPods = running
 	out.pass.CalibrationSeconds = calibration
 	out.pass.Attacker = attacker
 	out.pass.DeadlineHit = deadlineHit

@@ -123,6 +123,12 @@ type KubeletSpec struct {
 	// "exec /app: exec format error" (terminationMessagePolicy
 	// FallbackToLogsOnError). One status write per misplaced pod.
 	ExecFormatErrors bool `json:"execFormatErrors,omitempty"`
+	// RunPods makes a node report every other pod bound to it running (phase
+	// Running, Ready), as a real kubelet does once the containers start: one
+	// status write per pod, which the apiserver and every pod watcher
+	// (archgate's controller among them) pay for. On an existing cluster,
+	// kwok's pod-ready stage does it.
+	RunPods bool `json:"runPods,omitempty"`
 }
 
 // AllocatableSpec is a node's allocatable resources.
