@@ -201,7 +201,9 @@ func shown(s, c *report.Report) []Row {
 	}
 	// The environment's own latency per watch, write and watch cycle (the scheduler's, which
 	// archgate takes no part in), taken off gate-hold: what is left is archgate's.
-	own := func(r *report.Report) float64 { return latency(r.Main, "gateHold").P50 - latency(r.Main, "schedule").P50 }
+	own := func(r *report.Report) float64 {
+		return latency(r.Main, "gateHold").P50 - latency(r.Main, "schedule").P50
+	}
 	rows = append(rows,
 		Row{Figure: "gate-hold p50 − schedule p50", Simulator: ms(own(s)), Cluster: ms(own(c)) + relative(own(s), own(c))},
 		Row{Figure: "throughput", Simulator: fmt.Sprintf("%.1f pods/s", s.Main.Throughput), Cluster: fmt.Sprintf("%.1f pods/s", c.Main.Throughput)},
