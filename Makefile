@@ -37,10 +37,10 @@ generate: ## Regenerate deepcopy code and CRDs from operator/api (controller-gen
 .PHONY: verify-generated
 verify-generated: ## Fail when checked-in generated files differ from what the generators produce.
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	cp -r operator/api operator/config $$tmp/; cp -r deploy/helm $$tmp/helm; \
+	cp -r operator/api operator/config $$tmp/; cp -r deploy/helm $$tmp/helm; cp -r bundle $$tmp/bundle; \
 	$(MAKE) --no-print-directory manifests >/dev/null; \
-	if ! diff -ru $$tmp/api operator/api || ! diff -ru $$tmp/config operator/config || ! diff -ru $$tmp/helm deploy/helm; then \
-		rm -rf operator/api operator/config deploy/helm; cp -r $$tmp/api $$tmp/config operator/; cp -r $$tmp/helm deploy/helm; \
+	if ! diff -ru $$tmp/api operator/api || ! diff -ru $$tmp/config operator/config || ! diff -ru $$tmp/helm deploy/helm || ! diff -ru $$tmp/bundle bundle; then \
+		rm -rf operator/api operator/config deploy/helm bundle; cp -r $$tmp/api $$tmp/config operator/; cp -r $$tmp/helm deploy/helm; cp -r $$tmp/bundle bundle; \
 		echo "generated files are stale: run 'make manifests' and commit the result"; exit 1; \
 	fi; echo "generated files are up to date"
 	$(GO) run ./simulator/cmd/simulator index --reports reports --check
@@ -50,9 +50,10 @@ index: ## Write each scenario's report index (reports/<scenario>/index.md and tr
 	$(GO) run ./simulator/cmd/simulator index --reports reports
 
 .PHONY: manifests
-manifests: generate ## Regenerate deepcopy, CRDs, the operator's RBAC (operator/config/rbac, from +kubebuilder:rbac markers) and the Helm chart.
+manifests: generate ## Regenerate deepcopy, CRDs, the operator's RBAC (operator/config/rbac, from +kubebuilder:rbac markers), the Helm chart and the OLM bundle.
 	$(CONTROLLER_GEN) rbac:roleName=archgate-operator paths=../operator/internal/controller/operator/... output:rbac:artifacts:config=../operator/config/rbac
 	$(MAKE) --no-print-directory chart
+	$(MAKE) --no-print-directory bundle VERSION=$(BUNDLE_VERSION) IMG=$(BUNDLE_IMG)
 
 # Helm (make test-chart, make e2e), and the program that generates the chart from deploy/.
 HELM := bin/helm
@@ -71,6 +72,22 @@ test-chart: $(HELM) ## Lint the Helm chart and check that it renders what kustom
 
 OVERLAY ?= kubernetes
 IMG ?= ghcr.io/archgate/archgate:latest
+
+# The OLM bundle (bundle/), generated from deploy/overlays/openshift by hack/bundle/gen, a
+# build-only module outside go.work: the operator framework's validation library needs other
+# Kubernetes module versions than the operator's. The committed bundle is the development one
+# (BUNDLE_VERSION, BUNDLE_IMG); make release writes the release's, pinned by digest.
+BUNDLE_MODULE := cd hack/bundle && GOWORK=off GOFLAGS=
+BUNDLE_VERSION := 0.0.0-dev
+BUNDLE_IMG := ghcr.io/archgate/archgate:latest
+
+.PHONY: bundle
+bundle: ## Regenerate the OLM bundle bundle/ from deploy/overlays/openshift (VERSION and IMG say which release; the committed one is make bundle with the defaults).
+	$(BUNDLE_MODULE) VERSION=$(VERSION) IMG=$(IMG) $(GO) run ./gen generate $(CURDIR)
+
+.PHONY: test-bundle
+test-bundle: ## Validate bundle/ with the operator framework's validators (default bundle, OperatorHub, categories, capabilities, objects, deprecated APIs, good practices).
+	$(BUNDLE_MODULE) $(GO) test -count=1 ./gen/
 
 .PHONY: deploy
 deploy: ## Install the operator into the current kubeconfig's cluster (OVERLAY=kubernetes|openshift|cert-manager|monitoring|openshift-monitoring, IMG=<image>).
@@ -136,7 +153,7 @@ test-conformance: $(CONFORMANCE_GINKGO) $(CONFORMANCE_MAIN) ## Both pinned distr
 		$(GO) test -tags=$(BUILD_TAGS),conformance -count=1 -v -run '^TestConformance$$' ./cmd/fakeregistry/
 
 .PHONY: test
-test: build vet verify-generated test-unit test-alerts test-chart test-conformance test-integration ## Everything CI runs: build, vet, unit (race), alert rule, chart, registry conformance and integration tests.
+test: build vet verify-generated test-unit test-alerts test-chart test-bundle test-conformance test-integration ## Everything CI runs: build, vet, unit (race), alert rule, chart, OLM bundle, registry conformance and integration tests.
 
 .PHONY: bench
 bench: control-plane ## Benchmarks (control plane, scheduler, registry, controller).

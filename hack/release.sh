@@ -11,6 +11,8 @@
 #                            operator pinned to IMAGE_REPO@<index digest>, its webhooks
 #   crds.yaml                the CustomResourceDefinitions alone
 #   archgate-VERSION.tgz     the Helm chart, its image pinned by the same digest
+#   archgate-bundle-VERSION.tar.gz  the OLM bundle (manifests/, metadata/, bundle.Dockerfile),
+#                            its CSV archgate.vVERSION naming the image by the same digest
 #   SHA256SUMS               the checksums of the files above
 #
 #   VERSION          semantic version without a leading v (required)
@@ -59,6 +61,10 @@ sed -i -e "s|^version: .*|version: ${version}|" -e "s|^appVersion: .*|appVersion
 created=$(git log -1 --format=%ct 2>/dev/null || echo 0)
 tar -C "$chart" --sort=name --mtime="@${created}" --owner=0 --group=0 --numeric-owner -cf - archgate | gzip -n -9 > "$out/archgate-${version}.tgz"
 bin/helm lint --strict "$out/archgate-${version}.tgz" >/dev/null
+
+# The OLM bundle of this release, from the same overlay as bundle/ (make bundle), packed like the chart.
+(cd hack/bundle && GOFLAGS= VERSION="$version" IMG="${repo}@${digest}" BUNDLE_DIR="$chart/bundle" go run ./gen generate "$OLDPWD")
+tar -C "$chart/bundle" --sort=name --mtime="@${created}" --owner=0 --group=0 --numeric-owner -cf - . | gzip -n -9 > "$out/archgate-bundle-${version}.tar.gz"
 
 (cd "$out" && sha256sum -- * > SHA256SUMS)
 echo
