@@ -64,6 +64,7 @@ bin/helm lint --strict "$out/archgate-${version}.tgz" >/dev/null
 
 # The OLM bundle of this release, from the same overlay as bundle/ (make bundle), packed like the chart.
 (cd hack/bundle && GOFLAGS= VERSION="$version" IMG="${repo}@${digest}" BUNDLE_DIR="$chart/bundle" go run ./gen generate "$OLDPWD")
+(cd hack/bundle && GOFLAGS= BUNDLE_DIR="$chart/bundle" go test -count=1 -run '^TestCommittedBundleValidates$' ./gen/ >/dev/null)
 tar -C "$chart/bundle" --sort=name --mtime="@${created}" --owner=0 --group=0 --numeric-owner -cf - . | gzip -n -9 > "$out/archgate-bundle-${version}.tar.gz"
 
 (cd "$out" && sha256sum -- * > SHA256SUMS)

@@ -369,6 +369,11 @@ func webhookDefinitions(vwc admissionregistrationv1.ValidatingWebhookConfigurati
 		if w.ClientConfig.Service == nil || w.ClientConfig.Service.Path == nil {
 			return nil, fmt.Errorf("ValidatingWebhookConfiguration %s: webhook %s: clientConfig.service.path is empty", vwc.Name, w.Name)
 		}
+		// OLM sets the namespaceSelector itself (from the OperatorGroup) and has no field for
+		// match conditions: a webhook that needs either would silently change meaning.
+		if w.NamespaceSelector != nil || len(w.MatchConditions) > 0 {
+			return nil, fmt.Errorf("ValidatingWebhookConfiguration %s: webhook %s: namespaceSelector or matchConditions set, which OLM webhookdefinitions cannot carry", vwc.Name, w.Name)
+		}
 		out = append(out, v1alpha1.WebhookDescription{
 			GenerateName:            w.Name,
 			Type:                    v1alpha1.ValidatingAdmissionWebhook,

@@ -17,16 +17,22 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/operator-framework/api/pkg/manifests"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/api/pkg/validation"
 	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // repoRoot is the repository's root, from this package's directory (hack/bundle/gen).
@@ -70,9 +76,11 @@ func validate(t *testing.T, dir string) (errs, warns []string) {
 }
 
 // TestCommittedBundleValidates runs the validators over bundle/ as committed (make
-// verify-generated checks that it is what the generator writes).
+// verify-generated checks that it is what the generator writes), or over the bundle in
+// $BUNDLE_DIR (make release validates the release's bundle so).
 func TestCommittedBundleValidates(t *testing.T) {
-	errs, warns := validate(t, filepath.Join(repoRoot, defaultBundleDir))
+	dir := cmp.Or(os.Getenv("BUNDLE_DIR"), filepath.Join(repoRoot, defaultBundleDir))
+	errs, warns := validate(t, dir)
 	for _, w := range warns {
 		t.Logf("warning: %s", w)
 	}
@@ -81,7 +89,7 @@ func TestCommittedBundleValidates(t *testing.T) {
 	}
 	// Every warning is known and explained here: a new one fails, so that it is read.
 	var want []string
-	if diff := cmp.Diff(want, warns); diff != "" {
+	if diff := gocmp.Diff(want, warns); diff != "" {
 		t.Errorf("validator warnings (-known +got):\n%s", diff)
 	}
 }
@@ -161,7 +169,7 @@ func TestRenderPinsReleaseImage(t *testing.T) {
 		"deployment":     csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Image,
 	}
 	want := map[string]string{"name": "archgate.v1.2.3", "version": "1.2.3", "containerImage": img, "relatedImage": img, "deployment": img}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("release CSV (-want +got):\n%s", diff)
 	}
 }
@@ -172,5 +180,40 @@ func TestRenderRejectsBadVersion(t *testing.T) {
 	_, err := render(repoRoot, Options{Version: "v1.2"})
 	if err == nil || !strings.Contains(err.Error(), `"v1.2"`) {
 		t.Errorf("render with VERSION v1.2: got error %v, want one naming \"v1.2\"", err)
+	}
+}
+
+// TestWebhookDefinitionsRefuseWhatOLMCannotCarry: a webhook of the manifests whose meaning OLM
+// would change is an error naming it, not a silently different webhook.
+func TestWebhookDefinitionsRefuseWhatOLMCannotCarry(t *testing.T) {
+	path := "/validate"
+	d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "op"}}
+	d.Spec.Template.Spec.Containers = []corev1.Container{{Ports: []corev1.ContainerPort{{Name: "webhook", ContainerPort: 9443}}}}
+	svc := &admissionregistrationv1.ServiceReference{Name: "svc", Path: &path}
+	for name, tc := range map[string]struct {
+		hook    admissionregistrationv1.ValidatingWebhook
+		wantErr string
+	}{
+		"plain":              {hook: admissionregistrationv1.ValidatingWebhook{Name: "w", ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: svc}}},
+		"no path":            {hook: admissionregistrationv1.ValidatingWebhook{Name: "w", ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "svc"}}}, wantErr: "webhook w: clientConfig.service.path"},
+		"namespace selector": {hook: admissionregistrationv1.ValidatingWebhook{Name: "w", ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: svc}, NamespaceSelector: &metav1.LabelSelector{}}, wantErr: "webhook w: namespaceSelector"},
+		"match conditions":   {hook: admissionregistrationv1.ValidatingWebhook{Name: "w", ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: svc}, MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "c", Expression: "true"}}}, wantErr: "matchConditions"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			vwc := admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "v"}, Webhooks: []admissionregistrationv1.ValidatingWebhook{tc.hook}}
+			defs, err := webhookDefinitions(vwc, d)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := defs[0]; got.ContainerPort != 9443 || got.DeploymentName != "op" || *got.WebhookPath != path {
+				t.Errorf("got %+v, want port 9443, deployment op, path %s", got, path)
+			}
+		})
 	}
 }
