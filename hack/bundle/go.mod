@@ -1,3 +1,7 @@
+// Build-only module, outside go.work: the program that generates the OLM bundle (bundle/) from
+// the kustomize manifests, and its test that runs the operator framework's validators over it.
+// github.com/operator-framework/api v0.45.0 is the newest the module proxy serves here (v0.46.0
+// and later are refused); it needs k8s.io v0.36, the operator module v0.37, hence a module apart.
 module github.com/archgate/archgate/hack/bundle
 
 go 1.26.7

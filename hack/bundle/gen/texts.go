@@ -52,4 +52,4 @@ After installing, create the ClusterPodPlacementConfig named ` + "`cluster`" + `
 PodPlacementConfigs add per-namespace architecture preferences.
 
 The ValidatingAdmissionPolicies of the kustomize install are not part of this bundle (OLM does
-not carry that kind): apply deploy/base/admission-policies.yaml from the release to add them.`
+not carry that kind): apply deploy/base/admission-policies.yaml from archgate's repository to add them.`
