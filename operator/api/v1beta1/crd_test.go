@@ -38,8 +38,10 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/archgate/archgate/operator/api/v1alpha1"
 	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
@@ -57,6 +59,21 @@ func loadCRD(t *testing.T, plural string) *apiextensionsv1.CustomResourceDefinit
 		t.Fatalf("parsing CRD %s: %v", plural, err)
 	}
 	return crd
+}
+
+// storageVersion returns the CRD's storage version; there must be exactly one.
+func storageVersion(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) apiextensionsv1.CustomResourceDefinitionVersion {
+	t.Helper()
+	var stored []apiextensionsv1.CustomResourceDefinitionVersion
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			stored = append(stored, v)
+		}
+	}
+	if len(stored) != 1 {
+		t.Fatalf("CRD %s has %d storage versions, want 1", crd.Name, len(stored))
+	}
+	return stored[0]
 }
 
 // celRules returns every x-kubernetes-validations rule of the schema, keyed by its path.
@@ -143,12 +160,9 @@ func TestCRDFiles(t *testing.T) {
 				t.Errorf("group/kind/scope = %s/%s/%s, want %s/%s/%s", crd.Spec.Group, crd.Spec.Names.Kind, crd.Spec.Scope,
 					v1beta1.GroupName, tc.wantKind, tc.wantScope)
 			}
-			if len(crd.Spec.Versions) != 1 {
-				t.Fatalf("got %d versions, want 1", len(crd.Spec.Versions))
-			}
-			v := crd.Spec.Versions[0]
-			if v.Name != v1beta1.GroupVersion.Version || !v.Served || !v.Storage {
-				t.Errorf("version %s served=%t storage=%t, want %s served and stored", v.Name, v.Served, v.Storage, v1beta1.GroupVersion.Version)
+			v := storageVersion(t, crd)
+			if v.Name != v1beta1.GroupVersion.Version || !v.Served {
+				t.Errorf("storage version %s served=%t, want %s served and stored", v.Name, v.Served, v1beta1.GroupVersion.Version)
 			}
 			if v.Subresources == nil || v.Subresources.Status == nil {
 				t.Error("status subresource missing")
@@ -180,14 +194,160 @@ func TestCRDFiles(t *testing.T) {
 	}
 }
 
+// TestCRDVersions: the versions each CRD serves. ClusterPodPlacementConfig also serves the
+// deprecated v1alpha1 of the upstream operator, converted by the apiserver (strategy None),
+// which is lossless only because its schema is the v1beta1 schema, field for field.
+// PodPlacementConfig never had a v1alpha1.
+func TestCRDVersions(t *testing.T) {
+	type version struct {
+		Name               string
+		Served, Storage    bool
+		Deprecated         bool
+		DeprecationWarning string
+	}
+	tests := map[string]struct {
+		plural       string
+		wantVersions []version
+	}{
+		"ClusterPodPlacementConfig": {
+			plural: "clusterpodplacementconfigs",
+			wantVersions: []version{
+				{Name: "v1alpha1", Served: true, Deprecated: true,
+					DeprecationWarning: v1alpha1.DeprecationWarning},
+				{Name: "v1beta1", Served: true, Storage: true},
+			},
+		},
+		"PodPlacementConfig": {
+			plural:       "podplacementconfigs",
+			wantVersions: []version{{Name: "v1beta1", Served: true, Storage: true}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			crd := loadCRD(t, tc.plural)
+			var got []version
+			for _, v := range crd.Spec.Versions {
+				got = append(got, version{Name: v.Name, Served: v.Served, Storage: v.Storage,
+					Deprecated: v.Deprecated, DeprecationWarning: ptr.Deref(v.DeprecationWarning, "")})
+			}
+			if diff := cmp.Diff(tc.wantVersions, got); diff != "" {
+				t.Errorf("versions (-want +got):\n%s", diff)
+			}
+			// strategy None only renames apiVersion: every version must have the storage
+			// version's schema, columns and subresources, or a write through it loses fields.
+			if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy != apiextensionsv1.NoneConverter {
+				t.Errorf("conversion strategy %s, want %s", crd.Spec.Conversion.Strategy, apiextensionsv1.NoneConverter)
+			}
+			stored := storageVersion(t, crd)
+			for _, v := range crd.Spec.Versions {
+				// The kinds' doc comments may differ, the fields may not.
+				want, got := *stored.Schema.OpenAPIV3Schema, *v.Schema.OpenAPIV3Schema
+				want.Description, got.Description = "", ""
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("version %s: schema differs from %s (-%s +%s):\n%s", v.Name, stored.Name, stored.Name, v.Name, diff)
+				}
+				if diff := cmp.Diff(stored.Subresources, v.Subresources); diff != "" {
+					t.Errorf("version %s: subresources differ from %s:\n%s", v.Name, stored.Name, diff)
+				}
+				if diff := cmp.Diff(stored.AdditionalPrinterColumns, v.AdditionalPrinterColumns); diff != "" {
+					t.Errorf("version %s: printer columns differ from %s:\n%s", v.Name, stored.Name, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestUpstreamV1alpha1Manifests: ClusterPodPlacementConfigs written for the upstream operator's
+// v1alpha1 (spec.logVerbosity and spec.namespaceSelector only) pass the v1alpha1 schema, with
+// the same defaults and refusals as v1beta1.
+func TestUpstreamV1alpha1Manifests(t *testing.T) {
+	tests := map[string]struct {
+		object         string
+		wantVerbosity  string
+		wantErrorsLike []string
+	}{
+		"upstream sample": {
+			object: `apiVersion: multiarch.openshift.io/v1alpha1
+kind: ClusterPodPlacementConfig
+metadata:
+  name: cluster
+spec:
+  logVerbosity: Debug
+  namespaceSelector:
+    matchExpressions:
+    - key: multiarch.openshift.io/exclude-pod-placement
+      operator: DoesNotExist
+`,
+			wantVerbosity: "Debug",
+		},
+		"no spec: defaults": {
+			object: `apiVersion: multiarch.openshift.io/v1alpha1
+kind: ClusterPodPlacementConfig
+metadata:
+  name: cluster
+`,
+			wantVerbosity: "Normal",
+		},
+		"unknown verbosity": {
+			object: `apiVersion: multiarch.openshift.io/v1alpha1
+kind: ClusterPodPlacementConfig
+metadata:
+  name: cluster
+spec:
+  logVerbosity: Loud
+`,
+			wantErrorsLike: []string{`spec.logVerbosity: Unsupported value: "Loud"`},
+		},
+		"not the singleton": {
+			object: `apiVersion: multiarch.openshift.io/v1alpha1
+kind: ClusterPodPlacementConfig
+metadata:
+  name: other
+`,
+			wantVerbosity:  "Normal",
+			wantErrorsLike: []string{"ClusterPodPlacementConfig is a singleton"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			obj, errs := admitVersion(t, "clusterpodplacementconfigs", "v1alpha1", tc.object)
+			if len(errs) != len(tc.wantErrorsLike) {
+				t.Fatalf("errors %q, want %d like %q", errs, len(tc.wantErrorsLike), tc.wantErrorsLike)
+			}
+			for i, want := range tc.wantErrorsLike {
+				if !strings.Contains(errs[i], want) {
+					t.Errorf("error %q, want it to contain %q", errs[i], want)
+				}
+			}
+			if tc.wantVerbosity == "" {
+				return
+			}
+			spec, _ := obj["spec"].(map[string]any)
+			if got := spec["logVerbosity"]; got != tc.wantVerbosity {
+				t.Errorf("spec.logVerbosity = %v, want %s", got, tc.wantVerbosity)
+			}
+		})
+	}
+}
+
 // admit runs the steps the apiserver applies to a custom resource on create: pruning, defaulting,
 // OpenAPI schema validation, list-type validation and CEL validation. It returns the defaulted
 // object and the error messages.
 func admit(t *testing.T, plural, object string) (map[string]any, []string) {
 	t.Helper()
+	return admitVersion(t, plural, v1beta1.GroupVersion.Version, object)
+}
+
+// admitVersion is admit with the schema of the named version of the CRD.
+func admitVersion(t *testing.T, plural, version, object string) (map[string]any, []string) {
+	t.Helper()
 	crd := loadCRD(t, plural)
+	i := slices.IndexFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == version })
+	if i < 0 {
+		t.Fatalf("CRD %s has no version %s", plural, version)
+	}
 	internal := &apiextensions.JSONSchemaProps{}
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(crd.Spec.Versions[0].Schema.OpenAPIV3Schema, internal, nil); err != nil {
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(crd.Spec.Versions[i].Schema.OpenAPIV3Schema, internal, nil); err != nil {
 		t.Fatalf("converting schema: %v", err)
 	}
 	structural, err := structuralschema.NewStructural(internal)
