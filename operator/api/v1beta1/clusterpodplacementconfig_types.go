@@ -92,7 +92,7 @@ type ClusterPodPlacementConfigSpec struct {
 
 	// registriesConfConfigmapRef names a ConfigMap whose "registries.conf" key holds a
 	// registries.conf (containers-registries.conf(5), version 2: mirrors, blocked and insecure
-	// registries) for image inspection. The operator validates it before rolling out the
+	// registries, unqualified-search-registries and aliases for short names) for image inspection. The operator validates it before rolling out the
 	// controller; a pod whose image is in a blocked registry is released at once, unplaced,
 	// with an Event. Unset means no registries configuration.
 	// +optional

@@ -314,8 +314,10 @@ func startRegistries(ctx context.Context, dir string) error {
 		}
 	}
 	s.registriesConf = filepath.Join(dir, "registries.conf")
-	conf := fmt.Sprintf("[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n\n"+
-		"[[registry]]\nlocation = %q\nblocked = true\n", s.primary.Host(), s.mirror.Host(), blockedRegistry)
+	// Short names are searched in the mirror, then in main (TestShortNames).
+	conf := fmt.Sprintf("unqualified-search-registries = [%q, %q]\n\n"+
+		"[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n\n"+
+		"[[registry]]\nlocation = %q\nblocked = true\n", s.mirror.Host(), s.main.Host(), s.primary.Host(), s.mirror.Host(), blockedRegistry)
 	if err := os.WriteFile(s.registriesConf, []byte(conf), 0o644); err != nil {
 		return err
 	}

@@ -389,6 +389,34 @@ func TestRegistryMirrorCredentials(t *testing.T) {
 	}
 }
 
+// TestShortNames: a short image name is resolved with registries.conf's
+// unqualified-search-registries, in order, as CRI-O resolves it: the first registry that serves
+// the image answers, each with its own credentials.
+func TestShortNames(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	for name, tc := range map[string]struct {
+		image, wantArchitectures string
+	}{
+		"in the first search registry":                    {image: "mirrored/app:v1", wantArchitectures: "ppc64le,s390x"},
+		"not readable in the first, served by the second": {image: "team/api:v1", wantArchitectures: "arm64"},
+		"official-image form in the second":               {image: "library/multi", wantArchitectures: "amd64,arm64,ppc64le,s390x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := waitUngated(t, create(t, pod(ns, "short-"+randomSuffix(), tc.image), true))
+			if got.Labels[v1beta1.LabelPlacement] != placement.OutcomeArchSet.LabelValue() || got.Annotations[v1beta1.AnnotationArchitectures] != tc.wantArchitectures {
+				t.Errorf("labels %v annotations %v, want architectures %s", got.Labels, got.Annotations, tc.wantArchitectures)
+			}
+		})
+	}
+	t.Run("in no search registry", func(t *testing.T) {
+		got := waitUngated(t, create(t, pod(ns, "short-missing", "nowhere/app:v1"), true))
+		if got.Labels[v1beta1.LabelPlacement] != placement.OutcomeInspectionFailed.LabelValue() {
+			t.Errorf("placement label = %q, want %q", got.Labels[v1beta1.LabelPlacement], placement.OutcomeInspectionFailed)
+		}
+	})
+}
+
 // TestBlockedRegistry: an image in a registry that registries.conf blocks is not retried: the
 // pod is released at once, unplaced, with the reason in its annotation and a Warning Event.
 func TestBlockedRegistry(t *testing.T) {
