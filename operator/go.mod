@@ -41,7 +41,7 @@ require (
 
 require (
 	cel.dev/expr v0.25.2 // indirect
-	github.com/BurntSushi/toml v1.6.0 // indirect
+	github.com/BurntSushi/toml v1.6.0
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
 	github.com/archgate/archgate/fakeregistry v0.0.0
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -92,7 +92,7 @@ type ClusterPodPlacementConfigSpec struct {
 
 	// registriesConfConfigmapRef names a ConfigMap whose "registries.conf" key holds a
 	// registries.conf (containers-registries.conf(5), version 2: mirrors, blocked and insecure
-	// registries) for image inspection. The operator validates it before rolling out the
+	// registries, unqualified-search-registries and aliases for short names) for image inspection. The operator validates it before rolling out the
 	// controller; a pod whose image is in a blocked registry is released at once, unplaced,
 	// with an Event. Unset means no registries configuration.
 	// +optional
@@ -468,6 +468,15 @@ type ImageInspection struct {
 	// after the global pull secret. Unset means no plugins.
 	// +optional
 	CredentialProviders *CredentialProviders `json:"credentialProviders,omitempty"`
+
+	// mirrorCredentialsSecretRef names a Secret of type kubernetes.io/dockerconfigjson, in the
+	// operator's namespace, whose credentials are used only for the registry mirrors that
+	// registriesConfConfigmapRef redirects inspections to, by the mirror's host (and path), as a
+	// container runtime uses its node-wide auth file for mirrors. The pods' own imagePullSecrets
+	// and the global pull secret are never sent to a mirror on another host. Unset means mirrors
+	// are read anonymously.
+	// +optional
+	MirrorCredentialsSecretRef *LocalSecretReference `json:"mirrorCredentialsSecretRef,omitempty"`
 }
 
 // CredentialProvidersConfigKey is the key of the CredentialProviderConfig in the ConfigMap

@@ -125,6 +125,7 @@ func TestCRDFiles(t *testing.T) {
 				".spec.imageInspection.credentialProviders.hostBinDir":                   {"!self.split('/').exists(e, e == '..')"},
 				".spec.imageInspection.failureCacheTTL":                                  {"duration(self) >= duration('0s') && duration(self) <= duration('5m')"},
 				".spec.imageInspection.maxGateAge":                                       {"duration(self) >= duration('1m') && duration(self) <= duration('24h')"},
+				".spec.imageInspection.mirrorCredentialsSecretRef.name":                  {objectNameRule},
 				".spec.imageInspection.timeout":                                          {"duration(self) >= duration('1s') && duration(self) <= duration('5m')"},
 				".spec.plugins.execFormatErrorMonitor.deleteInterval":                    {"duration(self) >= duration('1m')"},
 				".spec.plugins.nodeAffinityScoring":                                      {"!self.enabled || (has(self.platforms) && size(self.platforms) > 0)"},
@@ -463,6 +464,14 @@ spec:
 		},
 		"dotted object name": {
 			object: head + "metadata: {name: cluster}\nspec: {caBundleConfigmapRef: {namespace: kube-system, name: registry.example.ca}}\n",
+		},
+		"mirror credentials with an invalid name": {
+			object:     head + "metadata: {name: cluster}\nspec: {imageInspection: {mirrorCredentialsSecretRef: {name: Mirror_Auth}}}\n",
+			wantErrors: []string{"mirrorCredentialsSecretRef.name: Invalid value: \"Mirror_Auth\": name must be an object name"},
+		},
+		"mirror credentials without name": {
+			object:     head + "metadata: {name: cluster}\nspec: {imageInspection: {mirrorCredentialsSecretRef: {}}}\n",
+			wantErrors: []string{"mirrorCredentialsSecretRef.name: Required value"},
 		},
 		"pull secret without name": {
 			object:     head + "metadata: {name: cluster}\nspec: {globalPullSecretRef: {namespace: ns}}\n",

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ type testRegistry struct {
 	host string           // host:port of srv
 
 	requests     atomic.Int64 // every request to srv
+	passwords    sync.Map     // every basic-auth password sent to srv (token endpoint included)
 	manifestGets atomic.Int64 // GET/HEAD of manifests on srv
 
 	user, pass string        // basic (or bearer, see bearer) auth on srv when user != ""
@@ -71,6 +73,9 @@ func newTestRegistry(t testing.TB, opts ...registryOption) *testRegistry {
 	}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.requests.Add(1)
+		if _, p, ok := req.BasicAuth(); ok {
+			r.passwords.Store(p, true)
+		}
 		isManifest := strings.Contains(req.URL.Path, "/manifests/")
 		if isManifest {
 			r.manifestGets.Add(1)

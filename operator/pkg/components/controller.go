@@ -190,6 +190,8 @@ type inspection struct {
 	invalidator podplacement.Invalidator
 	// published is what the known-images publisher reads; nil without a cache.
 	published knownimages.Source
+	// shortNames are registries.conf's rules for short image names.
+	shortNames inspect.ShortNames
 	// egress is the proxy every registry request goes through; listening, not yet serving.
 	egress *egress.Proxy
 }
@@ -273,13 +275,22 @@ func newInspection(opts ControllerOptions, metrics *inspect.Metrics) (inspection
 		_ = proxy.Close()
 		return inspection{}, fmt.Errorf("configuring image inspection: %w", err)
 	}
+	shortNames, err := iopts.ShortNames()
+	if err != nil {
+		_ = proxy.Close()
+		return inspection{}, fmt.Errorf("reading the short-name rules of registries.conf: %w", err)
+	}
 	if ii.CacheSize <= 0 {
-		return inspection{inspector: registry, egress: proxy}, nil
+		return inspection{inspector: registry, shortNames: shortNames, egress: proxy}, nil
 	}
 	caching := inspect.NewCachingInspector(registry, inspect.CacheOptions{
 		Size: ii.CacheSize, TTL: ii.CacheTTL, DigestSize: ii.CacheSize, FailureTTL: ii.FailureCacheTTL, Metrics: metrics,
 	})
-	return inspection{inspector: caching, invalidator: caching, published: caching, egress: proxy}, nil
+	var published knownimages.Source = caching
+	if shortNames.Remapped() {
+		published = knownimages.WithoutDockerHub(caching)
+	}
+	return inspection{inspector: caching, invalidator: caching, published: published, shortNames: shortNames, egress: proxy}, nil
 }
 
 // newNodeCredentials loads the credential provider plugins' configuration; nil without one.
@@ -342,6 +353,7 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 	}
 	r, err := podplacement.New(podplacement.Options{
 		NodeCredentials:  nodeCreds,
+		ShortNames:       in.shortNames.Candidates,
 		Inspector:        in.inspector,
 		Invalidator:      in.invalidator,
 		GlobalPullSecret: opts.GlobalPullSecret,

@@ -72,6 +72,9 @@ const (
 	// pluginUser is what the fake kubelet credential provider plugin returns for plugin-only/.
 	pluginUser, pluginPassword = "node-plugin", "node-plugin-pw"
 	pluginName                 = "fake-credential-provider"
+	// mirrorUser is the mirror's credential in the controller's auth file (what the operator
+	// renders from imageInspection.mirrorCredentialsSecretRef), for mirrored-private/ only.
+	mirrorUser, mirrorPassword = "mirror-puller", "mirror-pw"
 )
 
 // suite is the state shared by the package's tests, set up once by TestMain.
@@ -83,11 +86,14 @@ type suite struct {
 	log    logr.Logger
 
 	// main serves public and private repositories (basic auth); primary is always down and
-	// mirrored by mirror (registries.conf); flaky is put into an outage by a test.
+	// mirrored by mirror (registries.conf), which serves mirrored/ anonymously, mirrored-private/
+	// to the auth file's mirrorUser and mirrored-other/ to teamUser only; flaky is put into an
+	// outage by a test.
 	main, primary, mirror, flaky *fakeregistry.Registry
 	certsDir                     string
 	registriesConf               string
 	registriesConfDir            string
+	authFile                     string // the controller's auth file, for mirrors
 	// credentialProviderConfig and pluginBinDir configure the fake kubelet credential provider
 	// plugin; pluginLog receives one line per execution.
 	credentialProviderConfig, pluginBinDir, pluginLog string
@@ -271,6 +277,8 @@ func startRegistries(ctx context.Context, dir string) error {
 	}
 	mirrored, err := fakeregistry.NewCatalog(fakeregistry.CatalogSpec{Repositories: []fakeregistry.RepositorySpec{
 		repo("mirrored/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/ppc64le", "linux/s390x"),
+		repo("mirrored-private/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/arm64", "linux/s390x"),
+		repo("mirrored-other/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/amd64"),
 	}})
 	if err != nil {
 		return err
@@ -279,7 +287,14 @@ func startRegistries(ctx context.Context, dir string) error {
 		Faults: fakeregistry.Faults{Outage: fakeregistry.OutageUnavailable}}); err != nil {
 		return err
 	}
-	if s.mirror, err = fakeregistry.Start(ctx, fakeregistry.Options{Catalog: mirrored, TLS: true}); err != nil {
+	if s.mirror, err = fakeregistry.Start(ctx, fakeregistry.Options{Catalog: mirrored, TLS: true, Auth: fakeregistry.Auth{
+		Mode: fakeregistry.AuthBasic,
+		Users: map[string]fakeregistry.User{
+			mirrorUser: {Password: mirrorPassword, Repositories: []string{"mirrored-private/**"}},
+			teamUser:   {Password: teamPassword, Repositories: []string{"mirrored-other/**"}},
+		},
+		Anonymous: []string{"mirrored/**"},
+	}}); err != nil {
 		return err
 	}
 	flakyCatalog, err := fakeregistry.NewCatalog(fakeregistry.CatalogSpec{Repositories: []fakeregistry.RepositorySpec{
@@ -299,9 +314,17 @@ func startRegistries(ctx context.Context, dir string) error {
 		}
 	}
 	s.registriesConf = filepath.Join(dir, "registries.conf")
-	conf := fmt.Sprintf("[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n\n"+
-		"[[registry]]\nlocation = %q\nblocked = true\n", s.primary.Host(), s.mirror.Host(), blockedRegistry)
+	// Short names are searched in the mirror, then in main (TestShortNames).
+	conf := fmt.Sprintf("unqualified-search-registries = [%q, %q]\n\n"+
+		"[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n\n"+
+		"[[registry]]\nlocation = %q\nblocked = true\n", s.mirror.Host(), s.main.Host(), s.primary.Host(), s.mirror.Host(), blockedRegistry)
 	if err := os.WriteFile(s.registriesConf, []byte(conf), 0o644); err != nil {
+		return err
+	}
+	s.authFile = filepath.Join(dir, "auth.json")
+	auth := fmt.Sprintf(`{"auths": {%q: {"auth": %q}}}`, s.mirror.Host()+"/mirrored-private",
+		base64.StdEncoding.EncodeToString([]byte(mirrorUser+":"+mirrorPassword)))
+	if err := os.WriteFile(s.authFile, []byte(auth), 0o600); err != nil {
 		return err
 	}
 	// An empty drop-in directory, so that the host's /etc/containers/registries.conf.d is not read.
@@ -411,6 +434,7 @@ func controllerOptions() components.ControllerOptions {
 		GlobalPullSecret:         &types.NamespacedName{Namespace: operatorNamespace, Name: globalSecretName},
 		RegistriesConfPath:       s.registriesConf,
 		RegistriesConfDirPath:    s.registriesConfDir,
+		AuthFilePath:             s.authFile,
 		CertsDir:                 s.certsDir,
 		CredentialProviderConfig: s.credentialProviderConfig,
 		CredentialProviderBinDir: s.pluginBinDir,
@@ -468,7 +492,8 @@ func logText(logs *observer.ObservedLogs) string {
 func credentialsInLogs(logs string) []string {
 	var found []string
 	for _, secret := range []string{
-		teamPassword, globalPassword, pluginPassword,
+		teamPassword, globalPassword, pluginPassword, mirrorPassword,
+		base64.StdEncoding.EncodeToString([]byte(mirrorUser + ":" + mirrorPassword)),
 		base64.StdEncoding.EncodeToString([]byte(pluginUser + ":" + pluginPassword)),
 		base64.StdEncoding.EncodeToString([]byte(teamUser + ":" + teamPassword)),
 		base64.StdEncoding.EncodeToString([]byte(globalUser + ":" + globalPassword)),

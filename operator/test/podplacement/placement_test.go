@@ -360,6 +360,63 @@ func TestRegistryMirror(t *testing.T) {
 	}
 }
 
+// TestRegistryMirrorCredentials: an image whose registry is down is inspected in its mirror
+// with the controller's auth file entry for that mirror; the pod's own pull secret, written for
+// the primary, is never sent to the mirror: the mirror's mirrored-other/ (which only the pod's
+// credential could read, and the auth file has no entry for) stays closed to the controller.
+func TestRegistryMirrorCredentials(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	if err := s.client.Create(s.ctx, pullSecret(ns, "primary-pull", s.primary.Host(), teamUser, teamPassword)); err != nil {
+		t.Fatal(err)
+	}
+	withSecret := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "primary-pull"}}
+		return p
+	}
+
+	got := waitUngated(t, create(t, withSecret(pod(ns, "mirror-auth", s.primary.Reference("mirrored-private/app", "v1"))), true))
+	if got.Labels[v1beta1.LabelPlacement] != placement.OutcomeArchSet.LabelValue() || got.Annotations[v1beta1.AnnotationArchitectures] != "arm64,s390x" {
+		t.Fatalf("labels %v annotations %v", got.Labels, got.Annotations)
+	}
+	if n := s.mirror.Counters().Snapshot().Manifests[fakeregistry.ManifestRef{Repository: "mirrored-private/app", Reference: "v1"}]; n.Get == 0 {
+		t.Error("the mirror served no manifest")
+	}
+
+	got = waitUngated(t, create(t, withSecret(pod(ns, "pod-secret-not-sent", s.primary.Reference("mirrored-other/app", "v1"))), true))
+	if got.Labels[v1beta1.LabelPlacement] != placement.OutcomeInspectionFailed.LabelValue() {
+		t.Errorf("placement label = %q, want %q: the pod's pull secret reached the mirror", got.Labels[v1beta1.LabelPlacement], placement.OutcomeInspectionFailed)
+	}
+}
+
+// TestShortNames: a short image name is resolved with registries.conf's
+// unqualified-search-registries, in order, as CRI-O resolves it: the first registry that serves
+// the image answers, each with its own credentials.
+func TestShortNames(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	for name, tc := range map[string]struct {
+		image, wantArchitectures string
+	}{
+		"in the first search registry":                    {image: "mirrored/app:v1", wantArchitectures: "ppc64le,s390x"},
+		"not readable in the first, served by the second": {image: "team/api:v1", wantArchitectures: "arm64"},
+		"official-image form in the second":               {image: "library/multi", wantArchitectures: "amd64,arm64,ppc64le,s390x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := waitUngated(t, create(t, pod(ns, "short-"+randomSuffix(), tc.image), true))
+			if got.Labels[v1beta1.LabelPlacement] != placement.OutcomeArchSet.LabelValue() || got.Annotations[v1beta1.AnnotationArchitectures] != tc.wantArchitectures {
+				t.Errorf("labels %v annotations %v, want architectures %s", got.Labels, got.Annotations, tc.wantArchitectures)
+			}
+		})
+	}
+	t.Run("in no search registry", func(t *testing.T) {
+		got := waitUngated(t, create(t, pod(ns, "short-missing", "nowhere/app:v1"), true))
+		if got.Labels[v1beta1.LabelPlacement] != placement.OutcomeInspectionFailed.LabelValue() {
+			t.Errorf("placement label = %q, want %q", got.Labels[v1beta1.LabelPlacement], placement.OutcomeInspectionFailed)
+		}
+	})
+}
+
 // TestBlockedRegistry: an image in a registry that registries.conf blocks is not retried: the
 // pod is released at once, unplaced, with the reason in its annotation and a Warning Event.
 func TestBlockedRegistry(t *testing.T) {

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/credprovider"
 	"github.com/archgate/archgate/operator/internal/inspect"
 )
@@ -55,6 +56,9 @@ type linkedState struct {
 	credentialProvidersRef *types.NamespacedName
 	credentialProviders    string
 	hostBinDir             string
+	// mirrorCredentials names the mirror credentials Secret (operator's namespace), nil when
+	// not configured; its content stays in the Secret, which the controller mounts.
+	mirrorCredentials *types.NamespacedName
 	// hash changes whenever a linked object changes; "" when none is configured.
 	hash string
 	// missing lists what does not exist or cannot be used; configured describes what is used.
@@ -127,7 +131,11 @@ func lookupLinked(ctx context.Context, reader client.Reader, spec *v1beta1.Clust
 	if err := st.lookupCredentialProviders(ctx, reader, spec, namespace, h); err != nil {
 		return st, err
 	}
-	if st.pullSecret != nil || st.caBundleRef != nil || st.registriesConfRef != nil || st.registryCertsRef != nil || st.credentialProvidersRef != nil {
+	if err := st.lookupMirrorCredentials(ctx, reader, spec, namespace, h); err != nil {
+		return st, err
+	}
+	if st.pullSecret != nil || st.caBundleRef != nil || st.registriesConfRef != nil || st.registryCertsRef != nil ||
+		st.credentialProvidersRef != nil || st.mirrorCredentials != nil {
 		st.hash = hex.EncodeToString(h.Sum(nil))[:16]
 	}
 	return st, nil
@@ -247,6 +255,42 @@ func (st *linkedState) lookupCredentialProviders(ctx context.Context, reader cli
 	return nil
 }
 
+// lookupMirrorCredentials reads imageInspection.mirrorCredentialsSecretRef and validates it
+// with the pull-secret parser. Like the global pull secret's, its content never leaves this
+// function and is never part of a message: the hash covers the Secret's UID and
+// resourceVersion, so that a change rolls the controller out.
+func (st *linkedState) lookupMirrorCredentials(ctx context.Context, reader client.Reader, spec *v1beta1.ClusterPodPlacementConfigSpec,
+	namespace string, h hash.Hash) error {
+	key := spec.MirrorCredentials(namespace)
+	if key == nil {
+		return nil
+	}
+	const field = "imageInspection.mirrorCredentialsSecretRef"
+	secret := &corev1.Secret{}
+	switch err := reader.Get(ctx, *key, secret); {
+	case apierrors.IsNotFound(err):
+		st.missing = append(st.missing, missingLink{v1beta1.ReasonRegistryConfigNotFound, fmt.Sprintf(
+			"Secret %s named by spec.%s does not exist: create it in the operator's namespace or remove spec.%s "+
+				"(the components are not rolled out until then)", key, field, field)})
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading Secret %s (spec.%s): %w", key, field, err)
+	}
+	if secret.Type != corev1.SecretTypeDockerConfigJson {
+		st.invalid(fmt.Sprintf("Secret %s named by spec.%s has type %q, want %q", key, field, secret.Type, corev1.SecretTypeDockerConfigJson))
+		return nil
+	}
+	if _, err := credentials.ParseDockerConfigJSON(credentials.Source{Namespace: key.Namespace, Name: key.Name},
+		secret.Data[v1beta1.MirrorCredentialsKey]); err != nil {
+		st.invalid(fmt.Sprintf("Secret %s named by spec.%s: %v", key, field, err))
+		return nil
+	}
+	st.mirrorCredentials = key
+	st.configured = append(st.configured, fmt.Sprintf("Secret %s (%s)", key, field))
+	fmt.Fprintf(h, "mirror-credentials %s %s %s\n", key, secret.UID, secret.ResourceVersion)
+	return nil
+}
+
 // certsDirHost returns the certs.d directory name (host[:port]) of a registryCertsConfigmapRef
 // key: ConfigMap keys cannot hold ":", so ".." stands for it, as in OpenShift's
 // image.config additionalTrustedCA.
@@ -278,6 +322,9 @@ func refersTo(spec *v1beta1.ClusterPodPlacementConfigSpec, namespace string, pla
 		// The default pull secret too: creating it later rolls the controller with it.
 		pullSecret, _ := spec.GlobalPullSecret(platform, namespace)
 		ref = &pullSecret
+		if m := spec.MirrorCredentials(namespace); m != nil && *m == key {
+			return true
+		}
 	case "ConfigMap":
 		refs := []*v1beta1.NamespacedObjectReference{spec.CABundleConfigmapRef, spec.RegistriesConfConfigmapRef, spec.RegistryCertsConfigmapRef}
 		if spec.ImageInspection != nil && spec.ImageInspection.CredentialProviders != nil {

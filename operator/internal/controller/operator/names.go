@@ -146,6 +146,10 @@ const (
 	// is where the nodes' plugin directory (credentialProviders.hostBinDir) is mounted.
 	CredentialProvidersDir   = "/etc/archgate/credential-providers"
 	CredentialProviderBinDir = "/var/lib/archgate/credential-provider-bin"
+	// MirrorCredentialsDir holds the mounted mirror credentials Secret, whose key
+	// .dockerconfigjson is mounted as the auth file MirrorCredentialsFile.
+	MirrorCredentialsDir  = "/etc/archgate/mirror-credentials"
+	MirrorCredentialsFile = "auth.json"
 )
 
 // ManagedLabels returns the labels of every object the operator creates for a component.

@@ -98,6 +98,9 @@ type operandParams struct {
 	// (their configuration copied to CredentialProvidersName): the plugins' directory on the
 	// nodes, mounted into the controller.
 	credentialProvidersHostBinDir string
+	// mirrorCredentials is the Secret of imageInspection.mirrorCredentialsSecretRef (operator's
+	// namespace), mounted into the controller as its auth file for mirrors; "" when unset.
+	mirrorCredentials string
 	// proxyEnv is the operator's HTTP_PROXY, HTTPS_PROXY and NO_PROXY (and lowercase) variables,
 	// passed on to the components.
 	proxyEnv []corev1.EnvVar
@@ -140,6 +143,8 @@ type ComponentArgs struct {
 	RegistryCABundleFile string
 	// RegistriesConfFile is the path of the mounted registries.conf, or "".
 	RegistriesConfFile string
+	// MirrorAuthFile is the path of the mounted mirror credentials (an auth file), or "".
+	MirrorAuthFile string
 	// CertsDir is the mounted certs.d directory, or "".
 	CertsDir string
 	// CredentialProviderConfigFile and CredentialProviderBinDir are the mounted
@@ -213,6 +218,9 @@ func DefaultArgs(component string, a ComponentArgs) []string {
 		if a.RegistriesConfFile != "" {
 			args = append(args, "--registries-conf="+a.RegistriesConfFile)
 		}
+		if a.MirrorAuthFile != "" {
+			args = append(args, "--auth-file="+a.MirrorAuthFile)
+		}
 		if a.CertsDir != "" {
 			args = append(args, "--certs-dir="+a.CertsDir)
 		}
@@ -267,6 +275,9 @@ func (p operandParams) componentArgs() ComponentArgs {
 	}
 	if len(p.registryCerts) > 0 {
 		a.CertsDir = CertsDir
+	}
+	if p.mirrorCredentials != "" {
+		a.MirrorAuthFile = MirrorCredentialsDir + "/" + MirrorCredentialsFile
 	}
 	if p.credentialProvidersHostBinDir != "" {
 		a.CredentialProviderConfigFile = CredentialProvidersDir + "/" + v1beta1.CredentialProvidersConfigKey
@@ -529,6 +540,14 @@ func controllerDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguratio
 			items = append(items, corev1ac.KeyToPath().WithKey(k).WithPath(host+"/ca.crt"))
 		}
 		mount("registry-certs", RegistryCertsName, CertsDir, items...)
+	}
+	if p.mirrorCredentials != "" {
+		// Mounted directly (not copied): the Secret is in the operator's namespace, and its
+		// content never passes through the operator.
+		tmpl.Spec.Containers[0].WithVolumeMounts(corev1ac.VolumeMount().WithName("mirror-credentials").
+			WithMountPath(MirrorCredentialsDir).WithReadOnly(true))
+		tmpl.Spec.WithVolumes(corev1ac.Volume().WithName("mirror-credentials").WithSecret(corev1ac.SecretVolumeSource().
+			WithSecretName(p.mirrorCredentials).WithItems(corev1ac.KeyToPath().WithKey(v1beta1.MirrorCredentialsKey).WithPath(MirrorCredentialsFile))))
 	}
 	if p.credentialProvidersHostBinDir != "" {
 		mount("credential-providers", CredentialProvidersName, CredentialProvidersDir)

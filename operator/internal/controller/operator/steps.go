@@ -61,6 +61,9 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 	if linked.credentialProvidersRef != nil {
 		s.params.credentialProvidersHostBinDir = linked.hostBinDir
 	}
+	if linked.mirrorCredentials != nil {
+		s.params.mirrorCredentials = linked.mirrorCredentials.Name
+	}
 	s.params.linkedHash = linked.hash
 	if len(linked.missing) > 0 {
 		return linked.missing[0].message, nil

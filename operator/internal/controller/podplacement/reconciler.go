@@ -94,6 +94,11 @@ type Options struct {
 	// NodeCredentials gives the credentials of the kubelet's credential provider plugins
 	// (credprovider.Provider), tried after the global pull secret; nil means none.
 	NodeCredentials NodeCredentials
+	// ShortNames returns the references to inspect, in order, for an image as a pod names it
+	// (inspect.ShortNames.Candidates: registries.conf's aliases and unqualified-search-registries
+	// for short names such as "nginx"); nil inspects the image as named (docker.io for short
+	// names).
+	ShortNames func(image string) ([]string, error)
 	// Workers is the number of pods reconciled concurrently.
 	Workers int
 	// NamespaceWorkers bounds the pods of one namespace reconciled concurrently, so that one
@@ -705,10 +710,44 @@ func (r *Reconciler) inspectImages(ctx context.Context, s *scope) error {
 	return nil
 }
 
-// inspectImage inspects one image with the pod's candidate credentials: its keyring, then
+// inspectImage inspects one image as the container runtime would pull it: a short name is
+// tried in every reference Options.ShortNames gives, in order, until one can be read, as CRI-O
+// tries its pull candidates; each with the credentials that match that reference's registry.
+// When none can be read, the error is the first candidate's reason with every candidate's error.
+func (r *Reconciler) inspectImage(ctx context.Context, keyring *credentials.Keyring, img string) (inspect.Result, error) {
+	if r.opts.ShortNames == nil {
+		return r.inspectReference(ctx, keyring, img)
+	}
+	candidates, err := r.opts.ShortNames(img)
+	if err != nil {
+		return inspect.Result{}, &inspect.Error{Image: img, Reason: inspect.ReasonInvalidReference, Err: err}
+	}
+	if canonical, _, err := inspect.CanonicalReference(img); err == nil && slices.Equal(candidates, []string{canonical}) {
+		return r.inspectReference(ctx, keyring, img) // not resolved differently: as named
+	}
+	var errs []error
+	reason := inspect.Reason("")
+	for _, c := range candidates {
+		res, err := r.inspectReference(ctx, keyring, c)
+		if err == nil {
+			return res, nil
+		}
+		if reason == "" {
+			reason = inspect.ReasonOf(err)
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return inspect.Result{}, &inspect.Error{Image: img, Reason: reason, Err: fmt.Errorf(
+		"short name resolved with registries.conf to %s: %w", strings.Join(candidates, ", "), errors.Join(errs...))}
+}
+
+// inspectReference inspects one image with the pod's candidate credentials: its keyring, then
 // what the credential provider plugins give the image. A plugin that failed is left out, as
 // the kubelet does; if the inspection then fails, its error says why the plugin gave nothing.
-func (r *Reconciler) inspectImage(ctx context.Context, keyring *credentials.Keyring, img string) (inspect.Result, error) {
+func (r *Reconciler) inspectReference(ctx context.Context, keyring *credentials.Keyring, img string) (inspect.Result, error) {
 	var pluginErr error
 	if r.opts.NodeCredentials != nil {
 		var cfgs []credentials.Config
