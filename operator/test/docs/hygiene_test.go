@@ -63,6 +63,10 @@ var internalRefs = map[string]*regexp.Regexp{
 	"issue number":    regexp.MustCompile(`(?i)\bissue\s+#?\d+`),
 }
 
+// codeSpan matches inline code, whose brackets and parentheses are no link (a pattern such as
+// `^[a-z]([-a-z0-9]*)$`).
+var codeSpan = regexp.MustCompile("`[^`]*`")
+
 // mdLink matches a Markdown link's target: [text](target).
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
@@ -75,13 +79,20 @@ func TestDocsReferOnlyToProjectFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			fenced := false
 			for i, line := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(strings.TrimSpace(line), "```") {
+					fenced = !fenced
+				}
 				for what, re := range internalRefs {
 					if m := re.FindString(line); m != "" {
 						t.Errorf("%s:%d: %s %q: user docs refer only to the project's own files", doc, i+1, what, m)
 					}
 				}
-				for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				if fenced {
+					continue // code, not links
+				}
+				for _, m := range mdLink.FindAllStringSubmatch(codeSpan.ReplaceAllString(line, ""), -1) {
 					target := m[1]
 					if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
 						continue
