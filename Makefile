@@ -37,10 +37,10 @@ generate: ## Regenerate deepcopy code and CRDs from operator/api (controller-gen
 .PHONY: verify-generated
 verify-generated: ## Fail when checked-in generated files differ from what the generators produce.
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	cp -r operator/api operator/config $$tmp/; cp -r deploy/helm $$tmp/helm; cp -r bundle $$tmp/bundle; \
+	cp -r operator/api operator/config $$tmp/; cp -r deploy/helm $$tmp/helm; cp -r bundle $$tmp/bundle; cp docs/reference.md $$tmp/reference.md; \
 	$(MAKE) --no-print-directory manifests >/dev/null; \
-	if ! diff -ru $$tmp/api operator/api || ! diff -ru $$tmp/config operator/config || ! diff -ru $$tmp/helm deploy/helm || ! diff -ru $$tmp/bundle bundle; then \
-		rm -rf operator/api operator/config deploy/helm bundle; cp -r $$tmp/api $$tmp/config operator/; cp -r $$tmp/helm deploy/helm; cp -r $$tmp/bundle bundle; \
+	if ! diff -ru $$tmp/api operator/api || ! diff -ru $$tmp/config operator/config || ! diff -ru $$tmp/helm deploy/helm || ! diff -ru $$tmp/bundle bundle || ! diff -u $$tmp/reference.md docs/reference.md; then \
+		rm -rf operator/api operator/config deploy/helm bundle; cp -r $$tmp/api $$tmp/config operator/; cp -r $$tmp/helm deploy/helm; cp -r $$tmp/bundle bundle; cp $$tmp/reference.md docs/reference.md; \
 		echo "generated files are stale: run 'make manifests' and commit the result"; exit 1; \
 	fi; echo "generated files are up to date"
 	$(GO) run ./simulator/cmd/simulator index --reports reports --check
@@ -50,7 +50,8 @@ index: ## Write each scenario's report index (reports/<scenario>/index.md and tr
 	$(GO) run ./simulator/cmd/simulator index --reports reports
 
 .PHONY: manifests
-manifests: generate ## Regenerate deepcopy, CRDs, the operator's RBAC (operator/config/rbac, from +kubebuilder:rbac markers), the Helm chart and the OLM bundle.
+manifests: generate ## Regenerate deepcopy, CRDs, the configuration reference docs/reference.md (from the CRDs), the operator's RBAC (operator/config/rbac, from +kubebuilder:rbac markers), the Helm chart and the OLM bundle.
+	$(GO) run ./operator/hack/crdref operator/config/crd/bases docs/reference.md
 	$(CONTROLLER_GEN) rbac:roleName=archgate-operator paths=../operator/internal/controller/operator/... output:rbac:artifacts:config=../operator/config/rbac
 	$(MAKE) --no-print-directory chart
 	$(MAKE) --no-print-directory bundle VERSION=$(BUNDLE_VERSION) IMG=$(BUNDLE_IMG)
