@@ -40,13 +40,17 @@ func architectures(results []ImageResult) []placement.ImageArchitectures {
 }
 
 // describeArchitectures lists each image with its architectures, for the no-common-architecture
-// Event: "a:1 [amd64], b:2 [arm64 s390x]".
+// Event: "a:1 [amd64], b:2 [arm64 s390x]". An image with no Linux architecture is listed with
+// its platforms ("c:1 [windows/amd64]"), so that the Event says what it runs on.
 func describeArchitectures(results []ImageResult) string {
 	parts := make([]string, 0, len(results))
 	for _, r := range results {
 		archs := "any"
 		if !r.Result.AnyArchitecture {
 			archs = strings.Join(slices.Sorted(slices.Values(r.Result.Architectures)), " ")
+			if archs == "" {
+				archs = strings.Join(r.Result.Platforms, " ")
+			}
 			if archs == "" {
 				archs = "none"
 			}
