@@ -133,8 +133,8 @@ func Generate(s *scenario.Scenario, c *fakeregistry.Catalog) Plan {
 				plan.UniqueImages = append(plan.UniqueImages, ref)
 			}
 		}
-		p.Allowed, p.AnyArch = intersect(chosen)
-		p.Platforms, _ = intersectPlatforms(chosen)
+		p.Platforms, p.AnyArch = intersectPlatforms(chosen)
+		p.Allowed = linuxArchitectures(p.Platforms, p.AnyArch)
 		feasible := feasibleArchs(p, nodePlatforms)
 		if len(feasible) > 0 {
 			plan.Schedulable++
@@ -219,25 +219,6 @@ func reference(rng *rand.Rand, im fakeregistry.Image, digestShare float64) strin
 	return im.Repository + ":" + im.Tags[0]
 }
 
-// intersect returns the architectures every image runs on; anyArch when no
-// image carries binaries.
-func intersect(images []fakeregistry.Image) (allowed []string, anyArch bool) {
-	anyArch = true
-	for _, im := range images {
-		if im.Arches.NoBinaries {
-			continue
-		}
-		if anyArch {
-			allowed = slices.Clone(im.Arches.Architectures)
-			anyArch = false
-			continue
-		}
-		allowed = slices.DeleteFunc(allowed, func(a string) bool { return !slices.Contains(im.Arches.Architectures, a) })
-	}
-	slices.Sort(allowed)
-	return allowed, anyArch
-}
-
 // intersectPlatforms returns the platforms every image with binaries runs on
 // (nil and anyPlatform when none has binaries).
 func intersectPlatforms(images []fakeregistry.Image) (platforms []string, anyPlatform bool) {
@@ -254,6 +235,22 @@ func intersectPlatforms(images []fakeregistry.Image) (platforms []string, anyPla
 		platforms = slices.DeleteFunc(platforms, func(p string) bool { return !slices.Contains(own, p) })
 	}
 	return platforms, anyPlatform
+}
+
+// linuxArchitectures returns the architectures of the linux platforms, sorted
+// (the catalog's ArchSet of the images together); nil when the images run
+// anywhere.
+func linuxArchitectures(platforms []string, anyPlatform bool) []string {
+	if anyPlatform {
+		return nil
+	}
+	out := []string{}
+	for _, pl := range platforms {
+		if arch, ok := strings.CutPrefix(pl, "linux/"); ok {
+			out = append(out, arch)
+		}
+	}
+	return out
 }
 
 // feasibleArchs returns the architectures of the node platforms the pod's
