@@ -113,20 +113,15 @@ func MergeRequiredPlatforms(spec *corev1.PodSpec, byOS map[string]sets.Set[strin
 	}
 	archPinned, selectorArch := UserPinsArchitecture(spec), NodeSelectorPinsArchitecture(spec)
 	terms := requiredTerms(spec)
-	if len(terms) == 0 {
+	fresh := len(terms) == 0
+	if fresh {
 		terms = []corev1.NodeSelectorTerm{{}}
 	}
 	var out []corev1.NodeSelectorTerm
 	for _, t := range terms {
-		out = append(out, platformTerms(t, byOS, selectorArch, len(requiredTerms(spec)) == 0)...)
+		out = append(out, platformTerms(t, byOS, selectorArch, fresh)...)
 	}
-	affinity := spec.Affinity.DeepCopy()
-	if affinity == nil {
-		affinity = &corev1.Affinity{}
-	}
-	if affinity.NodeAffinity == nil {
-		affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
+	affinity := copyNodeAffinity(spec)
 	affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: out}
 	spec.Affinity = affinity
 	if archPinned {

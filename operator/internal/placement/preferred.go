@@ -219,13 +219,7 @@ func MergePreferredArchitectures(spec *corev1.PodSpec, compatible sets.Set[strin
 		return result
 	}
 
-	affinity := spec.Affinity.DeepCopy()
-	if affinity == nil {
-		affinity = &corev1.Affinity{}
-	}
-	if affinity.NodeAffinity == nil {
-		affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
+	affinity := copyNodeAffinity(spec)
 	affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(
 		affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution, added...)
 	spec.Affinity = affinity

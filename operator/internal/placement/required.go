@@ -102,13 +102,7 @@ func appendToRequiredTerms(spec *corev1.PodSpec, needs func(corev1.NodeSelectorT
 	if len(terms) > 0 && !slices.ContainsFunc(terms, needs) {
 		return
 	}
-	affinity := spec.Affinity.DeepCopy()
-	if affinity == nil {
-		affinity = &corev1.Affinity{}
-	}
-	if affinity.NodeAffinity == nil {
-		affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
+	affinity := copyNodeAffinity(spec)
 	required := affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	if required == nil || len(required.NodeSelectorTerms) == 0 {
 		affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
@@ -124,6 +118,20 @@ func appendToRequiredTerms(spec *corev1.PodSpec, needs func(corev1.NodeSelectorT
 		}
 	}
 	spec.Affinity = affinity
+}
+
+// copyNodeAffinity returns a deep copy of spec's affinity with its NodeAffinity set, for a
+// caller to change and put back: memory reachable from spec.Affinity is never written, so spec
+// may be a shallow copy of a cached pod.
+func copyNodeAffinity(spec *corev1.PodSpec) *corev1.Affinity {
+	affinity := spec.Affinity.DeepCopy()
+	if affinity == nil {
+		affinity = &corev1.Affinity{}
+	}
+	if affinity.NodeAffinity == nil {
+		affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	return affinity
 }
 
 // ArchitectureRequirement returns the node selector requirement "kubernetes.io/arch In archs",
