@@ -15,10 +15,16 @@ limitations under the License.
 */
 
 // Package certs issues and rotates the serving certificates of archgate's admission webhooks
-// when no external issuer is used: a self-signed CA kept in a Secret signs one serving
-// certificate per webhook Service, and the CA bundle (current and previous CAs) is what the
-// webhook configurations trust. It also names the alternatives (cert-manager, OpenShift
-// service-ca) and the annotations that hand the work to them.
+// and metrics endpoints when no external issuer is used: a self-signed CA kept in a Secret signs
+// one serving certificate per Service, and the CA bundle (current and previous CAs) is what the
+// webhook configurations and scrapers trust. It also names the alternatives (cert-manager,
+// OpenShift service-ca) and the annotations that hand the work to them.
+//
+// It is hand-written rather than github.com/open-policy-agent/cert-controller because that
+// library gives each Secret its own CA and keeps the CA's private key in the Secret the serving
+// pods mount, injects only the newest CA (a server still presenting a leaf of the old one fails
+// until it reloads), creates no Secret, and issues RSA keys with fixed serial numbers. The
+// section Certificates of docs/architecture.md compares the two, with line references.
 package certs
 
 import (
