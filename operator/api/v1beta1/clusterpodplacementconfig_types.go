@@ -505,6 +505,41 @@ type CredentialProviders struct {
 	// +kubebuilder:validation:Pattern=`^/`
 	// +kubebuilder:validation:XValidation:rule="!self.split('/').exists(e, e == '..')",message="hostBinDir must be an absolute path without '..' elements"
 	HostBinDir string `json:"hostBinDir"`
+
+	// hostFiles are files of the nodes' hosts that the plugins read, as their args name them
+	// (e.g. /etc/kubernetes/azure.json for AKS's acr-credential-provider). Each is mounted
+	// read-only into the controller's pods at the same path, as a hostPath volume of type
+	// File: a file missing on a node keeps the controller's pod there from starting instead of
+	// leaving an empty file behind. The controller runs as a non-root user without
+	// capabilities: the file must be readable by it. Paths under the controller's own
+	// directories, /proc, /sys, /dev and /var/run/secrets, and the files the kubelet provides
+	// (/etc/hosts, /etc/hostname, /etc/resolv.conf) are refused.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=8
+	HostFiles []HostFilePath `json:"hostFiles,omitempty"`
+}
+
+// The reserved list of the last rule is ReservedHostPaths, which TestHostFilesAvoidOwnMounts
+// keeps in step with the directories the components mount.
+
+// HostFilePath is the absolute, clean path of a file on the nodes' hosts.
+// +kubebuilder:validation:MinLength=2
+// +kubebuilder:validation:MaxLength=4096
+// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",messageExpression="'host file ' + self + ' must be an absolute path'"
+// +kubebuilder:validation:XValidation:rule="!self.split('/').exists(e, e == '..')",messageExpression="'host file ' + self + ' must not have .. elements'"
+// +kubebuilder:validation:XValidation:rule="!self.split('/').exists(e, e == '.') && !self.contains('//') && !self.endsWith('/')",messageExpression="'host file ' + self + ' must be a clean path naming a file: no . elements, no //, no trailing /'"
+// +kubebuilder:validation:XValidation:rule="!['/etc/archgate', '/var/lib/archgate', '/var/run/archgate', '/run/archgate', '/tmp', '/proc', '/sys', '/dev', '/var/run/secrets', '/run/secrets', '/etc/hosts', '/etc/hostname', '/etc/resolv.conf'].exists(d, self == d || self.startsWith(d + '/'))",messageExpression="'host file ' + self + ' is reserved: it must not be under the directories of the controller (/etc/archgate, /var/lib/archgate, /var/run/archgate, /run/archgate, /tmp), /proc, /sys, /dev, /var/run/secrets or /run/secrets, nor be a file the kubelet provides (/etc/hosts, /etc/hostname, /etc/resolv.conf)'"
+type HostFilePath string
+
+// ReservedHostPaths are the paths a credentialProviders.hostFiles entry may neither equal nor
+// lie under: the controller's own mount directories (a host file there would shadow or be
+// shadowed by them; /run/... too, as /var/run links to /run in most images), the kernel's
+// pseudo-filesystems, the ServiceAccount token's directory, and the files the kubelet mounts
+// into every container. HostFilePath's last rule lists them.
+func ReservedHostPaths() []string {
+	return []string{"/etc/archgate", "/var/lib/archgate", "/var/run/archgate", "/run/archgate", "/tmp", "/proc", "/sys", "/dev",
+		"/var/run/secrets", "/run/secrets", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf"}
 }
 
 // ImageInspectionSettings is ImageInspection with every default resolved, in Go types: the one

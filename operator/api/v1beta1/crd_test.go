@@ -123,6 +123,7 @@ func TestCRDFiles(t *testing.T) {
 				".spec.imageInspection.credentialProviders.configConfigmapRef.name":      {objectNameRule},
 				".spec.imageInspection.credentialProviders.configConfigmapRef.namespace": {namespaceNameRule},
 				".spec.imageInspection.credentialProviders.hostBinDir":                   {"!self.split('/').exists(e, e == '..')"},
+				".spec.imageInspection.credentialProviders.hostFiles[]":                  hostFileRules(),
 				".spec.imageInspection.failureCacheTTL":                                  {"duration(self) >= duration('0s') && duration(self) <= duration('5m')"},
 				".spec.imageInspection.maxGateAge":                                       {"duration(self) >= duration('1m') && duration(self) <= duration('24h')"},
 				".spec.imageInspection.mirrorCredentialsSecretRef.name":                  {objectNameRule},
@@ -192,6 +193,22 @@ func TestCRDFiles(t *testing.T) {
 				t.Errorf("the apiserver would reject the CRD: %v", errs.ToAggregate())
 			}
 		})
+	}
+}
+
+// hostFileRules are the rules of a credentialProviders.hostFiles entry; the last one refuses
+// exactly v1beta1.ReservedHostPaths (which the operator's TestHostFilesAvoidOwnMounts keeps in
+// step with the components' mounts).
+func hostFileRules() []string {
+	quoted := make([]string, 0, len(v1beta1.ReservedHostPaths()))
+	for _, p := range v1beta1.ReservedHostPaths() {
+		quoted = append(quoted, "'"+p+"'")
+	}
+	return []string{
+		"self.startsWith('/')",
+		"!self.split('/').exists(e, e == '..')",
+		"!self.split('/').exists(e, e == '.') && !self.contains('//') && !self.endsWith('/')",
+		"![" + strings.Join(quoted, ", ") + "].exists(d, self == d || self.startsWith(d + '/'))",
 	}
 }
 
@@ -501,6 +518,31 @@ spec:
 			object:     head + "metadata: {name: cluster}\nspec: {imageInspection: {credentialProviders: {configConfigmapRef: {name: c}, hostBinDir: /opt/../etc}}}\n",
 			wantErrors: []string{"hostBinDir must be an absolute path without '..' elements"},
 		},
+		"credential providers with host files": {
+			object: head + "metadata: {name: cluster}\nspec: {imageInspection: {credentialProviders: {configConfigmapRef: {name: c}, " +
+				"hostBinDir: /var/lib/kubelet/credential-provider, hostFiles: [/etc/kubernetes/azure.json, /etc/kubernetes/akscustom.json]}}}\n",
+		},
+		"host files refused": {
+			object: head + "metadata: {name: cluster}\nspec: {imageInspection: {credentialProviders: {configConfigmapRef: {name: c}, " +
+				"hostBinDir: /var/lib/kubelet/credential-provider, hostFiles: [etc/kubernetes/azure.json, /etc/kubernetes/../shadow, " +
+				"/etc/./archgate/x, //etc/archgate/x, /etc/kubernetes/, /, /var/run/secrets/kubernetes.io/serviceaccount/token, /etc/resolv.conf]}}}\n",
+			wantErrors: []string{
+				`host file etc/kubernetes/azure.json must be an absolute path`,
+				`host file /etc/kubernetes/../shadow must not have .. elements`,
+				`host file /etc/./archgate/x must be a clean path naming a file`,
+				`host file //etc/archgate/x must be a clean path naming a file`,
+				`host file /etc/kubernetes/ must be a clean path naming a file`,
+				`host file / must be a clean path naming a file`,
+				"hostFiles[5] in body should be at least 2 chars long",
+				`host file /var/run/secrets/kubernetes.io/serviceaccount/token is reserved`,
+				`host file /etc/resolv.conf is reserved`,
+			},
+		},
+		"host files: at most 8, each once": {
+			object: head + "metadata: {name: cluster}\nspec: {imageInspection: {credentialProviders: {configConfigmapRef: {name: c}, " +
+				"hostBinDir: /var/lib/kubelet/credential-provider, hostFiles: [/a/1, /a/2, /a/3, /a/4, /a/5, /a/6, /a/7, /a/8, /a/8]}}}\n",
+			wantErrors: []string{"hostFiles: Too many: 9: must have at most 8 items", "hostFiles[8]: Duplicate value"},
+		},
 		"placement rules": {
 			object: head + `metadata: {name: cluster}
 spec:
@@ -547,6 +589,33 @@ spec:
 			assertErrors(t, gotErrors, tc.wantErrors)
 		})
 	}
+}
+
+// TestHostFilesReserved: every reserved path, and any path under it, is refused as a host file,
+// in both served versions; a path that merely starts with the same letters is not.
+func TestHostFilesReserved(t *testing.T) {
+	for _, version := range []string{v1beta1.GroupVersion.Version, v1alpha1.GroupVersion.Version} {
+		for _, r := range v1beta1.ReservedHostPaths() {
+			for _, path := range []string{r, r + "/x/config.json"} {
+				t.Run(version+" "+path, func(t *testing.T) {
+					_, got := admitVersion(t, "clusterpodplacementconfigs", version, hostFilesObject(version, path))
+					assertErrors(t, got, []string{"host file " + path + " is reserved"})
+				})
+			}
+			t.Run(version+" "+r+"-other", func(t *testing.T) {
+				_, got := admitVersion(t, "clusterpodplacementconfigs", version, hostFilesObject(version, r+"-other"))
+				assertErrors(t, got, nil)
+			})
+		}
+	}
+}
+
+// hostFilesObject is a ClusterPodPlacementConfig of the version whose credential providers name
+// one host file.
+func hostFilesObject(version, path string) string {
+	return "apiVersion: multiarch.openshift.io/" + version + "\nkind: ClusterPodPlacementConfig\nmetadata: {name: cluster}\n" +
+		"spec: {imageInspection: {credentialProviders: {configConfigmapRef: {name: c}, hostBinDir: /var/lib/kubelet/credential-provider, " +
+		"hostFiles: [" + path + "]}}}\n"
 }
 
 // TestSamplesAdmitted: every ClusterPodPlacementConfig sample of deploy/samples passes the

@@ -87,3 +87,37 @@ func TestCredentialProviderAdmission(t *testing.T) {
 		return probe.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission, nil
 	})
 }
+
+// TestCredentialProviderFileCredentials: a plugin that reads its credentials from the file its
+// args name, as AKS's acr-credential-provider reads the node's azure.json, gets a private image
+// placed with the right password in that file; with a wrong one, the pod is released
+// inspection-failed.
+func TestCredentialProviderFileCredentials(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	t.Cleanup(func() {
+		if err := writePluginCredentials(filePassword); err != nil {
+			t.Error(err)
+		}
+	})
+
+	placed := waitUngated(t, create(t, pod(ns, "right-password", s.main.Reference("file-creds/app", "v1")), true))
+	if got, want := placed.Labels[v1beta1.LabelPlacement], placement.OutcomeArchSet.LabelValue(); got != want {
+		t.Fatalf("right password in the file: placement %q (%s), want %q", got, placed.Annotations[v1beta1.AnnotationInspectionError], want)
+	}
+	if got := placed.Annotations[v1beta1.AnnotationArchitectures]; got != "arm64,ppc64le" {
+		t.Errorf("architectures %q, want arm64,ppc64le", got)
+	}
+
+	if err := writePluginCredentials("not-" + filePassword); err != nil {
+		t.Fatal(err)
+	}
+	image := s.main.Reference("file-creds/rotated", "v1")
+	failed := waitUngated(t, create(t, pod(ns, "wrong-password", image), true))
+	if got, want := failed.Labels[v1beta1.LabelPlacement], placement.OutcomeInspectionFailed.LabelValue(); got != want {
+		t.Fatalf("wrong password in the file: placement %q, want %q", got, want)
+	}
+	if want := "auth: " + image; failed.Annotations[v1beta1.AnnotationInspectionError] != want {
+		t.Errorf("inspection error annotation = %q, want %q", failed.Annotations[v1beta1.AnnotationInspectionError], want)
+	}
+}

@@ -26,6 +26,7 @@ package podplacement
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -72,6 +73,10 @@ const (
 	// pluginUser is what the fake kubelet credential provider plugin returns for plugin-only/.
 	pluginUser, pluginPassword = "node-plugin", "node-plugin-pw"
 	pluginName                 = "fake-credential-provider"
+	// fileUser is the credential the file plugin reads from its args' file, as AKS's
+	// acr-credential-provider reads azure.json, for file-creds/ only.
+	fileUser, filePassword = "azure-sp", "azure-sp-secret"
+	filePluginName         = "fake-file-credential-provider"
 	// mirrorUser is the mirror's credential in the controller's auth file (what the operator
 	// renders from imageInspection.mirrorCredentialsSecretRef), for mirrored-private/ only.
 	mirrorUser, mirrorPassword = "mirror-puller", "mirror-pw"
@@ -97,6 +102,8 @@ type suite struct {
 	// credentialProviderConfig and pluginBinDir configure the fake kubelet credential provider
 	// plugin; pluginLog receives one line per execution.
 	credentialProviderConfig, pluginBinDir, pluginLog string
+	// pluginCredentialsFile is the file the file plugin's args name (azure.json's shape).
+	pluginCredentialsFile string
 
 	controllerOnce    sync.Once
 	controllerMetrics *prometheus.Registry
@@ -260,6 +267,8 @@ func startRegistries(ctx context.Context, dir string) error {
 		repo("global-only/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/arm64", "linux/ppc64le"),
 		repo("plugin-only/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/s390x", "linux/ppc64le"),
 		repo("plugin-only/admitted", "v1", fakeregistry.FormatOCIIndex, false, "linux/arm64", "linux/s390x"),
+		repo("file-creds/app", "v1", fakeregistry.FormatOCIIndex, false, "linux/arm64", "linux/ppc64le"),
+		repo("file-creds/rotated", "v1", fakeregistry.FormatOCIIndex, false, "linux/arm64", "linux/ppc64le"),
 	}})
 	if err != nil {
 		return err
@@ -270,6 +279,7 @@ func startRegistries(ctx context.Context, dir string) error {
 			teamUser:   {Password: teamPassword, Repositories: []string{"private/**"}},
 			globalUser: {Password: globalPassword, Repositories: []string{"global-only/**"}},
 			pluginUser: {Password: pluginPassword, Repositories: []string{"plugin-only/**"}},
+			fileUser:   {Password: filePassword, Repositories: []string{"file-creds/**"}},
 		},
 		Anonymous: []string{"library/**", "team/**", "legacy/**", "operators/**"},
 	}}); err != nil {
@@ -334,13 +344,19 @@ func startRegistries(ctx context.Context, dir string) error {
 
 // writeCredentialProvider builds the fake kubelet credential provider plugin and writes the
 // CredentialProviderConfig that gives its credentials for the main registry's plugin-only/
-// repositories, passing them through the configured environment.
+// repositories, passing them through the configured environment, and, as a second provider,
+// for file-creds/ from the file its args name (AKS's shape: acr-credential-provider reads
+// azure.json), read at every execution (cacheDuration 0).
 func writeCredentialProvider(dir string) error {
 	s.pluginBinDir = filepath.Join(dir, "plugins")
 	if err := os.MkdirAll(s.pluginBinDir, 0o755); err != nil {
 		return err
 	}
-	if err := credprovidertest.Build(s.pluginBinDir, pluginName); err != nil {
+	if err := credprovidertest.Build(s.pluginBinDir, pluginName, filePluginName); err != nil {
+		return err
+	}
+	s.pluginCredentialsFile = filepath.Join(dir, "azure.json")
+	if err := writePluginCredentials(filePassword); err != nil {
 		return err
 	}
 	s.pluginLog = filepath.Join(dir, "plugin-executions")
@@ -357,8 +373,24 @@ providers:
   - {name: FAKE_PLUGIN_USERNAME, value: %s}
   - {name: FAKE_PLUGIN_PASSWORD, value: %s}
   - {name: FAKE_PLUGIN_LOG, value: %q}
-`, pluginName, s.main.Host()+"/plugin-only", s.main.Host(), pluginUser, pluginPassword, s.pluginLog)
+- name: %s
+  matchImages: [%q]
+  defaultCacheDuration: 10m
+  apiVersion: credentialprovider.kubelet.k8s.io/v1
+  args: ["--cache-key-type=Registry", "--cache-duration=0s", "--auth-key=%s/file-creds", %q]
+`, pluginName, s.main.Host()+"/plugin-only", s.main.Host(), pluginUser, pluginPassword, s.pluginLog,
+		filePluginName, s.main.Host()+"/file-creds", s.main.Host(), s.pluginCredentialsFile)
 	return os.WriteFile(s.credentialProviderConfig, []byte(config), 0o600)
+}
+
+// writePluginCredentials writes the file plugin's credentials file with fileUser and password,
+// shaped like AKS's azure.json (a service principal's aadClientId and aadClientSecret).
+func writePluginCredentials(password string) error {
+	data, err := json.Marshal(map[string]string{"aadClientId": fileUser, "aadClientSecret": password})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(s.pluginCredentialsFile, data, 0o600)
 }
 
 func repo(name, tag string, format fakeregistry.Format, attestations bool, platforms ...string) fakeregistry.RepositorySpec {
@@ -492,7 +524,7 @@ func logText(logs *observer.ObservedLogs) string {
 func credentialsInLogs(logs string) []string {
 	var found []string
 	for _, secret := range []string{
-		teamPassword, globalPassword, pluginPassword, mirrorPassword,
+		teamPassword, globalPassword, pluginPassword, mirrorPassword, filePassword,
 		base64.StdEncoding.EncodeToString([]byte(mirrorUser + ":" + mirrorPassword)),
 		base64.StdEncoding.EncodeToString([]byte(pluginUser + ":" + pluginPassword)),
 		base64.StdEncoding.EncodeToString([]byte(teamUser + ":" + teamPassword)),

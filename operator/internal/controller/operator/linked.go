@@ -52,10 +52,12 @@ type linkedState struct {
 	registriesConf string
 	registryCerts  map[string]string
 	// credentialProvidersRef names the CredentialProviderConfig ConfigMap and
-	// credentialProviders holds its content; hostBinDir is the plugins' host directory.
+	// credentialProviders holds its content; hostBinDir is the plugins' host directory and
+	// hostFiles the host files their args name.
 	credentialProvidersRef *types.NamespacedName
 	credentialProviders    string
 	hostBinDir             string
+	hostFiles              []string
 	// mirrorCredentials names the mirror credentials Secret (operator's namespace), nil when
 	// not configured; its content stays in the Secret, which the controller mounts.
 	mirrorCredentials *types.NamespacedName
@@ -228,6 +230,9 @@ func (st *linkedState) lookupCredentialProviders(ctx context.Context, reader cli
 	const field = "imageInspection.credentialProviders.configConfigmapRef"
 	key := cp.ConfigConfigmapRef.NamespacedName(namespace)
 	st.credentialProvidersRef, st.hostBinDir = key, cp.HostBinDir
+	for _, f := range cp.HostFiles {
+		st.hostFiles = append(st.hostFiles, string(f))
+	}
 	cm := &corev1.ConfigMap{}
 	switch err := reader.Get(ctx, *key, cm); {
 	case apierrors.IsNotFound(err):
@@ -251,6 +256,12 @@ func (st *linkedState) lookupCredentialProviders(ctx context.Context, reader cli
 	st.credentialProviders = content
 	st.configured = append(st.configured, fmt.Sprintf("ConfigMap %s (%s)", key, field))
 	fmt.Fprintf(h, "credential-providers %s %s ", key, cp.HostBinDir)
+	if len(st.hostFiles) > 0 {
+		// Their paths, not their content: the operator cannot read the nodes' files, and the
+		// plugins read them anew at every execution. Only when set, so that the hash of a
+		// configuration without them stays what it was.
+		fmt.Fprintf(h, "host-files %q ", st.hostFiles)
+	}
 	h.Write([]byte(content))
 	return nil
 }

@@ -98,6 +98,9 @@ type operandParams struct {
 	// (their configuration copied to CredentialProvidersName): the plugins' directory on the
 	// nodes, mounted into the controller.
 	credentialProvidersHostBinDir string
+	// credentialProvidersHostFiles are the host files the plugins' args name
+	// (credentialProviders.hostFiles), mounted into the controller at their own paths.
+	credentialProvidersHostFiles []string
 	// mirrorCredentials is the Secret of imageInspection.mirrorCredentialsSecretRef (operator's
 	// namespace), mounted into the controller as its auth file for mirrors; "" when unset.
 	mirrorCredentials string
@@ -557,8 +560,22 @@ func controllerDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguratio
 			WithMountPath(CredentialProviderBinDir).WithReadOnly(true))
 		tmpl.Spec.WithVolumes(corev1ac.Volume().WithName("credential-provider-bin").
 			WithHostPath(corev1ac.HostPathVolumeSource().WithPath(p.credentialProvidersHostBinDir).WithType(corev1.HostPathDirectory)))
+		withHostFiles(tmpl.Spec, p.credentialProvidersHostFiles)
 	}
 	return d
+}
+
+// withHostFiles mounts each host file the plugins' args name (credentialProviders.hostFiles)
+// read-only at its own path, so that the args work unchanged in the controller's pod. The type
+// File (not FileOrCreate) keeps a pod whose node lacks the file from starting, visibly, and
+// never creates an empty file on the node. Volumes are named by index: a path is no DNS label.
+func withHostFiles(spec *corev1ac.PodSpecApplyConfiguration, files []string) {
+	for i, f := range files {
+		name := fmt.Sprintf("credential-provider-file-%d", i)
+		spec.Containers[0].WithVolumeMounts(corev1ac.VolumeMount().WithName(name).WithMountPath(f).WithReadOnly(true))
+		spec.WithVolumes(corev1ac.Volume().WithName(name).
+			WithHostPath(corev1ac.HostPathVolumeSource().WithPath(f).WithType(corev1.HostPathFile)))
+	}
 }
 
 // deployment is the part the two components share: restricted security context, probes,

@@ -338,6 +338,105 @@ func TestControllerDeploymentMountsCredentialProviders(t *testing.T) {
 	}
 }
 
+// TestControllerDeploymentMountsHostFiles: each credentialProviders.hostFiles entry is a
+// read-only hostPath of type File at its own path, only with credential providers configured.
+func TestControllerDeploymentMountsHostFiles(t *testing.T) {
+	files := []string{"/etc/kubernetes/azure.json", "/etc/kubernetes/custom-cloud.json"}
+	tests := map[string]struct {
+		hostBinDir  string
+		wantVolumes []corev1.Volume
+		wantMounts  []corev1.VolumeMount
+	}{
+		"with credential providers": {
+			hostBinDir: "/var/lib/kubelet/credential-provider",
+			wantVolumes: []corev1.Volume{
+				{Name: "credential-provider-file-0", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: "/etc/kubernetes/azure.json", Type: ptr.To(corev1.HostPathFile)}}},
+				{Name: "credential-provider-file-1", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: "/etc/kubernetes/custom-cloud.json", Type: ptr.To(corev1.HostPathFile)}}},
+			},
+			wantMounts: []corev1.VolumeMount{
+				{Name: "credential-provider-file-0", MountPath: "/etc/kubernetes/azure.json", ReadOnly: true},
+				{Name: "credential-provider-file-1", MountPath: "/etc/kubernetes/custom-cloud.json", ReadOnly: true},
+			},
+		},
+		"without credential providers the files are not mounted": {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := params()
+			p.credentialProvidersHostBinDir = tc.hostBinDir
+			p.credentialProvidersHostFiles = files
+			spec := typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec
+			isHostFile := func(name string) bool { return strings.HasPrefix(name, "credential-provider-file-") }
+			var gotVolumes []corev1.Volume
+			for _, v := range spec.Volumes {
+				if isHostFile(v.Name) {
+					gotVolumes = append(gotVolumes, v)
+				}
+			}
+			var gotMounts []corev1.VolumeMount
+			for _, m := range spec.Containers[0].VolumeMounts {
+				if isHostFile(m.Name) {
+					gotMounts = append(gotMounts, m)
+				}
+			}
+			if diff := cmp.Diff(tc.wantVolumes, gotVolumes); diff != "" {
+				t.Errorf("host file volumes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantMounts, gotMounts); diff != "" {
+				t.Errorf("host file mounts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestHostFilesAvoidOwnMounts: every directory a rendered component mounts, and every path the
+// kubelet mounts into its containers, is among the paths credentialProviders.hostFiles may not
+// use (v1beta1.ReservedHostPaths, the list of the CRD's rule, which crd_test.go checks), so that
+// a host file can neither shadow a component's own files nor be shadowed by them. A new mount
+// directory fails this test until it is reserved.
+func TestHostFilesAvoidOwnMounts(t *testing.T) {
+	p := params()
+	p.pullSecret = &types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}
+	p.caBundle, p.registriesConf, p.registryCerts = true, true, []string{"registry.example"}
+	p.mirrorCredentials = "mirror-credentials"
+	p.credentialProvidersHostBinDir = "/var/lib/kubelet/credential-provider"
+	p.credentialProvidersHostFiles = []string{"/etc/kubernetes/azure.json"}
+	local := localParams(p, "team")
+	deployments := map[string]*appsv1.Deployment{
+		"controller":       typed[appsv1.Deployment](t, controllerDeployment(p)),
+		"webhook":          typed[appsv1.Deployment](t, webhookDeployment(p)),
+		"local controller": typed[appsv1.Deployment](t, localControllerDeployment(local)),
+		"local webhook":    typed[appsv1.Deployment](t, localWebhookDeployment(local)),
+	}
+	// What the kubelet adds to every container: the ServiceAccount token, the termination
+	// log, the name service files.
+	kubelet := []string{"/var/run/secrets/kubernetes.io/serviceaccount", corev1.TerminationMessagePathDefault,
+		"/etc/hosts", "/etc/hostname", "/etc/resolv.conf"}
+	reserved := func(path string) bool {
+		return slices.ContainsFunc(v1beta1.ReservedHostPaths(), func(r string) bool { return path == r || strings.HasPrefix(path, r+"/") })
+	}
+	for _, path := range kubelet {
+		if !reserved(path) {
+			t.Errorf("the kubelet mounts %s into every container, which v1beta1.ReservedHostPaths does not reserve", path)
+		}
+	}
+	for name, d := range deployments {
+		for _, c := range d.Spec.Template.Spec.Containers {
+			for _, m := range c.VolumeMounts {
+				if slices.Contains(p.credentialProvidersHostFiles, m.MountPath) {
+					continue // the host file itself
+				}
+				if !reserved(m.MountPath) {
+					t.Errorf("%s container %s mounts %s (volume %s), which v1beta1.ReservedHostPaths and the CRD's hostFiles rule do not reserve",
+						name, c.Name, m.MountPath, m.Name)
+				}
+			}
+		}
+	}
+}
+
 func TestCertsDirHost(t *testing.T) {
 	tests := map[string]struct {
 		want, wantErr string

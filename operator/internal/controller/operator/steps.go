@@ -60,6 +60,7 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 	s.params.registryCerts = slices.Sorted(maps.Keys(linked.registryCerts))
 	if linked.credentialProvidersRef != nil {
 		s.params.credentialProvidersHostBinDir = linked.hostBinDir
+		s.params.credentialProvidersHostFiles = linked.hostFiles
 	}
 	if linked.mirrorCredentials != nil {
 		s.params.mirrorCredentials = linked.mirrorCredentials.Name
