@@ -187,21 +187,20 @@ func Command(subcommand string, g Global, flags []string) []string {
 // ParseWebhook parses the flags of `archgate webhook` (the subcommand's name left out) as the
 // binary does.
 func ParseWebhook(args []string) (Global, Webhook, error) {
-	var g Global
-	var w Webhook
-	fs := pflag.NewFlagSet(WebhookCommand, pflag.ContinueOnError)
-	BindGlobal(fs, &g)
-	BindWebhook(fs, &w)
-	return g, w, fs.Parse(args)
+	return parseWith(WebhookCommand, BindWebhook, args)
 }
 
 // ParseController parses the flags of `archgate controller` (the subcommand's name left out)
 // as the binary does.
 func ParseController(args []string) (Global, Controller, error) {
+	return parseWith(ControllerCommand, BindController, args)
+}
+
+func parseWith[O any](subcommand string, bind func(*pflag.FlagSet, *O), args []string) (Global, O, error) {
 	var g Global
-	var c Controller
-	fs := pflag.NewFlagSet(ControllerCommand, pflag.ContinueOnError)
+	var o O
+	fs := pflag.NewFlagSet(subcommand, pflag.ContinueOnError)
 	BindGlobal(fs, &g)
-	BindController(fs, &c)
-	return g, c, fs.Parse(args)
+	bind(fs, &o)
+	return g, o, fs.Parse(args)
 }

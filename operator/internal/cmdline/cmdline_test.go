@@ -19,7 +19,7 @@ package cmdline
 import (
 	"maps"
 	"reflect"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline/fieldpath"
 )
 
 // commonSamples are a value of each field of Common other than its flag's default.
@@ -64,7 +65,7 @@ func TestRoundTrip(t *testing.T) {
 			"ImageInspection.MaxRetries": 0, "ImageInspection.FailureCacheTTL": time.Duration(0), "ImageInspection.MaxGateAge": 2 * time.Hour,
 			"ImageInspection.MaxImagesPerPod": 1000, "ImageInspection.BlockedNetworks": []string{"fd00::/8"},
 			"ImageInspection.AllowedRegistries": []string{"quay.io", "*.corp.example", "reg.example:5000"},
-			"ExecFormatErrorMonitor": true, "ExecFormatErrorDeleteInterval": 15 * time.Minute, "PlacementParametersConfigMap": "params",
+			"ExecFormatErrorMonitor":            true, "ExecFormatErrorDeleteInterval": 15 * time.Minute, "PlacementParametersConfigMap": "params",
 			"Workers": 3, "InspectWorkers": 5, "NamespaceWorkers": 1, "RetryBaseDelay": time.Second, "RetryMaxDelay": time.Minute}
 		maps.Copy(samples, commonSamples("Common."))
 		roundTrip(t, BindController, Controller.Args, samples)
@@ -79,7 +80,7 @@ func roundTrip[O any](t *testing.T, bind func(*pflag.FlagSet, *O), render func(O
 	if diff := cmp.Diff(defaults, parse(t, bind, render(*new(O))), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("a zero struct does not parse to the defaults (-defaults +parsed):\n%s", diff)
 	}
-	leaves := leafPaths(reflect.TypeFor[O](), "", samples)
+	leaves := fieldpath.Leaves(reflect.TypeFor[O](), func(path string) bool { _, ok := samples[path]; return ok })
 	for _, path := range leaves {
 		sample, ok := samples[path]
 		if !ok {
@@ -87,7 +88,7 @@ func roundTrip[O any](t *testing.T, bind func(*pflag.FlagSet, *O), render func(O
 			continue
 		}
 		want := parse(t, bind, nil)
-		v := fieldAt(reflect.ValueOf(&want).Elem(), path)
+		v := fieldpath.At(reflect.ValueOf(&want).Elem(), path)
 		if reflect.DeepEqual(v.Interface(), sample) {
 			t.Errorf("%s: the sample %v is the flag's default and proves nothing", path, sample)
 		}
@@ -98,7 +99,7 @@ func roundTrip[O any](t *testing.T, bind func(*pflag.FlagSet, *O), render func(O
 		}
 	}
 	for path := range samples {
-		if !strings.Contains(strings.Join(leaves, " ")+" ", path+" ") {
+		if !slices.Contains(leaves, path) {
 			t.Errorf("sample %s names no field", path)
 		}
 	}
@@ -113,39 +114,6 @@ func parse[O any](t *testing.T, bind func(*pflag.FlagSet, *O), args []string) O 
 		t.Fatalf("%q: %v", args, err)
 	}
 	return o
-}
-
-// leafPaths lists the dotted paths of typ's fields, walking into structs and pointers to
-// structs that samples does not name.
-func leafPaths(typ reflect.Type, prefix string, samples map[string]any) []string {
-	var out []string
-	for f := range typ.Fields() {
-		path := prefix + f.Name
-		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if _, named := samples[path]; !named && ft.Kind() == reflect.Struct {
-			out = append(out, leafPaths(ft, path+".", samples)...)
-			continue
-		}
-		out = append(out, path)
-	}
-	return out
-}
-
-// fieldAt returns the settable field at path of v, allocating the pointers on the way.
-func fieldAt(v reflect.Value, path string) reflect.Value {
-	for name := range strings.SplitSeq(path, ".") {
-		if v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				v.Set(reflect.New(v.Type().Elem()))
-			}
-			v = v.Elem()
-		}
-		v = v.FieldByName(name)
-	}
-	return v
 }
 
 // TestDefaults: without arguments the controller runs with the API's image inspection
