@@ -16,7 +16,9 @@ limitations under the License.
 
 // Command archgate runs archgate's components: the scheduling-gate webhook, the pod placement
 // controller and (in their own files) the operator and its tools. Each subcommand wires flags to
-// the options of the public start-up package (pkg/components) and nothing else.
+// the options of the public start-up package (pkg/components) and nothing else; the webhook's
+// and the controller's flags are defined in internal/cmdline, which the operator renders their
+// Deployments' args with.
 package main
 
 import (

@@ -17,10 +17,14 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"os"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/pkg/components"
 )
 
@@ -28,23 +32,14 @@ import (
 // validating webhooks of the multiarch.openshift.io API.
 func newOperatorCmd(g *globalFlags) *cobra.Command {
 	opts := components.OperatorOptions{}
-	cmd := &cobra.Command{
-		Use:   "operator",
-		Short: "Run the operator: roll out the webhook and the pod placement controller from the ClusterPodPlacementConfig, and validate placement configurations",
-		Args:  cobra.NoArgs,
-		// A server the Deployments run, not a command for users: left out of the help.
-		Hidden: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.restConfig()
-			if err != nil {
-				return err
-			}
-			opts.Logger = g.logger()
-			return components.RunOperator(cmd.Context(), cfg, opts)
-		},
-	}
+	var common cmdline.Common
+	cmd := serverCmd(g, "operator", "Run the operator: roll out the webhook and the pod placement controller from the ClusterPodPlacementConfig, and validate placement configurations",
+		func(ctx context.Context, cfg *rest.Config, log logr.Logger) error {
+			opts.Common = commonOptions(common, log)
+			return components.RunOperator(ctx, cfg, opts)
+		})
 	fs := cmd.Flags()
-	commonFlags(fs, &opts.Common)
+	cmdline.BindCommon(fs, &common)
 	fs.StringVar(&opts.Namespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace the operator runs in and rolls the components out to (default $POD_NAMESPACE).")
 	fs.StringVar(&opts.Image, "image", os.Getenv(components.EnvImage), "Image of the components; empty for the operator's own image (default $"+components.EnvImage+").")
 	fs.StringVar(&opts.PodName, "pod-name", os.Getenv("POD_NAME"), "The operator's own pod, to find its image (default $POD_NAME).")

@@ -54,7 +54,7 @@ func TestOperandArgsParse(t *testing.T) {
 	full := operator.ComponentArgs{
 		Namespace: "archgate-system", LogVerbosity: v1beta1.LogVerbosityTraceAll, CertDir: operator.ServingCertDir,
 		WebhookPort: operator.WebhookPort, MetricsBindAddress: ":8443", HealthProbeBindAddress: ":8081",
-		GlobalPullSecret: "openshift-config/pull-secret", RegistryCABundleFile: "/etc/archgate/registry-ca/ca-bundle.crt",
+		GlobalPullSecret: &types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}, RegistryCABundleFile: "/etc/archgate/registry-ca/ca-bundle.crt",
 		CredentialProviderConfigFile: operator.CredentialProvidersDir + "/config.yaml", CredentialProviderBinDir: operator.CredentialProviderBinDir,
 		ExecFormatErrorMonitor: true,
 	}

@@ -17,13 +17,12 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -33,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/pkg/components"
 )
 
@@ -49,10 +49,8 @@ var subcommands = []func(*globalFlags) *cobra.Command{
 
 // globalFlags are the flags every subcommand shares: connection and logging.
 type globalFlags struct {
-	kubeconfig   string
-	context      string
-	zap          zap.Options
-	logVerbosity string
+	cmdline.Global
+	zap zap.Options
 }
 
 // newRootCmd returns the archgate command with every subcommand.
@@ -68,9 +66,7 @@ func newRootCmd() *cobra.Command {
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; default $KUBECONFIG, ~/.kube/config, then the in-cluster configuration.")
-	pf.StringVar(&g.context, "context", "", "The kubeconfig context to use; default its current context.")
-	pf.StringVar(&g.logVerbosity, "log-verbosity", "", "Log verbosity as in ClusterPodPlacementConfig spec.logVerbosity (Normal, Debug, Trace, TraceAll); overrides --zap-log-level.")
+	cmdline.BindGlobal(pf, &g.Global)
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	g.zap.BindFlags(zfs)
 	pf.AddGoFlagSet(zfs)
@@ -82,12 +78,11 @@ func newRootCmd() *cobra.Command {
 
 // setUpLogging installs the logger for controller-runtime and client-go (klog).
 func (g *globalFlags) setUpLogging() error {
-	if g.logVerbosity != "" {
-		level := v1beta1.LogVerbosityLevel(g.logVerbosity)
+	if level := g.LogVerbosity; level != "" {
 		switch level {
 		case v1beta1.LogVerbosityNormal, v1beta1.LogVerbosityDebug, v1beta1.LogVerbosityTrace, v1beta1.LogVerbosityTraceAll:
 		default:
-			return fmt.Errorf("--log-verbosity %q: want one of Normal, Debug, Trace, TraceAll", g.logVerbosity)
+			return fmt.Errorf("--%s %q: want one of Normal, Debug, Trace, TraceAll", cmdline.FlagLogVerbosity, level)
 		}
 		g.zap.Level = zapcore.Level(-level.Level())
 	}
@@ -104,8 +99,8 @@ func (g *globalFlags) logger() logr.Logger { return ctrl.Log }
 // ~/.kube/config, then the in-cluster configuration; --context selects the context.
 func (g *globalFlags) clientConfig() clientcmd.ClientConfig {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = g.kubeconfig
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: g.context})
+	rules.ExplicitPath = g.Kubeconfig
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: g.Context})
 }
 
 // restConfig loads the client configuration.
@@ -140,25 +135,29 @@ func (g *globalFlags) client() (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
-// commonFlags binds the flags of components.Common.
-func commonFlags(fs *pflag.FlagSet, c *components.Common) {
-	fs.Float32Var(&c.QPS, "kube-api-qps", components.DefaultQPS, "Client rate limit (queries per second) towards the apiserver.")
-	fs.IntVar(&c.Burst, "kube-api-burst", components.DefaultBurst, "Client burst towards the apiserver.")
-	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", ":8443",
-		`Address of the Prometheus metrics endpoint (HTTPS; clients need a bearer token allowed to get /metrics); "0" disables it.`)
-	fs.StringVar(&c.MetricsCertDir, "metrics-cert-dir", "",
-		"Directory with tls.crt and tls.key of the metrics endpoint; empty or missing files: a self-signed certificate generated at start.")
-	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `Address of /healthz and /readyz; "0" disables them.`)
-	fs.StringVar(&c.PprofBindAddress, "pprof-bind-address", "0", `Address of /debug/pprof (CPU and heap profiles); "0" disables it.`)
-	fs.BoolVar(&c.EnableHTTP2, "enable-http2", false,
-		"Serve HTTP/2 on the webhook and metrics endpoints. Off: over HTTP/2 the apiserver sends every admission to one webhook replica.")
+// serverCmd returns the subcommand use of a server that the Deployments run: no arguments, left out
+// of the help (it is not a command for users), run with the client configuration and the
+// logger. The caller binds its flags.
+func serverCmd(g *globalFlags, use, short string, run func(ctx context.Context, cfg *rest.Config, log logr.Logger) error) *cobra.Command {
+	return &cobra.Command{
+		Use:    use,
+		Short:  short,
+		Args:   cobra.NoArgs,
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.restConfig()
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), cfg, g.logger())
+		},
+	}
 }
 
-// namespacedName parses "namespace/name".
-func namespacedName(flagName, s string) (ns, name string, err error) {
-	ns, name, ok := strings.Cut(s, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", fmt.Errorf("--%s %q: want namespace/name", flagName, s)
+// commonOptions are the components' common options from their flags.
+func commonOptions(c cmdline.Common, log logr.Logger) components.Common {
+	return components.Common{
+		QPS: c.QPS, Burst: c.Burst, MetricsBindAddress: c.MetricsBindAddress, HealthProbeBindAddress: c.HealthProbeBindAddress,
+		MetricsCertDir: c.MetricsCertDir, PprofBindAddress: c.PprofBindAddress, EnableHTTP2: c.EnableHTTP2, Logger: log,
 	}
-	return ns, name, nil
 }

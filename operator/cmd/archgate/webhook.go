@@ -17,48 +17,39 @@ limitations under the License.
 package main
 
 import (
-	"os"
+	"context"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 
-	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/pkg/components"
-	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // newWebhookCmd returns `archgate webhook`: the scheduling-gate mutating admission webhook.
 func newWebhookCmd(g *globalFlags) *cobra.Command {
-	opts := components.WebhookOptions{}
-	var localNamespace string
-	cmd := &cobra.Command{
-		Use:   "webhook",
-		Short: "Serve the mutating admission webhook that adds the scheduling gate to new pods",
-		Args:  cobra.NoArgs,
-		// A server the Deployments run, not a command for users: left out of the help.
-		Hidden: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.restConfig()
-			if err != nil {
-				return err
+	var f cmdline.Webhook
+	cmd := serverCmd(g, cmdline.WebhookCommand, "Serve the mutating admission webhook that adds the scheduling gate to new pods",
+		func(ctx context.Context, cfg *rest.Config, log logr.Logger) error {
+			if f.Namespace != "" {
+				return components.RunLocalWebhook(ctx, cfg, localWebhookOptions(f, log))
 			}
-			opts.Logger = g.logger()
-			if localNamespace != "" {
-				return components.RunLocalWebhook(cmd.Context(), cfg, components.LocalWebhookOptions{
-					Common: opts.Common, Namespace: localNamespace, Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir})
-			}
-			return components.RunWebhook(cmd.Context(), cfg, opts)
-		},
-	}
-	fs := cmd.Flags()
-	commonFlags(fs, &opts.Common)
-	fs.StringVar(&opts.Host, "host", "", "Address the webhook listens on; empty for all interfaces.")
-	fs.IntVar(&opts.Port, "port", components.DefaultWebhookPort, "TLS port of the webhook.")
-	fs.StringVar(&opts.CertDir, "cert-dir", components.DefaultWebhookCertDir, "Directory with the serving certificate ("+components.TLSCertName+", "+components.TLSKeyName+").")
-	fs.StringVar(&localNamespace, "namespace", "", "Serve the local scheduling-gate webhook of this namespace (path "+components.LocalWebhookPath+"): add the local gate to its pods that a PodPlacementConfig selects.")
-	fs.StringVar(&opts.OperatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the operator, whose pods are never gated (default $POD_NAMESPACE).")
-	fs.IntVar(&opts.MaxImagesPerPod, settings.FlagMaxImages, v1beta1.DefaultMaxImagesPerPod,
-		"A pod naming more distinct images is admitted without the gate, with a warning (spec.imageInspection.maxImagesPerPod).")
-	fs.StringVar(&opts.KnownImagesConfigMap, settings.FlagKnownImagesConfigMap, "",
-		"ConfigMap of --operator-namespace with the images the controller inspected for pods without imagePullSecrets: such a pod whose images are all in it is placed at admission, without the gate; empty gates every pod.")
+			return components.RunWebhook(ctx, cfg, webhookOptions(f, log))
+		})
+	cmdline.BindWebhook(cmd.Flags(), &f)
 	return cmd
+}
+
+// webhookOptions are the webhook's options from its flags.
+func webhookOptions(f cmdline.Webhook, log logr.Logger) components.WebhookOptions {
+	return components.WebhookOptions{
+		Common: commonOptions(f.Common, log), Host: f.Host, Port: f.Port, CertDir: f.CertDir, OperatorNamespace: f.OperatorNamespace,
+		KnownImagesConfigMap: f.KnownImagesConfigMap, MaxImagesPerPod: f.MaxImagesPerPod,
+	}
+}
+
+// localWebhookOptions are a local webhook's options from the flags of `archgate webhook --namespace`.
+func localWebhookOptions(f cmdline.Webhook, log logr.Logger) components.LocalWebhookOptions {
+	return components.LocalWebhookOptions{Common: commonOptions(f.Common, log), Namespace: f.Namespace, Host: f.Host, Port: f.Port, CertDir: f.CertDir}
 }

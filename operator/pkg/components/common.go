@@ -49,17 +49,18 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/internal/collectors"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
 	"github.com/archgate/archgate/operator/internal/metricsauth"
 	"github.com/archgate/archgate/operator/internal/version"
 )
 
-// Client rate limits of the components. The placement controller writes once per pod and the
-// apiserver, not the client, must be what limits throughput.
+// Client rate limits of the components when Common.QPS and Burst are zero: the defaults of the
+// archgate binary's --kube-api-qps and --kube-api-burst.
 const (
-	DefaultQPS   = 1000
-	DefaultBurst = 2000
+	DefaultQPS   = cmdline.DefaultQPS
+	DefaultBurst = cmdline.DefaultBurst
 )
 
 // Common are the options every component shares.
@@ -150,6 +151,29 @@ func (c Common) withDefaults(ctx context.Context) (Common, error) {
 		c.Logger = logr.New(logf.NullLogSink{})
 	}
 	return c, nil
+}
+
+// options are the options of a component, as its start-up needs them.
+type options[O any] interface {
+	withDefaults(context.Context) (O, error)
+	common() Common
+}
+
+func (c Common) common() Common { return c }
+
+// start is how every Run function begins: opts with their defaults, the build announced as
+// component, and a copy of cfg with the component's rate limits.
+func start[O options[O]](ctx context.Context, cfg *rest.Config, opts O, component string) (O, *rest.Config, error) {
+	opts, err := opts.withDefaults(ctx)
+	if err != nil {
+		return opts, nil, err
+	}
+	c := opts.common()
+	if err := c.announce(component); err != nil {
+		return opts, nil, err
+	}
+	restCfg, err := c.restConfig(cfg)
+	return opts, restCfg, err
 }
 
 // announce logs the build's identity as component starts and registers its

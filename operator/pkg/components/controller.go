@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/internal/collectors"
 	"github.com/archgate/archgate/operator/internal/controller/execformat"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
@@ -40,17 +41,11 @@ import (
 	"github.com/archgate/archgate/operator/internal/egress"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/knownimages"
-	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
-// Placement controller defaults (see ControllerOptions).
-const (
-	DefaultWorkers          = podplacement.DefaultWorkers
-	DefaultInspectWorkers   = podplacement.DefaultInspectWorkers
-	DefaultRetryBaseDelay   = podplacement.DefaultRetryBaseDelay
-	DefaultRetryMaxDelay    = podplacement.DefaultRetryMaxDelay
-	DefaultLeaderElectionID = "archgate-pod-placement.multiarch.openshift.io"
-)
+// DefaultLeaderElectionID names the placement controller's lease when
+// ControllerOptions.LeaderElectionID is empty (the default of --leader-election-id).
+const DefaultLeaderElectionID = cmdline.DefaultLeaderElectionID
 
 // ControllerOptions configure the pod placement controller.
 type ControllerOptions struct {
@@ -78,10 +73,11 @@ type ControllerOptions struct {
 	// match (as the kubelet's --image-credential-provider-config and -bin-dir); empty for none.
 	CredentialProviderConfig, CredentialProviderBinDir string
 
-	// Workers is the number of pods processed concurrently; DefaultWorkers when zero.
+	// Workers is the number of pods processed concurrently; the default of --workers
+	// (cmdline.DefaultWorkers) when zero.
 	Workers int
-	// InspectWorkers bounds the images of one pod inspected concurrently; DefaultInspectWorkers
-	// when zero.
+	// InspectWorkers bounds the images of one pod inspected concurrently; the default of
+	// --inspect-workers when zero.
 	InspectWorkers int
 	// NamespaceWorkers bounds the pods of one namespace processed concurrently; a quarter of
 	// Workers when zero (podplacement.Options).
@@ -91,8 +87,8 @@ type ControllerOptions struct {
 	// means zero (no cache, no retry). Nil means the API's defaults,
 	// v1beta1.DefaultImageInspectionSettings.
 	ImageInspection *v1beta1.ImageInspectionSettings
-	// RetryBaseDelay and RetryMaxDelay shape the per-pod exponential backoff;
-	// DefaultRetryBaseDelay and DefaultRetryMaxDelay when zero.
+	// RetryBaseDelay and RetryMaxDelay shape the per-pod exponential backoff; the defaults of
+	// --retry-base-delay and --retry-max-delay when zero.
 	RetryBaseDelay, RetryMaxDelay time.Duration
 
 	// KnownImagesConfigMap names the ConfigMap of OperatorNamespace where the leader publishes
@@ -124,16 +120,16 @@ type ControllerOptions struct {
 func (o ControllerOptions) withDefaults(ctx context.Context) (ControllerOptions, error) {
 	var err error
 	o.Common, err = o.Common.withDefaults(ctx)
-	o.Workers = cmp.Or(max(o.Workers, 0), DefaultWorkers)
-	o.InspectWorkers = cmp.Or(max(o.InspectWorkers, 0), DefaultInspectWorkers)
+	o.Workers = cmp.Or(max(o.Workers, 0), cmdline.DefaultWorkers)
+	o.InspectWorkers = cmp.Or(max(o.InspectWorkers, 0), cmdline.DefaultInspectWorkers)
 	if o.ImageInspection == nil {
 		o.ImageInspection = ptr.To(v1beta1.DefaultImageInspectionSettings())
 	}
 	if errs := o.ImageInspection.Validate(field.NewPath("imageInspection")); len(errs) > 0 {
 		err = errors.Join(err, fmt.Errorf("invalid controller settings: %w", errs.ToAggregate()))
 	}
-	o.RetryBaseDelay = cmp.Or(max(o.RetryBaseDelay, 0), DefaultRetryBaseDelay)
-	o.RetryMaxDelay = cmp.Or(max(o.RetryMaxDelay, 0), DefaultRetryMaxDelay)
+	o.RetryBaseDelay = cmp.Or(max(o.RetryBaseDelay, 0), cmdline.DefaultRetryBaseDelay)
+	o.RetryMaxDelay = cmp.Or(max(o.RetryMaxDelay, 0), cmdline.DefaultRetryMaxDelay)
 	o.LeaderElectionNamespace = cmp.Or(o.LeaderElectionNamespace, o.OperatorNamespace)
 	o.LeaderElectionID = cmp.Or(o.LeaderElectionID, DefaultLeaderElectionID)
 	return o, err
@@ -143,14 +139,7 @@ func (o ControllerOptions) withDefaults(ctx context.Context) (ControllerOptions,
 // scheduling gate of gated pods after merging their images' architectures into their node
 // affinity. Readiness (/readyz, and the Ready callback) means it leads and its caches are synced.
 func RunPlacementController(ctx context.Context, cfg *rest.Config, opts ControllerOptions) error {
-	opts, err := opts.withDefaults(ctx)
-	if err != nil {
-		return err
-	}
-	if err := opts.announce("controller"); err != nil {
-		return err
-	}
-	restCfg, err := opts.restConfig(cfg)
+	opts, restCfg, err := start(ctx, cfg, opts, "controller")
 	if err != nil {
 		return err
 	}
@@ -252,7 +241,7 @@ func newInspection(opts ControllerOptions, metrics *inspect.Metrics) (inspection
 	}
 	blocked, err := egress.ParseNetworks(ii.BlockedNetworks)
 	if err != nil {
-		return inspection{}, fmt.Errorf("--%s: %w", settings.FlagBlocked, err)
+		return inspection{}, fmt.Errorf("--%s: %w", cmdline.FlagBlockedNetworks, err)
 	}
 	iopts := inspect.Options{
 		RegistriesConfPath:    opts.RegistriesConfPath,
@@ -301,7 +290,7 @@ func newNodeCredentials(opts ControllerOptions) (podplacement.NodeCredentials, e
 		return nil, nil
 	}
 	if opts.CredentialProviderBinDir == "" {
-		return nil, errors.New("--" + settings.FlagCredentialProviderBinDir + " is required with --" + settings.FlagCredentialProviderConfig)
+		return nil, errors.New("--" + cmdline.FlagCredentialProviderBinDir + " is required with --" + cmdline.FlagCredentialProviderConfig)
 	}
 	cfg, err := credprovider.LoadConfig(opts.CredentialProviderConfig)
 	if err != nil {

@@ -55,21 +55,11 @@ type LocalControllerOptions struct {
 // a restarted replica re-lists the locally gated pods; until then they only wait. Readiness means
 // its caches are synced.
 func RunLocalController(ctx context.Context, cfg *rest.Config, opts LocalControllerOptions) error {
-	if opts.Namespace == "" {
-		return errors.New("components: the local controller needs a namespace")
-	}
-	common, err := opts.Common.withDefaults(ctx)
+	opts, restCfg, err := start(ctx, cfg, opts, "local-controller")
 	if err != nil {
 		return err
 	}
-	if err := common.announce("local-controller"); err != nil {
-		return err
-	}
-	restCfg, err := common.restConfig(cfg)
-	if err != nil {
-		return err
-	}
-	mopts := common.managerOptions()
+	mopts := opts.managerOptions()
 	mopts.Cache = localplacement.CacheOptions(opts.Namespace)
 	mgr, err := manager.New(restCfg, mopts)
 	if err != nil {
@@ -82,11 +72,20 @@ func RunLocalController(ctx context.Context, cfg *rest.Config, opts LocalControl
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := addProbes(mgr, probes{check: cacheSynced(mgr), wait: mgr.GetCache().WaitForCacheSync, onReady: common.Ready}); err != nil {
+	if err := addProbes(mgr, probes{check: cacheSynced(mgr), wait: mgr.GetCache().WaitForCacheSync, onReady: opts.Ready}); err != nil {
 		return err
 	}
-	common.Logger.WithName("localplacement").Info("Starting the local pod placement controller", "namespace", opts.Namespace)
+	opts.Logger.WithName("localplacement").Info("Starting the local pod placement controller", "namespace", opts.Namespace)
 	return mgr.Start(ctx)
+}
+
+func (o LocalControllerOptions) withDefaults(ctx context.Context) (LocalControllerOptions, error) {
+	if o.Namespace == "" {
+		return o, errors.New("components: the local controller needs a namespace")
+	}
+	var err error
+	o.Common, err = o.Common.withDefaults(ctx)
+	return o, err
 }
 
 // cacheSynced is a readiness check: the manager's caches have synced.
@@ -112,28 +111,27 @@ type LocalWebhookOptions struct {
 	CertDir string
 }
 
+func (o LocalWebhookOptions) withDefaults(ctx context.Context) (LocalWebhookOptions, error) {
+	if o.Namespace == "" {
+		return o, errors.New("components: the local webhook needs a namespace")
+	}
+	wo, err := WebhookOptions{Common: o.Common, Host: o.Host, Port: o.Port, CertDir: o.CertDir}.withDefaults(ctx)
+	o.Common, o.Port, o.CertDir = wo.Common, wo.Port, wo.CertDir
+	return o, err
+}
+
 // RunLocalWebhook serves the local scheduling-gate webhook of opts.Namespace at
 // LocalWebhookPath until ctx is done. It reads only the namespace's PodPlacementConfigs.
 // Readiness means the TLS listener accepts connections and the configurations are cached.
 func RunLocalWebhook(ctx context.Context, cfg *rest.Config, opts LocalWebhookOptions) error {
-	if opts.Namespace == "" {
-		return errors.New("components: the local webhook needs a namespace")
-	}
-	wo, err := WebhookOptions{Common: opts.Common, Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir}.withDefaults(ctx)
+	opts, restCfg, err := start(ctx, cfg, opts, "local-webhook")
 	if err != nil {
 		return err
 	}
-	if err := wo.announce("local-webhook"); err != nil {
-		return err
-	}
-	restCfg, err := wo.restConfig(cfg)
-	if err != nil {
-		return err
-	}
-	mopts := wo.managerOptions()
+	mopts := opts.managerOptions()
 	mopts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{opts.Namespace: {}}}
 	mopts.WebhookServer = webhook.NewServer(webhook.Options{
-		Host: wo.Host, Port: wo.Port, CertDir: wo.CertDir, CertName: TLSCertName, KeyName: TLSKeyName,
+		Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, CertName: TLSCertName, KeyName: TLSKeyName,
 	})
 	mgr, err := manager.New(restCfg, mopts)
 	if err != nil {
@@ -147,9 +145,9 @@ func RunLocalWebhook(ctx context.Context, cfg *rest.Config, opts LocalWebhookOpt
 	server.Register(LocalWebhookPath, &admission.Webhook{Handler: gatewebhook.NewLocalGate(mgr.GetScheme(), opts.Namespace, mgr.GetClient())})
 	started, synced := server.StartedChecker(), cacheSynced(mgr)
 	ready := func() error { return errors.Join(started(&http.Request{}), synced()) }
-	if err := addProbes(mgr, probes{check: ready, onReady: wo.Ready}); err != nil {
+	if err := addProbes(mgr, probes{check: ready, onReady: opts.Ready}); err != nil {
 		return err
 	}
-	wo.Logger.WithName("local-gate-pods").Info("Starting the local scheduling-gate webhook", "namespace", opts.Namespace, "port", wo.Port)
+	opts.Logger.WithName("local-gate-pods").Info("Starting the local scheduling-gate webhook", "namespace", opts.Namespace, "port", opts.Port)
 	return mgr.Start(ctx)
 }

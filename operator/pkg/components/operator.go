@@ -148,18 +148,11 @@ func (o OperatorOptions) withDefaults(ctx context.Context) (OperatorOptions, err
 // unless WebhookCertDir is set, the upkeep of the operator's own webhook certificate.
 // Readiness (/readyz, and the Ready callback) means the validating webhooks serve.
 func RunOperator(ctx context.Context, cfg *rest.Config, opts OperatorOptions) error {
-	opts, err := opts.withDefaults(ctx)
+	opts, restCfg, err := start(ctx, cfg, opts, "operator")
 	if err != nil {
-		return err
-	}
-	if err := opts.announce("operator"); err != nil {
 		return err
 	}
 	provider, err := certs.ParseProvider(opts.CertProvider)
-	if err != nil {
-		return err
-	}
-	restCfg, err := opts.restConfig(cfg)
 	if err != nil {
 		return err
 	}

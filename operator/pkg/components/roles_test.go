@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/internal/collectors"
 )
 
@@ -83,8 +84,8 @@ func TestControllerOptionsDefaults(t *testing.T) {
 			}
 			want := ControllerOptions{
 				Common:  Common{QPS: DefaultQPS, Burst: DefaultBurst, MetricsBindAddress: "0", HealthProbeBindAddress: "0", PprofBindAddress: "0"},
-				Workers: DefaultWorkers, InspectWorkers: DefaultInspectWorkers, ImageInspection: &defaults,
-				RetryBaseDelay: DefaultRetryBaseDelay, RetryMaxDelay: DefaultRetryMaxDelay, LeaderElectionID: DefaultLeaderElectionID,
+				Workers: cmdline.DefaultWorkers, InspectWorkers: cmdline.DefaultInspectWorkers, ImageInspection: &defaults,
+				RetryBaseDelay: cmdline.DefaultRetryBaseDelay, RetryMaxDelay: cmdline.DefaultRetryMaxDelay, LeaderElectionID: DefaultLeaderElectionID,
 			}
 			tc.want(&want)
 			if got.Scheme == nil || got.Registerer == nil || got.Logger.GetSink() == nil {

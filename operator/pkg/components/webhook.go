@@ -34,6 +34,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/admissionpolicy"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	gatewebhook "github.com/archgate/archgate/operator/internal/webhook"
 )
 
@@ -42,10 +43,10 @@ const (
 	// WebhookPath is the HTTP path the scheduling-gate webhook serves (webhook.Path).
 	WebhookPath = gatewebhook.Path
 	// DefaultWebhookPort is the port the webhook listens on when WebhookOptions.Port is zero.
-	DefaultWebhookPort = 9443
+	DefaultWebhookPort = cmdline.DefaultWebhookPort
 	// DefaultWebhookCertDir is where the serving certificate is read from when
 	// WebhookOptions.CertDir is empty (controller-runtime's default).
-	DefaultWebhookCertDir = "/tmp/k8s-webhook-server/serving-certs"
+	DefaultWebhookCertDir = cmdline.DefaultWebhookCertDir
 	// TLSCertName and TLSKeyName are the files of the serving certificate in the cert directory
 	// (the keys of a kubernetes.io/tls secret).
 	TLSCertName = "tls.crt"
@@ -98,14 +99,7 @@ func newWebhookMetrics(r prometheus.Registerer) (*gatewebhook.Metrics, error) {
 // configurations, to place pods at admission. Readiness (/readyz, and the Ready callback) means
 // the TLS listener accepts connections and those informers have synced.
 func RunWebhook(ctx context.Context, cfg *rest.Config, opts WebhookOptions) error {
-	opts, err := opts.withDefaults(ctx)
-	if err != nil {
-		return err
-	}
-	if err := opts.announce("webhook"); err != nil {
-		return err
-	}
-	restCfg, err := opts.restConfig(cfg)
+	opts, restCfg, err := start(ctx, cfg, opts, "webhook")
 	if err != nil {
 		return err
 	}

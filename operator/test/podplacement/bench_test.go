@@ -40,6 +40,7 @@ import (
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/pkg/components"
@@ -266,7 +267,10 @@ func newBenchManager(b *testing.B, insp *inspect.CachingInspector) manager.Manag
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := podplacement.New(podplacement.Options{Inspector: insp, Invalidator: insp})
+	r, err := podplacement.New(podplacement.Options{Inspector: insp, Invalidator: insp,
+		Workers: cmdline.DefaultWorkers, InspectWorkers: cmdline.DefaultInspectWorkers,
+		RetryBaseDelay: cmdline.DefaultRetryBaseDelay, RetryMaxDelay: cmdline.DefaultRetryMaxDelay,
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

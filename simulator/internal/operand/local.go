@@ -48,14 +48,17 @@ func NewLocal(cfg Config, namespace string) (*Local, error) {
 		l.inProcess(cfg)
 		return l, nil
 	}
-	wh, err := newArchgateProcess(cfg, archgateProcess{subcommand: "webhook", name: ComponentLocalWebhook,
-		log: ComponentLocalWebhook + "-" + namespace, args: []string{"--namespace", namespace,
-			"--host", cfg.WebhookHost, "--port", strconv.Itoa(l.port), "--cert-dir", cfg.WebhookCertDir}})
+	wh, err := newArchgateProcess(cfg, archgateProcess{name: ComponentLocalWebhook, log: ComponentLocalWebhook + "-" + namespace,
+		command: func(p components.Process, c components.Common) []string {
+			return components.LocalWebhookArgs(p, l.webhookOptions(cfg, c))
+		}})
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := newArchgateProcess(cfg, archgateProcess{subcommand: "controller", name: ComponentLocalController,
-		log: ComponentLocalController + "-" + namespace, args: []string{"--namespace", namespace}})
+	ctl, err := newArchgateProcess(cfg, archgateProcess{name: ComponentLocalController, log: ComponentLocalController + "-" + namespace,
+		command: func(p components.Process, c components.Common) []string {
+			return components.LocalControllerArgs(p, components.LocalControllerOptions{Common: c, Namespace: namespace})
+		}})
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +74,7 @@ func (l *Local) inProcess(cfg Config) {
 	}
 	l.Webhook = &Runner{Name: ComponentLocalWebhook + " " + l.Namespace, Prepare: func() (RunFunc, <-chan struct{}, error) {
 		c, ready := common(ComponentLocalWebhook)
-		opts := components.LocalWebhookOptions{Common: c, Namespace: l.Namespace, Host: cfg.WebhookHost, Port: l.port, CertDir: cfg.WebhookCertDir}
+		opts := l.webhookOptions(cfg, c)
 		return func(ctx context.Context) error { return components.RunLocalWebhook(ctx, cfg.RestConfig, opts) }, ready, nil
 	}}
 	l.Controller = &Runner{Name: ComponentLocalController + " " + l.Namespace, Prepare: func() (RunFunc, <-chan struct{}, error) {
@@ -79,6 +82,11 @@ func (l *Local) inProcess(cfg Config) {
 		opts := components.LocalControllerOptions{Common: c, Namespace: l.Namespace}
 		return func(ctx context.Context) error { return components.RunLocalController(ctx, cfg.RestConfig, opts) }, ready, nil
 	}}
+}
+
+// webhookOptions are the local webhook's options, in-process or as a process.
+func (l *Local) webhookOptions(cfg Config, c components.Common) components.LocalWebhookOptions {
+	return components.LocalWebhookOptions{Common: c, Namespace: l.Namespace, Host: cfg.WebhookHost, Port: l.port, CertDir: cfg.WebhookCertDir}
 }
 
 // WebhookConfiguration registers the local webhook for its namespace only, trusting caBundle. Its

@@ -11,6 +11,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/components"
 )
 
@@ -93,22 +94,28 @@ func (o *WebhookAndController) inProcess(cfg Config) {
 // processes runs the components as `archgate webhook` and `archgate
 // controller`, with the same settings as inProcess, as flags.
 func (o *WebhookAndController) processes(cfg Config) error {
-	newProcess := func(name string, args []string) (*Process, error) {
-		return newArchgateProcess(cfg, archgateProcess{subcommand: name, name: name, log: name, counters: o.Counters, args: args})
+	newProcess := func(name string, command commandFunc) (*Process, error) {
+		return newArchgateProcess(cfg, archgateProcess{name: name, log: name, counters: o.Counters, command: command})
 	}
-	webhook, err := newProcess(ComponentWebhook, webhookArgs(webhookOptions(cfg)))
+	webhook, err := newProcess(ComponentWebhook, func(p components.Process, c components.Common) []string {
+		opts := webhookOptions(cfg)
+		opts.Common = c
+		return components.WebhookArgs(p, opts)
+	})
 	if err != nil {
 		return err
 	}
 	o.Webhook = webhook
 	o.processList = []*Process{webhook}
-	args := controllerArgs(controllerOptions(cfg), cfg.GlobalPullSecret)
-	if cfg.ControllerReplicas > 1 {
+	controllerArgs := func(p components.Process, c components.Common) []string {
+		opts := controllerOptions(cfg)
+		opts.Common = c
 		// As the operator renders the controller Deployment's args.
-		args = append(args, "--leader-elect")
+		opts.LeaderElection = cfg.ControllerReplicas > 1
+		return components.ControllerArgs(p, opts)
 	}
 	for i := range max(cfg.ControllerReplicas, 1) {
-		controller, err := newProcess(ComponentController, args)
+		controller, err := newProcess(ComponentController, controllerArgs)
 		if err != nil {
 			return err
 		}
@@ -122,14 +129,18 @@ func (o *WebhookAndController) processes(cfg Config) error {
 	return nil
 }
 
+// commandFunc renders the command line of an archgate process, subcommand first, with the
+// common options that carry its listen addresses (components.WebhookArgs and the like).
+type commandFunc func(components.Process, components.Common) []string
+
 // archgateProcess is one process of the archgate binary.
 type archgateProcess struct {
-	// subcommand is `webhook` or `controller`; name is the component's name in the resource
-	// figures (processes of one name are summed); log names its log file, <log>.log.
-	subcommand, name, log string
+	// name is the component's name in the resource figures (processes of one name are
+	// summed); log names its log file, <log>.log.
+	name, log string
 	// counters receives its scraped counters; nil for none.
 	counters *Counters
-	args     []string
+	command  commandFunc
 }
 
 // newArchgateProcess returns the process p of cfg.Binary: connected with cfg.Kubeconfig, its
@@ -143,21 +154,21 @@ func newArchgateProcess(cfg Config, p archgateProcess) (*Process, error) {
 		return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	}
 	metrics, health, pprof := ports[0], ports[1], ports[2]
-	pprofArg, pprofURL := PprofEndpoint(net.JoinHostPort("127.0.0.1", strconv.Itoa(pprof)))
-	cmd := append([]string{cfg.Binary, p.subcommand, "--kubeconfig", cfg.Kubeconfig,
-		"--kube-api-qps", strconv.FormatFloat(float64(qpsOrDefault(cfg.QPS)), 'f', -1, 32),
-		"--kube-api-burst", strconv.Itoa(burstOrDefault(cfg.Burst)),
-		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metrics),
+	pprofAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(pprof))
+	_, pprofURL := PprofEndpoint(pprofAddr)
+	common := components.Common{
+		QPS: cfg.QPS, Burst: cfg.Burst,
+		MetricsBindAddress: net.JoinHostPort("127.0.0.1", strconv.Itoa(metrics)),
 		// The webhook's serving certificate (for 127.0.0.1) serves the metrics too,
 		// so the scraper verifies it.
-		"--metrics-cert-dir", cfg.WebhookCertDir,
-		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
-		pprofArg,
-		"--log-verbosity", "Normal",
-	}, p.args...)
+		MetricsCertDir:         cfg.WebhookCertDir,
+		HealthProbeBindAddress: net.JoinHostPort("127.0.0.1", strconv.Itoa(health)),
+		PprofBindAddress:       pprofAddr,
+	}
+	process := components.Process{Kubeconfig: cfg.Kubeconfig, LogVerbosity: v1beta1.LogVerbosityNormal}
 	return &Process{
 		Name:        p.name,
-		Command:     cmd,
+		Command:     append([]string{cfg.Binary}, p.command(process, common)...),
 		ReadyURL:    base("http", health) + "/readyz",
 		MetricsURL:  base("https", metrics) + "/metrics",
 		MetricsAuth: cfg.MetricsAuth,
@@ -172,25 +183,11 @@ func newArchgateProcess(cfg Config, p archgateProcess) (*Process, error) {
 	}, nil
 }
 
-func qpsOrDefault(q float32) float32 {
-	if q > 0 {
-		return q
-	}
-	return components.DefaultQPS
-}
-
-func burstOrDefault(b int) int {
-	if b > 0 {
-		return b
-	}
-	return components.DefaultBurst
-}
-
 // PprofEndpoint returns the argument that makes an archgate component serve
 // net/http/pprof on addr (host:port), and the base URL of those handlers
 // (Process.PprofURL). Direct mode and the operator-mode kubelet both use it.
 func PprofEndpoint(addr string) (arg, url string) {
-	return "--pprof-bind-address=" + addr, "http://" + addr + "/debug/pprof"
+	return components.CommonArgs(components.Common{PprofBindAddress: addr})[0], "http://" + addr + "/debug/pprof"
 }
 
 // FreePorts asks the kernel for n free TCP ports on host, held open

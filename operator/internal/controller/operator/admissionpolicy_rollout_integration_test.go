@@ -34,8 +34,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
-	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // TestAdmissionPolicyRollout: on an apiserver that applies MutatingAdmissionPolicy, the operator
@@ -93,8 +93,8 @@ func policyInPlace(want bool) error {
 	if err := k8s.Get(ctx, key(testNamespace, operator.ControllerComponentName), d); err != nil {
 		return err
 	}
-	check("the controller's --"+settings.FlagPlacementParameters, containsArg(d.Spec.Template.Spec.Containers[0].Args,
-		"--"+settings.FlagPlacementParameters+"="+operator.PlacementParametersName))
+	check("the controller's --"+cmdline.FlagPlacementParameters, containsArg(d.Spec.Template.Spec.Containers[0].Args,
+		"--"+cmdline.FlagPlacementParameters+"="+operator.PlacementParametersName))
 	err = k8s.Get(ctx, key(testNamespace, operator.PlacementParametersName), &corev1.ConfigMap{})
 	check("the params ConfigMap", err == nil)
 	role := &rbacv1.Role{}

@@ -17,8 +17,8 @@ limitations under the License.
 package operator
 
 import (
+	"cmp"
 	"fmt"
-	"strconv"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -37,7 +37,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
-	"github.com/archgate/archgate/operator/pkg/settings"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 )
 
 // Replica counts of the components.
@@ -140,8 +140,8 @@ type ComponentArgs struct {
 	// MetricsCertDir holds the metrics endpoint's tls.crt and tls.key, or "" for a certificate
 	// the component generates (which no scraper can verify).
 	MetricsCertDir string
-	// GlobalPullSecret is "<namespace>/<name>" of the global pull secret, or "".
-	GlobalPullSecret string
+	// GlobalPullSecret names the global pull secret, or nil.
+	GlobalPullSecret *types.NamespacedName
 	// RegistryCABundleFile is the path of the mounted registry CA bundle, or "".
 	RegistryCABundleFile string
 	// RegistriesConfFile is the path of the mounted registries.conf, or "".
@@ -171,80 +171,66 @@ type ComponentArgs struct {
 }
 
 // DefaultArgs is the command line of the archgate binary's `webhook` and `controller`
-// subcommands (cmd/archgate checks that every flag exists).
+// subcommands, rendered by package cmdline (which the binary parses with).
 func DefaultArgs(component string, a ComponentArgs) []string {
-	verbosity := a.LogVerbosity
-	if verbosity == "" {
-		verbosity = v1beta1.LogVerbosityNormal
-	}
-	scope, metrics := "--operator-namespace="+a.Namespace, a.MetricsBindAddress
+	common := cmdline.Common{MetricsBindAddress: a.MetricsBindAddress, HealthProbeBindAddress: a.HealthProbeBindAddress, MetricsCertDir: a.MetricsCertDir}
 	if a.LocalNamespace != "" {
 		// A local component holds namespaced RBAC only, and authenticating a metrics scrape
 		// needs cluster-scoped tokenreviews and subjectaccessreviews: it serves no metrics.
-		scope, metrics = "--namespace="+a.LocalNamespace, "0"
+		common = cmdline.Common{MetricsBindAddress: "0", HealthProbeBindAddress: a.HealthProbeBindAddress}
 	}
-	args := []string{
-		component,
-		"--log-verbosity=" + string(verbosity),
-		scope,
-		"--metrics-bind-address=" + metrics,
-		"--health-probe-bind-address=" + a.HealthProbeBindAddress,
-	}
-	if a.LocalNamespace != "" {
-		if component == "webhook" {
-			args = append(args, "--cert-dir="+a.CertDir, fmt.Sprintf("--port=%d", a.WebhookPort))
-		}
-		return args
-	}
-	if a.MetricsCertDir != "" {
-		args = append(args, "--metrics-cert-dir="+a.MetricsCertDir)
-	}
-	if a.KnownImagesConfigMap != "" {
-		args = append(args, "--"+settings.FlagKnownImagesConfigMap+"="+a.KnownImagesConfigMap)
-	}
+	var flags []string
 	switch component {
-	case "webhook":
-		args = append(args, "--cert-dir="+a.CertDir, fmt.Sprintf("--port=%d", a.WebhookPort))
-		if a.ImageInspection != nil {
-			// Pods naming more images are admitted ungated: the controller would release them
-			// unplaced anyway, after two more writes of a pod that large.
-			args = append(args, "--"+settings.FlagMaxImages+"="+strconv.Itoa(a.ImageInspection.MaxImagesPerPod))
-		}
-	case "controller":
-		args = append(args, "--leader-elect")
-		if a.GlobalPullSecret != "" {
-			args = append(args, "--global-pull-secret="+a.GlobalPullSecret)
-		}
-		if a.RegistryCABundleFile != "" {
-			args = append(args, "--ca-bundle="+a.RegistryCABundleFile)
-		}
-		if a.RegistriesConfFile != "" {
-			args = append(args, "--registries-conf="+a.RegistriesConfFile)
-		}
-		if a.MirrorAuthFile != "" {
-			args = append(args, "--auth-file="+a.MirrorAuthFile)
-		}
-		if a.CertsDir != "" {
-			args = append(args, "--certs-dir="+a.CertsDir)
-		}
-		if a.CredentialProviderConfigFile != "" {
-			args = append(args, "--"+settings.FlagCredentialProviderConfig+"="+a.CredentialProviderConfigFile,
-				"--"+settings.FlagCredentialProviderBinDir+"="+a.CredentialProviderBinDir)
-		}
-		if a.ImageInspection != nil {
-			args = append(args, settings.ImageInspectionArgs(*a.ImageInspection)...)
-		}
-		if a.ExecFormatErrorMonitor {
-			args = append(args, "--"+settings.FlagExecFormatErrorMonitor)
-			if a.ExecFormatErrorDeleteInterval > 0 {
-				args = append(args, "--"+settings.FlagExecFormatErrorDeleteInterval+"="+a.ExecFormatErrorDeleteInterval.String())
-			}
-		}
-		if a.PlacementParameters != "" {
-			args = append(args, "--"+settings.FlagPlacementParameters+"="+a.PlacementParameters)
-		}
+	case cmdline.WebhookCommand:
+		flags = webhookFlags(a, common).Args()
+	case cmdline.ControllerCommand:
+		flags = controllerFlags(a, common).Args()
 	}
-	return args
+	return cmdline.Command(component, cmdline.Global{LogVerbosity: cmp.Or(a.LogVerbosity, v1beta1.LogVerbosityNormal)}, flags)
+}
+
+// webhookFlags are the webhook's flags for a; a local webhook gets its serving flags only.
+func webhookFlags(a ComponentArgs, common cmdline.Common) cmdline.Webhook {
+	w := cmdline.Webhook{Common: common, CertDir: a.CertDir, Port: a.WebhookPort}
+	if a.LocalNamespace != "" {
+		w.Namespace = a.LocalNamespace
+		return w
+	}
+	w.OperatorNamespace, w.KnownImagesConfigMap = a.Namespace, a.KnownImagesConfigMap
+	if a.ImageInspection != nil {
+		// Pods naming more images are admitted ungated: the controller would release them
+		// unplaced anyway, after two more writes of a pod that large.
+		w.MaxImagesPerPod = a.ImageInspection.MaxImagesPerPod
+	}
+	return w
+}
+
+// controllerFlags are the controller's flags for a; a local controller gets none of its own.
+func controllerFlags(a ComponentArgs, common cmdline.Common) cmdline.Controller {
+	if a.LocalNamespace != "" {
+		return cmdline.Controller{Common: common, Namespace: a.LocalNamespace}
+	}
+	c := cmdline.Controller{
+		Common:                       common,
+		OperatorNamespace:            a.Namespace,
+		KnownImagesConfigMap:         a.KnownImagesConfigMap,
+		LeaderElection:               true,
+		GlobalPullSecret:             a.GlobalPullSecret,
+		CABundleFile:                 a.RegistryCABundleFile,
+		RegistriesConfPath:           a.RegistriesConfFile,
+		AuthFilePath:                 a.MirrorAuthFile,
+		CertsDir:                     a.CertsDir,
+		ImageInspection:              a.ImageInspection,
+		ExecFormatErrorMonitor:       a.ExecFormatErrorMonitor,
+		PlacementParametersConfigMap: a.PlacementParameters,
+	}
+	if a.CredentialProviderConfigFile != "" {
+		c.CredentialProviderConfig, c.CredentialProviderBinDir = a.CredentialProviderConfigFile, a.CredentialProviderBinDir
+	}
+	if a.ExecFormatErrorMonitor {
+		c.ExecFormatErrorDeleteInterval = a.ExecFormatErrorDeleteInterval
+	}
+	return c
 }
 
 func (p operandParams) componentArgs() ComponentArgs {
@@ -267,9 +253,7 @@ func (p operandParams) componentArgs() ComponentArgs {
 			a.PlacementParameters = PlacementParametersName
 		}
 	}
-	if p.pullSecret != nil {
-		a.GlobalPullSecret = p.pullSecret.String()
-	}
+	a.GlobalPullSecret = p.pullSecret
 	if p.caBundle {
 		a.RegistryCABundleFile = RegistryCADir + "/" + CABundleKey
 	}

@@ -25,32 +25,32 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
 	"github.com/archgate/archgate/operator/internal/version"
-	"github.com/archgate/archgate/operator/pkg/settings"
 )
 
 // controllerSettings parses the controller Deployment's arguments as the archgate binary does.
 func controllerSettings(t *testing.T) (v1beta1.ImageInspectionSettings, error) {
 	t.Helper()
-	fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
-	fs.ParseErrorsAllowlist.UnknownFlags = true
-	var got v1beta1.ImageInspectionSettings
-	settings.BindImageInspectionFlags(fs, &got)
 	args := getDeployment(t, operator.ControllerComponentName).Spec.Template.Spec.Containers[0].Args
-	for _, flag := range []string{settings.FlagCacheSize, settings.FlagCacheTTL, settings.FlagInspectTimeout, settings.FlagMaxRetries, settings.FlagFailureTTL, settings.FlagMaxGateAge, settings.FlagMaxImages, settings.FlagBlocked} {
+	for _, flag := range []string{cmdline.FlagCacheSize, cmdline.FlagCacheTTL, cmdline.FlagInspectTimeout, cmdline.FlagMaxRetries,
+		cmdline.FlagFailureCacheTTL, cmdline.FlagMaxGateAge, cmdline.FlagMaxImagesPerPod, cmdline.FlagBlockedNetworks} {
 		if argWithPrefix(args, "--"+flag+"=") == "" {
-			return got, fmt.Errorf("controller args %q lack --%s: the binary's default would decide", args, flag)
+			return v1beta1.ImageInspectionSettings{}, fmt.Errorf("controller args %q lack --%s: the binary's default would decide", args, flag)
 		}
 	}
-	return got, fs.Parse(args[1:])
+	_, flags, err := cmdline.ParseController(args[1:])
+	if err != nil {
+		return v1beta1.ImageInspectionSettings{}, err
+	}
+	return *flags.ImageInspection, nil
 }
 
 // TestImageInspectionSettingsReachTheController: spec.imageInspection is resolved once by the
@@ -98,7 +98,7 @@ func TestImageInspectionSettingsReachTheController(t *testing.T) {
 	eventually(t, 30*time.Second, "maxImagesPerPod in both components' arguments", func() error {
 		for _, name := range []string{operator.ControllerComponentName, operator.WebhookComponentName} {
 			args := getDeployment(t, name).Spec.Template.Spec.Containers[0].Args
-			if want := "--" + settings.FlagMaxImages + "=12"; argWithPrefix(args, want) != want {
+			if want := "--" + cmdline.FlagMaxImagesPerPod + "=12"; argWithPrefix(args, want) != want {
 				return fmt.Errorf("%s args %q lack %s", name, args, want)
 			}
 		}

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
@@ -118,6 +119,8 @@ func TestExplainAgreesWithTheController(t *testing.T) {
 	r, err := podplacement.New(podplacement.Options{
 		Inspector:        placed,
 		GlobalPullSecret: &types.NamespacedName{Namespace: operatorNamespace, Name: "global"},
+		Workers:          cmdline.DefaultWorkers, InspectWorkers: cmdline.DefaultInspectWorkers,
+		RetryBaseDelay: cmdline.DefaultRetryBaseDelay, RetryMaxDelay: cmdline.DefaultRetryMaxDelay,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -65,13 +65,10 @@ const (
 	EventRecorderName = "archgate-pod-placement"
 )
 
-// Defaults of Options, applied by withDefaults to zero fields. They are sized so that the
-// controller is not what limits throughput: the apiserver is (see docs/architecture.md).
+// Defaults of Options, applied by withDefaults to zero fields. Workers, InspectWorkers and the
+// retry delays have none here: they are the controller's flags, whose defaults (package
+// cmdline) pkg/components applies.
 const (
-	DefaultWorkers             = 32
-	DefaultInspectWorkers      = 16
-	DefaultRetryBaseDelay      = 200 * time.Millisecond
-	DefaultRetryMaxDelay       = 30 * time.Second
 	DefaultPullSecretCacheSize = 1024
 	// DefaultPullSecretCacheTTL bounds how long a rotated imagePullSecret can be served stale.
 	DefaultPullSecretCacheTTL = 10 * time.Second
@@ -80,7 +77,8 @@ const (
 	conflictRequeueDelay = 100 * time.Millisecond
 )
 
-// Options configure the pod placement controller. Zero fields take the defaults above.
+// Options configure the pod placement controller. Zero fields take the defaults above, but
+// Workers, InspectWorkers, RetryBaseDelay and RetryMaxDelay, which are required.
 type Options struct {
 	// Inspector answers which architectures an image supports (an inspect.CachingInspector over
 	// an inspect.RegistryInspector in production). Required.
@@ -147,15 +145,11 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	o.Workers = cmp.Or(max(o.Workers, 0), DefaultWorkers)
-	o.InspectWorkers = cmp.Or(max(o.InspectWorkers, 0), DefaultInspectWorkers)
 	o.NamespaceWorkers = min(cmp.Or(max(o.NamespaceWorkers, 0), max(o.Workers/4, 1)), o.Workers)
 	o.InspectTimeout = cmp.Or(max(o.InspectTimeout, 0), v1beta1.DefaultImageInspectionTimeout)
 	o.MaxRetries = max(o.MaxRetries, 0)
 	o.MaxGateAge = cmp.Or(max(o.MaxGateAge, 0), v1beta1.DefaultMaxGateAge)
 	o.MaxImagesPerPod = cmp.Or(max(o.MaxImagesPerPod, 0), v1beta1.DefaultMaxImagesPerPod)
-	o.RetryBaseDelay = cmp.Or(max(o.RetryBaseDelay, 0), DefaultRetryBaseDelay)
-	o.RetryMaxDelay = cmp.Or(max(o.RetryMaxDelay, 0), DefaultRetryMaxDelay)
 	o.RetryMaxDelay = max(o.RetryMaxDelay, o.RetryBaseDelay)
 	o.PullSecretCacheSize = cmp.Or(max(o.PullSecretCacheSize, 0), DefaultPullSecretCacheSize)
 	o.PullSecretCacheTTL = cmp.Or(max(o.PullSecretCacheTTL, 0), DefaultPullSecretCacheTTL)
@@ -217,10 +211,14 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // New returns the controller; SetupWithManager registers it.
 func New(opts Options) (*Reconciler, error) {
-	opts = opts.withDefaults()
 	if opts.Inspector == nil {
 		return nil, errors.New("podplacement: Options.Inspector is required")
 	}
+	if opts.Workers <= 0 || opts.InspectWorkers <= 0 || opts.RetryBaseDelay <= 0 || opts.RetryMaxDelay <= 0 {
+		return nil, fmt.Errorf("podplacement: Options.Workers (%d), InspectWorkers (%d), RetryBaseDelay (%v) and RetryMaxDelay (%v) must be positive",
+			opts.Workers, opts.InspectWorkers, opts.RetryBaseDelay, opts.RetryMaxDelay)
+	}
+	opts = opts.withDefaults()
 	r := &Reconciler{
 		opts:     opts,
 		metrics:  opts.Metrics,

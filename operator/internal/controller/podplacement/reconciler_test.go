@@ -182,7 +182,7 @@ func newHarness(t *testing.T, opts Options, scripts map[string][]answer, objs ..
 	}).Build()
 	opts.Inspector = h.inspector
 	opts.Clock = h.clock
-	r, err := New(opts)
+	r, err := New(withFlagDefaults(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -896,10 +896,10 @@ func TestInspectImageWithNodeCredentials(t *testing.T) {
 					seen = append(seen, cred.Source.String())
 				}
 			}
-			r, err := New(Options{
+			r, err := New(withFlagDefaults(Options{
 				Inspector:       &fakeInspector{scripts: map[string][]answer{image: {tc.answer}}, calls: map[string]int{}},
 				NodeCredentials: tc.node,
-			})
+			}))
 			if err != nil {
 				t.Fatal(err)
 			}

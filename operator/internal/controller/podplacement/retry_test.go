@@ -8,13 +8,14 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/cmdline"
 )
 
 // TestDefaultRetryBudgetRidesOutAMinute: with the API's default retry budget and the
 // controller's default backoff, a pod whose images keep failing is retried for at least a minute
 // before it is released unplaced — an ordinary registry blip releases nothing.
 func TestDefaultRetryBudgetRidesOutAMinute(t *testing.T) {
-	tracker := newRetryTracker(DefaultRetryBaseDelay, DefaultRetryMaxDelay, clocktesting.NewFakePassiveClock(time.Now()))
+	tracker := newRetryTracker(cmdline.DefaultRetryBaseDelay, cmdline.DefaultRetryMaxDelay, clocktesting.NewFakePassiveClock(time.Now()))
 	const uid = types.UID("pod")
 	var total time.Duration
 	var schedule []time.Duration
