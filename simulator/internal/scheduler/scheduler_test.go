@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/archgate/archgate/operator/pkg/testenv"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 	"github.com/archgate/archgate/simulator/internal/cluster"
 	"github.com/archgate/archgate/simulator/internal/scheduler"
 )
@@ -91,15 +92,9 @@ func TestGatedPodWaitsThenBindsToRequiredArch(t *testing.T) {
 	}
 }
 
+// gatedPod is a pod held by gateName, as a gating webhook would leave it.
 func gatedPod(ns, name string, affinity *corev1.Affinity) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.PodSpec{
-			SchedulingGates: []corev1.PodSchedulingGate{{Name: gateName}},
-			Affinity:        affinity,
-			Containers:      []corev1.Container{{Name: "app", Image: "registry.example/app:1"}},
-		},
-	}
+	return objects.Pod(ns, name).WithSchedulingGates(gateName).WithAffinity(affinity).WithImage("registry.example/app:1").Build()
 }
 
 func archAffinity(arch string, extra ...corev1.NodeSelectorRequirement) *corev1.Affinity {
