@@ -237,7 +237,7 @@ cluster-down: ## Stop the real-node cluster by its recorded PIDs (also after a k
 
 .PHONY: test-realnode
 test-realnode: control-plane cluster-components cluster-packages image ## Start the real-node cluster, run archgate's image on it (ServiceAccount token, kubernetes Service), stop it.
-	cd operator && $(GO) test -tags=$(BUILD_TAGS),e2e -count=1 -timeout=10m -v -run '^TestRealNode$$' ./pkg/realnode/
+	cd operator && $(GO) test -tags=$(BUILD_TAGS),e2e -count=1 -timeout=10m -v -run '^TestRealNode$$' ./pkg/testing/realnode/
 
 .PHONY: e2e
 E2E_RELEASES := 0.1.0-e2e 0.2.0-e2e

@@ -40,7 +40,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1alpha1"
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/testenv"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 )
 
 // k8s talks to the package's control plane, which has archgate's CRDs and no operator: the

@@ -31,7 +31,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/archgate/archgate/operator/internal/image"
+	"github.com/archgate/archgate/operator/internal/ownimage"
 )
 
 func main() { os.Exit(run()) }
@@ -67,14 +67,14 @@ func newBuildCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.out, "out", "bin/image", "OCI layout directory (replaced)")
 	cmd.Flags().StringVar(&f.tag, "tag", "latest", "tag of the index inside the layout")
 	cmd.Flags().StringArrayVar(&f.binaries, "binary", nil, "os/arch[/variant]=path of one platform's binary (repeat per platform)")
-	cmd.Flags().StringVar(&f.path, "path", image.BinaryPath, "path of the binary in the image, also its entrypoint")
+	cmd.Flags().StringVar(&f.path, "path", ownimage.BinaryPath, "path of the binary in the image, also its entrypoint")
 	cmd.Flags().Int64Var(&f.createdUnix, "created", 0, "creation time and file mtime, Unix seconds (the commit time, for reproducible digests)")
 	cmd.Flags().StringToStringVar(&f.annotations, "annotation", nil, "index annotation key=value (repeatable)")
 	return cmd
 }
 
 func build(cmd *cobra.Command, f buildFlags) error {
-	var bins []image.Binary
+	var bins []ownimage.Binary
 	for _, spec := range f.binaries {
 		plat, path, ok := strings.Cut(spec, "=")
 		if !ok {
@@ -88,11 +88,11 @@ func build(cmd *cobra.Command, f buildFlags) error {
 		if err != nil {
 			return fmt.Errorf("--binary %q: %w", spec, err)
 		}
-		bins = append(bins, image.Binary{Platform: *p, Content: content})
+		bins = append(bins, ownimage.Binary{Platform: *p, Content: content})
 	}
-	idx, err := image.BuildIndex(image.Options{
+	idx, err := ownimage.BuildIndex(ownimage.Options{
 		Binaries:    bins,
-		CABundle:    image.MozillaRoots(),
+		CABundle:    ownimage.MozillaRoots(),
 		Created:     time.Unix(f.createdUnix, 0).UTC(),
 		BinaryPath:  f.path,
 		Annotations: f.annotations,
@@ -100,7 +100,7 @@ func build(cmd *cobra.Command, f buildFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := image.WriteLayout(f.out, idx, f.tag); err != nil {
+	if err := ownimage.WriteLayout(f.out, idx, f.tag); err != nil {
 		return err
 	}
 	return describe(cmd, idx, "wrote "+f.out+":"+f.tag)
@@ -113,11 +113,11 @@ func newPushCmd() *cobra.Command {
 		Short: "Push the index of an OCI layout to a registry (credentials from the Docker/podman config)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			idx, err := image.ReadLayout(layoutDir, tag)
+			idx, err := ownimage.ReadLayout(layoutDir, tag)
 			if err != nil {
 				return err
 			}
-			if _, err := image.Push(cmd.Context(), idx, args[0]); err != nil {
+			if _, err := ownimage.Push(cmd.Context(), idx, args[0]); err != nil {
 				return err
 			}
 			return describe(cmd, idx, "pushed "+args[0])
@@ -134,7 +134,7 @@ func newDigestCmd() *cobra.Command {
 		Short: "Print the digest of the index of an OCI layout (what a deployment pins: IMAGE@DIGEST)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			idx, err := image.ReadLayout(layoutDir, tag)
+			idx, err := ownimage.ReadLayout(layoutDir, tag)
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ func describe(cmd *cobra.Command, idx v1.ImageIndex, what string) error {
 	if err != nil {
 		return err
 	}
-	platforms, err := image.Platforms(idx)
+	platforms, err := ownimage.Platforms(idx)
 	if err != nil {
 		return err
 	}

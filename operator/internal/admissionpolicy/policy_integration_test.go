@@ -39,7 +39,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/admissionpolicy"
 	"github.com/archgate/archgate/operator/internal/knownimages"
-	"github.com/archgate/archgate/operator/pkg/testenv"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 )
 
 // k8s talks to the package's control plane as an administrator; set up by TestMain.

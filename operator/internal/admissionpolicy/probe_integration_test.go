@@ -33,7 +33,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/admissionpolicy"
 	"github.com/archgate/archgate/operator/internal/knownimages"
-	"github.com/archgate/archgate/operator/pkg/testenv"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 )
 
 // TestProbe: the probe policy marks its ConfigMap on an apiserver that applies policies, and

@@ -25,7 +25,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/archgate/archgate/fakeregistry"
-	"github.com/archgate/archgate/operator/internal/image"
+	"github.com/archgate/archgate/operator/internal/ownimage"
 )
 
 // TestInspectOwnImage inspects the image `make image` built (the OCI layout named by
@@ -41,7 +41,7 @@ func TestInspectOwnImage(t *testing.T) {
 	if tag == "" {
 		tag = "latest"
 	}
-	built, err := image.ReadLayout(dir, tag)
+	built, err := ownimage.ReadLayout(dir, tag)
 	if err != nil {
 		t.Fatal(err)
 	}

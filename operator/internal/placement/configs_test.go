@@ -26,14 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
-
-func ppc(namespace, name string, priority int32, selector *metav1.LabelSelector, plugins *v1beta1.Plugins) v1beta1.PodPlacementConfig {
-	return v1beta1.PodPlacementConfig{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec:       v1beta1.PodPlacementConfigSpec{LabelSelector: selector, Priority: priority, Plugins: plugins},
-	}
-}
 
 func TestSelectConfigs(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web-1", Labels: map[string]string{"app": "web"}}}
@@ -48,24 +42,24 @@ func TestSelectConfigs(t *testing.T) {
 	}{
 		"none": {},
 		"label selector does not match": {
-			configs: []v1beta1.PodPlacementConfig{ppc("team", "db", 1, db, nil)},
+			configs: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "db").WithPriority(1).WithLabelSelector(db).Build()},
 		},
 		"unset and empty selectors match every pod": {
-			configs:   []v1beta1.PodPlacementConfig{ppc("team", "unset", 1, nil, nil), ppc("team", "empty", 2, &metav1.LabelSelector{}, nil)},
+			configs:   []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "unset").WithPriority(1).Build(), *objects.PodPlacementConfig("team", "empty").WithPriority(2).WithLabelSelector(&metav1.LabelSelector{}).Build()},
 			wantNames: []string{"empty", "unset"},
 		},
 		"other namespaces are ignored": {
-			configs: []v1beta1.PodPlacementConfig{ppc("other", "web", 1, web, nil)},
+			configs: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("other", "web").WithPriority(1).WithLabelSelector(web).Build()},
 		},
 		"descending priority, ties by name": {
 			configs: []v1beta1.PodPlacementConfig{
-				ppc("team", "b", 10, web, nil), ppc("team", "z", 0, nil, nil), ppc("team", "a", 10, web, nil),
-				ppc("team", "top", 255, web, nil), ppc("team", "skip", 200, db, nil),
+				*objects.PodPlacementConfig("team", "b").WithPriority(10).WithLabelSelector(web).Build(), *objects.PodPlacementConfig("team", "z").Build(), *objects.PodPlacementConfig("team", "a").WithPriority(10).WithLabelSelector(web).Build(),
+				*objects.PodPlacementConfig("team", "top").WithPriority(255).WithLabelSelector(web).Build(), *objects.PodPlacementConfig("team", "skip").WithPriority(200).WithLabelSelector(db).Build(),
 			},
 			wantNames: []string{"top", "a", "b", "z"},
 		},
 		"invalid selector is reported and left out": {
-			configs:   []v1beta1.PodPlacementConfig{ppc("team", "bad", 9, invalid, nil), ppc("team", "good", 1, web, nil)},
+			configs:   []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "bad").WithPriority(9).WithLabelSelector(invalid).Build(), *objects.PodPlacementConfig("team", "good").WithPriority(1).WithLabelSelector(web).Build()},
 			wantNames: []string{"good"},
 			wantErr:   "PodPlacementConfig team/bad: invalid labelSelector",
 		},
@@ -114,7 +108,7 @@ func TestScoringSources(t *testing.T) {
 	}{
 		"the first matched rule with preferences, after the configurations, before the cluster": {
 			label:   "s390x",
-			configs: []v1beta1.PodPlacementConfig{ppc("team", "high", 100, web, scoring(true, armFirst))},
+			configs: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "high").WithPriority(100).WithLabelSelector(web).WithPlugins(scoring(true, armFirst)).Build()},
 			rules:   []v1beta1.PlacementRule{requiredOnly, mlRule, laterRule},
 			cluster: clusterWith(scoring(true, amdOnly)),
 			wantSources: []ScoringSource{
@@ -138,7 +132,7 @@ func TestScoringSources(t *testing.T) {
 		"no configuration": {},
 		"the preferred-architecture label comes first, at the highest weight": {
 			label:   "s390x",
-			configs: []v1beta1.PodPlacementConfig{ppc("team", "high", 100, web, scoring(true, armFirst))},
+			configs: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "high").WithPriority(100).WithLabelSelector(web).WithPlugins(scoring(true, armFirst)).Build()},
 			cluster: clusterWith(scoring(true, amdOnly)),
 			wantSources: []ScoringSource{
 				{Ref: labelRef, Platforms: platforms("s390x", 100)},
@@ -159,17 +153,17 @@ func TestScoringSources(t *testing.T) {
 		},
 		"disabled plugins are ignored": {
 			configs: []v1beta1.PodPlacementConfig{
-				ppc("team", "off", 9, web, scoring(false, armFirst)),
-				ppc("team", "none", 8, web, nil),
-				ppc("team", "unset", 7, web, &v1beta1.Plugins{}),
+				*objects.PodPlacementConfig("team", "off").WithPriority(9).WithLabelSelector(web).WithPlugins(scoring(false, armFirst)).Build(),
+				*objects.PodPlacementConfig("team", "none").WithPriority(8).WithLabelSelector(web).Build(),
+				*objects.PodPlacementConfig("team", "unset").WithPriority(7).WithLabelSelector(web).WithPlugins(&v1beta1.Plugins{}).Build(),
 			},
 			cluster: clusterWith(scoring(false, amdOnly)),
 		},
 		"pod placement configs by priority, then the cluster": {
 			configs: []v1beta1.PodPlacementConfig{
-				ppc("team", "low", 1, web, scoring(true, amdOnly)),
-				ppc("team", "high", 100, web, scoring(true, armFirst)),
-				ppc("team", "no-match", 200, &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, scoring(true, armFirst)),
+				*objects.PodPlacementConfig("team", "low").WithPriority(1).WithLabelSelector(web).WithPlugins(scoring(true, amdOnly)).Build(),
+				*objects.PodPlacementConfig("team", "high").WithPriority(100).WithLabelSelector(web).WithPlugins(scoring(true, armFirst)).Build(),
+				*objects.PodPlacementConfig("team", "no-match").WithPriority(200).WithLabelSelector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}).WithPlugins(scoring(true, armFirst)).Build(),
 			},
 			cluster: clusterWith(scoring(true, amdOnly)),
 			wantSources: []ScoringSource{
@@ -200,9 +194,9 @@ func TestScoringSources(t *testing.T) {
 // seed's PodPlacementConfig example plus a ClusterPodPlacementConfig.
 func TestControllerFlow(t *testing.T) {
 	configs := []v1beta1.PodPlacementConfig{
-		ppc("my-namespace", "my-namespace-config", 100, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		*objects.PodPlacementConfig("my-namespace", "my-namespace-config").WithPriority(100).WithLabelSelector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"fast-on-arm"}},
-		}}, scoring(true, platforms("amd64", 25, "arm64", 75))),
+		}}).WithPlugins(scoring(true, platforms("amd64", 25, "arm64", 75))).Build(),
 	}
 	cluster := &v1beta1.ClusterPodPlacementConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},

@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 func localPod(labels, annotations map[string]string, gates ...string) *corev1.Pod {
@@ -33,13 +34,8 @@ func localPod(labels, annotations map[string]string, gates ...string) *corev1.Po
 	return pod
 }
 
-// nsConfig is a PodPlacementConfig of namespace "ns" selecting every pod.
-func nsConfig(name string, priority int32, plugins *v1beta1.Plugins) v1beta1.PodPlacementConfig {
-	return ppc("ns", name, priority, nil, plugins)
-}
-
 func TestClusterStage(t *testing.T) {
-	configs := []v1beta1.PodPlacementConfig{nsConfig("a", 1, scoring(true, platforms("arm64", 50)))}
+	configs := []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("ns", "a").WithPriority(1).WithPlugins(scoring(true, platforms("arm64", 50))).Build()}
 	withScoring := &v1beta1.ClusterPodPlacementConfig{Spec: v1beta1.ClusterPodPlacementConfigSpec{Plugins: scoring(true, platforms("amd64", 10))}}
 	noScoring := &v1beta1.ClusterPodPlacementConfig{}
 	rulePrefers := &v1beta1.ClusterPodPlacementConfig{Spec: v1beta1.ClusterPodPlacementConfigSpec{PlacementRules: []v1beta1.PlacementRule{
@@ -88,8 +84,8 @@ func TestClusterStage(t *testing.T) {
 }
 
 func TestDecideLocal(t *testing.T) {
-	high := nsConfig("high", 200, scoring(true, platforms("arm64", 80, "amd64", 20)))
-	low := nsConfig("low", 10, scoring(true, platforms("amd64", 90)))
+	high := *objects.PodPlacementConfig("ns", "high").WithPriority(200).WithPlugins(scoring(true, platforms("arm64", 80, "amd64", 20))).Build()
+	low := *objects.PodPlacementConfig("ns", "low").WithPriority(10).WithPlugins(scoring(true, platforms("amd64", 90))).Build()
 	for _, tc := range []struct {
 		name        string
 		pod         *corev1.Pod
@@ -103,7 +99,7 @@ func TestDecideLocal(t *testing.T) {
 			pod:     localPod(nil, map[string]string{v1beta1.AnnotationArchitectures: "amd64,s390x"}),
 			configs: []v1beta1.PodPlacementConfig{low, high}, wantSource: "PodPlacementConfig ns/high", wantWeights: []int32{20}},
 		{name: "no configuration enabled: nothing", pod: localPod(nil, nil),
-			configs: []v1beta1.PodPlacementConfig{nsConfig("off", 1, scoring(false, platforms("arm64", 1)))}},
+			configs: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("ns", "off").WithPriority(1).WithPlugins(scoring(false, platforms("arm64", 1))).Build()}},
 		{name: "the pod's own preference wins", configs: []v1beta1.PodPlacementConfig{high},
 			pod: func() *corev1.Pod {
 				p := localPod(nil, nil)

@@ -35,7 +35,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/cmdline"
 	"github.com/archgate/archgate/operator/internal/collectors"
-	"github.com/archgate/archgate/operator/internal/controller/execformat"
+	"github.com/archgate/archgate/operator/internal/controller/execformatmonitor"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/credprovider"
 	"github.com/archgate/archgate/operator/internal/egress"
@@ -102,7 +102,7 @@ type ControllerOptions struct {
 
 	// ExecFormatErrorMonitor runs the exec-format-error monitor (the execFormatErrorMonitor
 	// plugin) in the controller's process, as the leader; it caches every pod of the cluster,
-	// reduced to what detection needs (package controller/execformat).
+	// reduced to what detection needs (package controller/execformatmonitor).
 	ExecFormatErrorMonitor bool
 	// ExecFormatErrorDeleteInterval, with ExecFormatErrorMonitor, makes the monitor delete the
 	// pods it reports whose owner recreates them, at most once per owner per interval; zero only
@@ -191,7 +191,7 @@ type inspection struct {
 type controllerMetrics struct {
 	inspect    *inspect.Metrics
 	placement  *podplacement.Metrics
-	execFormat *execformat.Metrics
+	execFormat *execformatmonitor.Metrics
 	publisher  *knownimages.PublisherMetrics
 }
 
@@ -199,7 +199,7 @@ func newControllerMetrics() controllerMetrics {
 	return controllerMetrics{
 		inspect:    inspect.NewMetrics(),
 		placement:  podplacement.NewMetrics(),
-		execFormat: execformat.NewMetrics(),
+		execFormat: execformatmonitor.NewMetrics(),
 		publisher:  knownimages.NewPublisherMetrics(),
 	}
 }
@@ -377,7 +377,7 @@ func setUpPlacementController(mgr manager.Manager, opts ControllerOptions, in in
 		return fmt.Errorf("adding the progress check: %w", err)
 	}
 	if opts.ExecFormatErrorMonitor {
-		if err := execformat.SetupWithManager(mgr, execformat.Options{Metrics: metrics.execFormat, DeleteInterval: opts.ExecFormatErrorDeleteInterval}); err != nil {
+		if err := execformatmonitor.SetupWithManager(mgr, execformatmonitor.Options{Metrics: metrics.execFormat, DeleteInterval: opts.ExecFormatErrorDeleteInterval}); err != nil {
 			return err
 		}
 	}

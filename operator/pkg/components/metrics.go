@@ -17,7 +17,7 @@ limitations under the License.
 package components
 
 import (
-	"github.com/archgate/archgate/operator/internal/controller/execformat"
+	"github.com/archgate/archgate/operator/internal/controller/execformatmonitor"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	gatewebhook "github.com/archgate/archgate/operator/internal/webhook"
 )
@@ -44,12 +44,12 @@ const (
 
 	// MetricExecFormatErrorPods counts the pods the exec-format-error monitor reported, by
 	// LabelExecFormatNamespace and LabelExecFormatArchitecture (the node's architecture).
-	MetricExecFormatErrorPods = execformat.MetricPodsDetected
+	MetricExecFormatErrorPods = execformatmonitor.MetricPodsDetected
 	// MetricExecFormatErrorPodDeletions counts the reported pods deleted (action DeletePod), by
 	// namespace and result.
-	MetricExecFormatErrorPodDeletions = execformat.MetricPodsDeleted
-	LabelExecFormatNamespace          = execformat.LabelNamespace
-	LabelExecFormatArchitecture       = execformat.LabelArchitecture
+	MetricExecFormatErrorPodDeletions = execformatmonitor.MetricPodsDeleted
+	LabelExecFormatNamespace          = execformatmonitor.LabelNamespace
+	LabelExecFormatArchitecture       = execformatmonitor.LabelArchitecture
 
 	// LabelCache, LabelOutcome and LabelInspectReason label the inspection metrics above,
 	// LabelWebhookReason the webhook's.

@@ -33,7 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/realnode"
+	"github.com/archgate/archgate/operator/pkg/testing/realnode"
 )
 
 // testAMD64OnRealNode: a Deployment's pod of the registry's amd64-only image is gated by the

@@ -16,7 +16,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package e2e installs archgate on the real-node cluster (operator/pkg/realnode) exactly as a
+// Package e2e installs archgate on the real-node cluster (operator/pkg/testing/realnode) exactly as a
 // user does (`make deploy`, `make undeploy`) and checks what happens to real pods. Run it with
 // `make e2e` (after `make cluster-up`; it starts the cluster when none runs).
 package e2e
@@ -40,7 +40,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/realnode"
+	"github.com/archgate/archgate/operator/pkg/testing/realnode"
 )
 
 const (

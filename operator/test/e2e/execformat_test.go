@@ -33,8 +33,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/internal/controller/execformat"
-	"github.com/archgate/archgate/operator/pkg/realnode"
+	"github.com/archgate/archgate/operator/internal/controller/execformatmonitor"
+	"github.com/archgate/archgate/operator/pkg/testing/realnode"
 )
 
 // execFormatBound bounds the wait for the monitor's label: the image pull, the first failed
@@ -83,13 +83,13 @@ func testExecFormatError(ctx context.Context, e *env) {
 	})
 	e.t.Logf("figure: exec format error detection latency: %s (error seen in the status to label seen; polled every 200 ms), %s from pod creation",
 		time.Since(seen).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	e.waitEvent(ctx, pod, execformat.ReasonExecFormatError)
+	e.waitEvent(ctx, pod, execformatmonitor.ReasonExecFormatError)
 	// The kubelet restarts the container and the runtime fails again: still one Event.
 	e.waitWithin(ctx, execFormatBound, "a restart of pod "+ns+"/"+pod.Name, func() bool {
 		pod, err = e.cs.CoreV1().Pods(ns).Get(ctx, created.Name, metav1.GetOptions{})
 		return err == nil && len(pod.Status.ContainerStatuses) == 1 && pod.Status.ContainerStatuses[0].RestartCount >= 1
 	})
-	e.checkOneWarning(ctx, pod, execformat.ReasonExecFormatError)
+	e.checkOneWarning(ctx, pod, execformatmonitor.ReasonExecFormatError)
 }
 
 // enableExecFormatMonitor turns the plugin on in the ClusterPodPlacementConfig as a user would

@@ -30,7 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/realnode"
+	"github.com/archgate/archgate/operator/pkg/testing/realnode"
 )
 
 // Images of the cluster's registry (hack/cluster/registry-catalog.yaml) that only kwok nodes

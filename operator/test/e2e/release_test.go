@@ -32,7 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/realnode"
+	"github.com/archgate/archgate/operator/pkg/testing/realnode"
 )
 
 // The two releases `make e2e` builds (make release, into bin/release-e2e/<version>) with their

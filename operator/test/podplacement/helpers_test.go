@@ -22,7 +22,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 // waitTimeout bounds every wait of the tests: pods normally take milliseconds, failure tests
@@ -93,13 +93,9 @@ func gated(pod *corev1.Pod) bool {
 	})
 }
 
-// pod returns a pod with one container per image.
+// pod is a pod labelled app=<name> with one container per image.
 func pod(namespace, name string, images ...string) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{"app": name}}}
-	for i, img := range images {
-		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: fmt.Sprintf("c%d", i), Image: img})
-	}
-	return p
+	return objects.Pod(namespace, name).WithLabel("app", name).WithImage(images...).Build()
 }
 
 // create creates the pod and checks that the webhook gated it (the response is the admitted pod).
@@ -316,13 +312,4 @@ func requiredAffinity(terms ...[]corev1.NodeSelectorRequirement) *corev1.Affinit
 		sel.NodeSelectorTerms = append(sel.NodeSelectorTerms, corev1.NodeSelectorTerm{MatchExpressions: t})
 	}
 	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}
-}
-
-func pullSecret(namespace, name, registry, user, password string) *corev1.Secret {
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Type:       corev1.SecretTypeDockerConfigJson,
-		Data: map[string][]byte{corev1.DockerConfigJsonKey: fmt.Appendf(nil,
-			`{"auths":{%q:{"username":%q,"password":%q}}}`, registry, user, password)},
-	}
 }

@@ -57,7 +57,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/credprovider/credprovidertest"
 	"github.com/archgate/archgate/operator/pkg/components"
-	"github.com/archgate/archgate/operator/pkg/testenv"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 )
 
 const (

@@ -32,6 +32,7 @@ import (
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 // TestPlacesPodsByImageArchitectures: the webhook gates each pod at admission, and the
@@ -214,8 +215,8 @@ func TestPrivateRepository(t *testing.T) {
 	ns := newNamespace(t)
 	image := s.main.Reference("private/app", "v1")
 	for _, sec := range []*corev1.Secret{
-		pullSecret(ns, "team-pull", s.main.Host(), teamUser, teamPassword),
-		pullSecret(ns, "wrong-pull", s.main.Host()+"/private", teamUser, "wrong"),
+		objects.PullSecret(ns, "team-pull").WithCredentials(s.main.Host(), teamUser, teamPassword).Build(),
+		objects.PullSecret(ns, "wrong-pull").WithCredentials(s.main.Host()+"/private", teamUser, "wrong").Build(),
 	} {
 		if err := s.client.Create(s.ctx, sec); err != nil {
 			t.Fatal(err)
@@ -264,7 +265,7 @@ func TestGlobalPullSecret(t *testing.T) {
 	startController(t)
 	ns := newNamespace(t)
 	image := s.main.Reference("global-only/app", "v1")
-	secret := pullSecret(operatorNamespace, globalSecretName, s.main.Host(), globalUser, globalPassword)
+	secret := objects.PullSecret(operatorNamespace, globalSecretName).WithCredentials(s.main.Host(), globalUser, globalPassword).Build()
 	if err := s.client.Create(s.ctx, secret); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestGlobalPullSecret(t *testing.T) {
 		return metric(t, s.controllerMetrics, "archgate_inspect_cache_evictions_total", map[string]string{"reason": "invalidated"})
 	}
 	before := invalidated()
-	secret.Data = pullSecret("", "", s.main.Host(), globalUser, "rotated-away").Data
+	secret.Data = objects.PullSecret("", "").WithCredentials(s.main.Host(), globalUser, "rotated-away").Build().Data
 	if err := s.client.Update(s.ctx, secret); err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +368,7 @@ func TestRegistryMirror(t *testing.T) {
 func TestRegistryMirrorCredentials(t *testing.T) {
 	startController(t)
 	ns := newNamespace(t)
-	if err := s.client.Create(s.ctx, pullSecret(ns, "primary-pull", s.primary.Host(), teamUser, teamPassword)); err != nil {
+	if err := s.client.Create(s.ctx, objects.PullSecret(ns, "primary-pull").WithCredentials(s.primary.Host(), teamUser, teamPassword).Build()); err != nil {
 		t.Fatal(err)
 	}
 	withSecret := func(p *corev1.Pod) *corev1.Pod {

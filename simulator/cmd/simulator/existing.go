@@ -16,7 +16,7 @@ import (
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/testenv"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 	"github.com/archgate/archgate/simulator/internal/existing"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/fakeregistry/strictyaml"
-	"github.com/archgate/archgate/simulator/internal/cluster"
+	"github.com/archgate/archgate/simulator/internal/fakenodes"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
 
@@ -169,7 +169,7 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestKwokNode(t *testing.T) {
-	pool := cluster.DefaultPool("sim-r1-arm64", "arm64", 2)
+	pool := fakenodes.DefaultPool("sim-r1-arm64", "arm64", 2)
 	n := KwokNode(pool, 1, "r1")
 	if n.Name != "sim-r1-arm64-1" || n.Labels[RunLabel] != "r1" || n.Labels[corev1.LabelArchStable] != "arm64" || !IsKwok(n) {
 		t.Errorf("node %s labels %v annotations %v", n.Name, n.Labels, n.Annotations)

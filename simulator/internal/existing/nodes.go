@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/archgate/archgate/simulator/internal/cluster"
+	"github.com/archgate/archgate/simulator/internal/fakenodes"
 )
 
 // KwokNode is node index of pool as the run creates it in an existing cluster: the envtest
@@ -18,7 +18,7 @@ import (
 // the pods bound to it), tainted so that only the run's pods land on it, and labelled with the
 // run. Its status carries the capacity but no conditions: Ready comes from kwok, so that a
 // cluster without kwok shows as nodes that never turn Ready, not as nodes that lie.
-func KwokNode(pool cluster.NodePool, index int, runID string) *corev1.Node {
+func KwokNode(pool fakenodes.NodePool, index int, runID string) *corev1.Node {
 	n := pool.Node(index)
 	n.Annotations = map[string]string{KwokAnnotation: KwokValue}
 	n.Labels[RunLabel] = runID

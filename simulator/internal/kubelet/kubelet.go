@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv/procfs"
 	"github.com/archgate/archgate/simulator/internal/operand"
 )
 

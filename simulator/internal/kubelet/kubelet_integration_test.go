@@ -25,8 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/archgate/archgate/operator/pkg/testenv"
-	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv/procfs"
 	"github.com/archgate/archgate/simulator/internal/kubelet"
 )
 

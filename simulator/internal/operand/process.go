@@ -201,7 +201,7 @@ func (p *Process) Err() error {
 
 // MetricsAuth is how Prometheus scrapes the archgate components: over HTTPS,
 // verifying the server's certificate against CA, with the bearer token of a
-// ServiceAccount bound to the metrics reader role (operator/pkg/metricsreader).
+// ServiceAccount bound to the metrics reader role (operator/pkg/testing/metricsreader).
 type MetricsAuth struct {
 	// Token is the bearer token sent with every scrape.
 	Token string

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv/procfs"
 )
 
 // GuardCommand is the hidden subcommand that runs the guard process.

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv/procfs"
 )
 
 // Sample is the resource use of the watched processes at one time.

@@ -26,7 +26,7 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/simulator/internal/cluster"
+	"github.com/archgate/archgate/simulator/internal/fakenodes"
 	"github.com/archgate/archgate/simulator/internal/workload"
 )
 
@@ -50,7 +50,7 @@ type PodTimes struct {
 	// Placement is the last multiarch.openshift.io/placement label seen.
 	Placement string
 	// ExecFormatReported is the first event whose status reports an exec
-	// format error (cluster.ReportsExecFormatError); ExecFormatLabelled the
+	// format error (fakenodes.ReportsExecFormatError); ExecFormatLabelled the
 	// first with the monitor's multiarch.openshift.io/exec-format-error label.
 	ExecFormatReported, ExecFormatLabelled time.Duration
 }
@@ -202,7 +202,7 @@ func toEvent(t watch.EventType, obj runtime.Object) (event, bool) {
 		gated:           v1beta1.HasSchedulingGate(&pod.Spec),
 		node:            pod.Spec.NodeName,
 		placement:       pod.Labels[v1beta1.LabelPlacement],
-		execFormat:      cluster.ReportsExecFormatError(pod),
+		execFormat:      fakenodes.ReportsExecFormatError(pod),
 		execFormatLabel: pod.Labels[v1beta1.LabelExecFormatError] == v1beta1.LabelValueTrue,
 	}, true
 }

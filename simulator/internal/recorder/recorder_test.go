@@ -6,33 +6,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
-
-// podBuilder builds test pods: ungated, unbound, without outcome until set.
-type podBuilder struct{ p *corev1.Pod }
-
-func newPod(name string) *podBuilder {
-	return &podBuilder{p: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}}
-}
-
-func (b *podBuilder) gated() *podBuilder {
-	b.p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}}
-	return b
-}
-
-func (b *podBuilder) onNode(node string) *podBuilder { b.p.Spec.NodeName = node; return b }
-
-// placed records the pod placement controller's outcome.
-func (b *podBuilder) placed(outcome string) *podBuilder {
-	b.p.Labels[v1beta1.LabelPlacement] = outcome
-	return b
-}
-
-func (b *podBuilder) build() *corev1.Pod { return b.p }
 
 func TestAggregateTransitions(t *testing.T) {
 	r := &Recorder{events: make(chan event, 16), pods: make([]PodTimes, 2), final: make([]bool, 2), changed: make(chan struct{}, 1)}
@@ -45,13 +23,13 @@ func TestAggregateTransitions(t *testing.T) {
 		typ watch.EventType
 		pod *corev1.Pod
 	}{
-		{1 * ms, watch.Added, newPod("p-00000").gated().build()},
-		{2 * ms, watch.Added, newPod("p-00001").build()},                                        // never gated (webhook skipped it)
-		{5 * ms, watch.Modified, newPod("p-00000").placed("arch-set").build()},                  // gate removed
-		{7 * ms, watch.Modified, newPod("p-00001").onNode("node-b").build()},                    // bound
-		{9 * ms, watch.Modified, newPod("p-00000").onNode("node-a").placed("arch-set").build()}, // bound
-		{9 * ms, watch.Modified, newPod("other").onNode("node-a").build()},                      // not ours
-		{10 * ms, watch.Deleted, newPod("p-00000").onNode("node-a").build()},                    // ignored
+		{1 * ms, watch.Added, objects.Pod("", "p-00000").WithGate().Build()},
+		{2 * ms, watch.Added, objects.Pod("", "p-00001").Build()},                                                                         // never gated (webhook skipped it)
+		{5 * ms, watch.Modified, objects.Pod("", "p-00000").WithLabel(v1beta1.LabelPlacement, "arch-set").Build()},                        // gate removed
+		{7 * ms, watch.Modified, objects.Pod("", "p-00001").WithNodeName("node-b").Build()},                                               // bound
+		{9 * ms, watch.Modified, objects.Pod("", "p-00000").WithNodeName("node-a").WithLabel(v1beta1.LabelPlacement, "arch-set").Build()}, // bound
+		{9 * ms, watch.Modified, objects.Pod("", "other").WithNodeName("node-a").Build()},                                                 // not ours
+		{10 * ms, watch.Deleted, objects.Pod("", "p-00000").WithNodeName("node-a").Build()},                                               // ignored
 	}
 	for _, f := range feed {
 		e, ok := toEvent(f.typ, f.pod)
@@ -90,25 +68,25 @@ func TestFinalCountsPendingByDesign(t *testing.T) {
 		"a pod Pending by design is final once seen when placed at creation": {
 			pending:   []bool{true, false},
 			atCreate:  true,
-			events:    []*corev1.Pod{newPod("p-00000").build(), newPod("p-00001").build()},
+			events:    []*corev1.Pod{objects.Pod("", "p-00000").Build(), objects.Pod("", "p-00001").Build()},
 			wantFinal: 1,
 		},
 		"a pod Pending by design waits for a decision otherwise": {
 			pending: []bool{true, false},
-			events:  []*corev1.Pod{newPod("p-00000").build(), newPod("p-00001").build()},
+			events:  []*corev1.Pod{objects.Pod("", "p-00000").Build(), objects.Pod("", "p-00001").Build()},
 		},
 		"gated pods are not final": {
 			pending: []bool{false, false},
-			events:  []*corev1.Pod{newPod("p-00000").gated().build(), newPod("p-00001").gated().build()},
+			events:  []*corev1.Pod{objects.Pod("", "p-00000").WithGate().Build(), objects.Pod("", "p-00001").WithGate().Build()},
 		},
 		"an ungated unbound pod is not final unless Pending by design": {
 			pending:   []bool{true, false},
-			events:    []*corev1.Pod{newPod("p-00000").placed("no-common-arch").build(), newPod("p-00001").placed("inspection-failed").build()},
+			events:    []*corev1.Pod{objects.Pod("", "p-00000").WithLabel(v1beta1.LabelPlacement, "no-common-arch").Build(), objects.Pod("", "p-00001").WithLabel(v1beta1.LabelPlacement, "inspection-failed").Build()},
 			wantFinal: 1,
 		},
 		"bound pods are final": {
 			pending:   []bool{false, true},
-			events:    []*corev1.Pod{newPod("p-00000").onNode("n").build(), newPod("p-00001").onNode("n").build()},
+			events:    []*corev1.Pod{objects.Pod("", "p-00000").WithNodeName("n").Build(), objects.Pod("", "p-00001").WithNodeName("n").Build()},
 			wantFinal: 2,
 		},
 	} {

@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/archgate/archgate/operator/pkg/testenv"
-	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv/procfs"
 	"github.com/archgate/archgate/simulator/internal/procs"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/vcs"

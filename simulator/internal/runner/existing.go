@@ -21,9 +21,9 @@ import (
 
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
-	"github.com/archgate/archgate/operator/pkg/testenv"
-	"github.com/archgate/archgate/simulator/internal/cluster"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 	"github.com/archgate/archgate/simulator/internal/existing"
+	"github.com/archgate/archgate/simulator/internal/fakenodes"
 	"github.com/archgate/archgate/simulator/internal/procs"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -219,7 +219,7 @@ func (r *run) createKwokNodes(ctx context.Context) error {
 			r.nodePlatform[n.Name] = p.OS + "/" + p.Arch
 		}
 	}
-	if err := cluster.CreateNodeObjects(ctx, r.client, nodes, 20); err != nil {
+	if err := fakenodes.CreateNodeObjects(ctx, r.client, nodes, 20); err != nil {
 		return err
 	}
 	if err := existing.WaitReady(ctx, r.client, r.id, len(nodes)); err != nil {

@@ -27,7 +27,7 @@ import (
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/components"
-	"github.com/archgate/archgate/operator/pkg/metricsreader"
+	"github.com/archgate/archgate/operator/pkg/testing/metricsreader"
 	"github.com/archgate/archgate/simulator/internal/blackhole"
 	"github.com/archgate/archgate/simulator/internal/kubelet"
 	"github.com/archgate/archgate/simulator/internal/operand"

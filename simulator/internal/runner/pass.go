@@ -17,7 +17,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/affinity"
 	"github.com/archgate/archgate/simulator/internal/calibrate"
-	"github.com/archgate/archgate/simulator/internal/cluster"
+	"github.com/archgate/archgate/simulator/internal/fakenodes"
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -139,10 +139,10 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	c := &creates{sent: make([]time.Duration, len(all)), done: make([]time.Duration, len(all))}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.create(passCtx, epoch, all, r.arrivals(len(pods), len(all)), objOpts, c) })
-	var kubelet *cluster.Kubelet
+	var kubelet *fakenodes.Kubelet
 	// On an existing cluster the nodes are kwok's, which reports the pods itself.
 	if k := r.s.Kubelet; r.ext == nil && (k.ExecFormatErrors || k.RunPods) {
-		kubelet = cluster.StartKubelet(passCtx, r.client, r.selector(spec.name), cluster.KubeletOptions{
+		kubelet = fakenodes.StartKubelet(passCtx, r.client, r.selector(spec.name), fakenodes.KubeletOptions{
 			ExecFormatErrors: k.ExecFormatErrors, RunPods: k.RunPods,
 			Misplaced: func(pod *corev1.Pod) bool {
 				i, ok := workload.PodIndex(pod.Name)

@@ -26,8 +26,8 @@ import (
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/archgate/archgate/operator/pkg/testenv"
-	"github.com/archgate/archgate/simulator/internal/cluster"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
+	"github.com/archgate/archgate/simulator/internal/fakenodes"
 	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/procs"
 	"github.com/archgate/archgate/simulator/internal/report"
@@ -429,8 +429,8 @@ func (r *run) resources() report.Resources {
 }
 
 // nodePool is the run's pool of nodes for the scenario's pool p.
-func (r *run) nodePool(p scenario.NodePoolSpec) cluster.NodePool {
-	pool := cluster.DefaultPool("sim-"+r.id+"-"+p.Name, p.Arch, p.Count)
+func (r *run) nodePool(p scenario.NodePoolSpec) fakenodes.NodePool {
+	pool := fakenodes.DefaultPool("sim-"+r.id+"-"+p.Name, p.Arch, p.Count)
 	pool.OS = p.OS
 	pool.CPU, pool.Memory, pool.Pods = *p.Allocatable.CPU, *p.Allocatable.Memory, p.Allocatable.Pods
 	pool.Taints = p.Taints
@@ -439,7 +439,7 @@ func (r *run) nodePool(p scenario.NodePoolSpec) cluster.NodePool {
 
 // createNodes creates the scenario's node pools.
 func (r *run) createNodes(ctx context.Context) error {
-	var pools []cluster.NodePool
+	var pools []fakenodes.NodePool
 	r.nodePlatform = map[string]string{}
 	for _, p := range r.s.Nodes {
 		pool := r.nodePool(p)
@@ -448,7 +448,7 @@ func (r *run) createNodes(ctx context.Context) error {
 			r.nodePlatform[pool.Node(i).Name] = p.OS + "/" + p.Arch
 		}
 	}
-	if err := cluster.CreateNodes(ctx, r.client, pools, 50); err != nil {
+	if err := fakenodes.CreateNodes(ctx, r.client, pools, 50); err != nil {
 		return err
 	}
 	// The scheduler learns about nodes from its informer; a pod tried

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv/procfs"
 )
 
 // Settling: the machine counts as quiet for the next pass when the

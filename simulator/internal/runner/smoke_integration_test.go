@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv/procfs"
 	"github.com/archgate/archgate/simulator/internal/runner"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/archgate/archgate/simulator/internal/cluster"
+	"github.com/archgate/archgate/simulator/internal/fakenodes"
 )
 
 const (
@@ -34,18 +34,18 @@ const (
 func BenchmarkScheduleUngated2000Pods(b *testing.B) {
 	ctx := b.Context()
 	archs := []string{"amd64", "arm64", "ppc64le", "s390x"}
-	var pools []cluster.NodePool
+	var pools []fakenodes.NodePool
 	for _, arch := range archs {
-		pools = append(pools, cluster.DefaultPool("bench-"+arch, arch, benchNodes/len(archs)))
+		pools = append(pools, fakenodes.DefaultPool("bench-"+arch, arch, benchNodes/len(archs)))
 	}
 	// The framework calls a benchmark more than once (b.N=1 first): the
 	// nodes are created by the first call only.
-	existing, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: cluster.PoolLabel + "=bench-amd64"})
+	existing, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fakenodes.PoolLabel + "=bench-amd64"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if len(existing.Items) == 0 {
-		if err := cluster.CreateNodes(ctx, client, pools, 50); err != nil {
+		if err := fakenodes.CreateNodes(ctx, client, pools, 50); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -85,7 +85,7 @@ func createGatedPods(b *testing.B, ns string, archs []string) []string {
 		names[i] = fmt.Sprintf("pod-%d", i)
 		arch := archs[i%len(archs)]
 		pod := gatedPod(ns, names[i], archAffinity(arch, corev1.NodeSelectorRequirement{
-			Key: cluster.PoolLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"bench-" + arch},
+			Key: fakenodes.PoolLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"bench-" + arch},
 		}))
 		g.Go(func() error {
 			_, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})

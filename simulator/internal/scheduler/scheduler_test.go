@@ -14,8 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/archgate/archgate/operator/pkg/testenv"
-	"github.com/archgate/archgate/simulator/internal/cluster"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
+	"github.com/archgate/archgate/simulator/internal/fakenodes"
 	"github.com/archgate/archgate/simulator/internal/scheduler"
 )
 
@@ -48,11 +49,11 @@ func run(m *testing.M) int {
 
 func TestGatedPodWaitsThenBindsToRequiredArch(t *testing.T) {
 	ctx := t.Context()
-	var pools []cluster.NodePool
+	var pools []fakenodes.NodePool
 	for _, arch := range []string{"amd64", "arm64", "ppc64le", "s390x"} {
-		pools = append(pools, cluster.DefaultPool("it-"+arch, arch, 2))
+		pools = append(pools, fakenodes.DefaultPool("it-"+arch, arch, 2))
 	}
-	if err := cluster.CreateNodes(ctx, client, pools, 8); err != nil {
+	if err := fakenodes.CreateNodes(ctx, client, pools, 8); err != nil {
 		t.Fatal(err)
 	}
 	ns := createNamespace(t, "gated")
@@ -86,25 +87,19 @@ func TestGatedPodWaitsThenBindsToRequiredArch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := node.Labels[cluster.ArchLabel]; got != "s390x" {
+	if got := node.Labels[fakenodes.ArchLabel]; got != "s390x" {
 		t.Errorf("pod bound to node %s of arch %q, want s390x", node.Name, got)
 	}
 }
 
+// gatedPod is a pod held by gateName, as a gating webhook would leave it.
 func gatedPod(ns, name string, affinity *corev1.Affinity) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.PodSpec{
-			SchedulingGates: []corev1.PodSchedulingGate{{Name: gateName}},
-			Affinity:        affinity,
-			Containers:      []corev1.Container{{Name: "app", Image: "registry.example/app:1"}},
-		},
-	}
+	return objects.Pod(ns, name).WithSchedulingGates(gateName).WithAffinity(affinity).WithImage("registry.example/app:1").Build()
 }
 
 func archAffinity(arch string, extra ...corev1.NodeSelectorRequirement) *corev1.Affinity {
 	exprs := append([]corev1.NodeSelectorRequirement{{
-		Key: cluster.ArchLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{arch},
+		Key: fakenodes.ArchLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{arch},
 	}}, extra...)
 	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{

@@ -38,6 +38,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 // localNamespace creates a namespace for local placement, with a PodPlacementConfig.
@@ -53,9 +54,7 @@ func localNamespace(t *testing.T, name string) {
 // ClusterPodPlacementConfig, which it would block).
 func createPPC(t *testing.T, ns, name string, priority int32) *v1beta1.PodPlacementConfig {
 	t.Helper()
-	ppc := &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta1.PodPlacementConfigSpec{Priority: priority, Plugins: &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{
-			Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "arm64", Weight: 50}}}}}}
+	ppc := objects.PodPlacementConfig(ns, name).WithPriority(priority).WithPlatforms(objects.Platform("arm64", 50)).Build()
 	if err := k8s.Create(context.Background(), ppc); err != nil {
 		t.Fatalf("creating PodPlacementConfig %s/%s: %v", ns, name, err)
 	}

@@ -41,7 +41,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/certs"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
 	"github.com/archgate/archgate/operator/pkg/components"
-	"github.com/archgate/archgate/operator/pkg/metricsreader"
+	"github.com/archgate/archgate/operator/pkg/testing/metricsreader"
 )
 
 // freeAddress returns a 127.0.0.1 address with a port that was free a moment ago.

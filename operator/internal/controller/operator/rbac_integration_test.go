@@ -33,7 +33,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
-	"github.com/archgate/archgate/operator/pkg/metricsreader"
+	"github.com/archgate/archgate/operator/pkg/testing/metricsreader"
 )
 
 // prometheusSA is the ServiceAccount the tests scrape metrics as, bound to the metrics reader

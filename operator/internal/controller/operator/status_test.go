@@ -26,47 +26,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
-// deploymentBuilder builds test Deployments: generation 1, no status until set.
-type deploymentBuilder struct{ d *appsv1.Deployment }
-
-// newDeployment starts a Deployment that wants replicas pods.
-func newDeployment(replicas int32) *deploymentBuilder {
-	return &deploymentBuilder{d: &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Generation: 1},
-		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(replicas)},
-		Status:     appsv1.DeploymentStatus{Replicas: replicas, UnavailableReplicas: replicas},
-	}}
+// newDeployment is a Deployment at generation 1 that wants replicas pods, none available yet.
+func newDeployment(replicas int32) *objects.DeploymentBuilder {
+	return objects.Deployment("", "").WithGeneration(1).WithReplicas(replicas)
 }
-
-func (b *deploymentBuilder) generation(g int64) *deploymentBuilder { b.d.Generation = g; return b }
-
-// observed sets the generation the Deployment controller has seen.
-func (b *deploymentBuilder) observed(g int64) *deploymentBuilder {
-	b.d.Status.ObservedGeneration = g
-	return b
-}
-
-func (b *deploymentBuilder) updated(n int32) *deploymentBuilder {
-	b.d.Status.UpdatedReplicas = n
-	return b
-}
-
-func (b *deploymentBuilder) available(n int32) *deploymentBuilder {
-	b.d.Status.AvailableReplicas, b.d.Status.UnavailableReplicas = n, b.d.Status.Replicas-n
-	return b
-}
-
-func (b *deploymentBuilder) withConditions(c ...appsv1.DeploymentCondition) *deploymentBuilder {
-	b.d.Status.Conditions = c
-	return b
-}
-
-func (b *deploymentBuilder) build() *appsv1.Deployment { return b.d }
 
 func depCond(t appsv1.DeploymentConditionType, s corev1.ConditionStatus, reason string) appsv1.DeploymentCondition {
 	return appsv1.DeploymentCondition{Type: t, Status: s, Reason: reason, Message: "msg"}
@@ -81,19 +49,19 @@ func TestObserveDeployment(t *testing.T) {
 		wantFailure   string
 	}{
 		"missing":                         {d: nil},
-		"just created, no status":         {d: newDeployment(3).build()},
-		"all replicas available":          {d: newDeployment(3).observed(1).updated(3).available(3).withConditions(availableTrue).build(), wantAvailable: true, wantRolledOut: true},
-		"new generation not observed yet": {d: newDeployment(3).generation(2).observed(1).updated(3).available(3).withConditions(availableTrue).build(), wantAvailable: true},
-		"rolling: one replica updated":    {d: newDeployment(3).generation(2).observed(2).updated(1).available(3).withConditions(availableTrue).build(), wantAvailable: true},
+		"just created, no status":         {d: newDeployment(3).Build()},
+		"all replicas available":          {d: newDeployment(3).WithObservedGeneration(1).WithUpdatedReplicas(3).WithAvailableReplicas(3).WithConditions(availableTrue).Build(), wantAvailable: true, wantRolledOut: true},
+		"new generation not observed yet": {d: newDeployment(3).WithGeneration(2).WithObservedGeneration(1).WithUpdatedReplicas(3).WithAvailableReplicas(3).WithConditions(availableTrue).Build(), wantAvailable: true},
+		"rolling: one replica updated":    {d: newDeployment(3).WithGeneration(2).WithObservedGeneration(2).WithUpdatedReplicas(1).WithAvailableReplicas(3).WithConditions(availableTrue).Build(), wantAvailable: true},
 		"available condition without pods (stale)": {
-			d: newDeployment(3).observed(1).updated(3).withConditions(availableTrue).build(),
+			d: newDeployment(3).WithObservedGeneration(1).WithUpdatedReplicas(3).WithConditions(availableTrue).Build(),
 		},
 		"deadline exceeded": {
-			d:           newDeployment(2).observed(1).updated(2).withConditions(depCond(appsv1.DeploymentProgressing, corev1.ConditionFalse, "ProgressDeadlineExceeded")).build(),
+			d:           newDeployment(2).WithObservedGeneration(1).WithUpdatedReplicas(2).WithConditions(depCond(appsv1.DeploymentProgressing, corev1.ConditionFalse, "ProgressDeadlineExceeded")).Build(),
 			wantFailure: "ProgressDeadlineExceeded: msg",
 		},
 		"replica failure": {
-			d:           newDeployment(2).observed(1).withConditions(depCond(appsv1.DeploymentReplicaFailure, corev1.ConditionTrue, "FailedCreate")).build(),
+			d:           newDeployment(2).WithObservedGeneration(1).WithConditions(depCond(appsv1.DeploymentReplicaFailure, corev1.ConditionTrue, "FailedCreate")).Build(),
 			wantFailure: "FailedCreate: msg",
 		},
 	}

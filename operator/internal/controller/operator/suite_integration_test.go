@@ -59,7 +59,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/certs"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
 	"github.com/archgate/archgate/operator/pkg/components"
-	"github.com/archgate/archgate/operator/pkg/testenv"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 )
 
 // One control plane and one operator for the package: the tests run one after the other and

@@ -36,22 +36,8 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
 	"github.com/archgate/archgate/operator/internal/controller/operator"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
-
-func podPlacementConfig(name string, priority int32, archs ...string) *v1beta1.PodPlacementConfig {
-	p := &v1beta1.PodPlacementConfig{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team-validation", Name: name},
-		Spec:       v1beta1.PodPlacementConfigSpec{Priority: priority},
-	}
-	if len(archs) > 0 {
-		s := &v1beta1.NodeAffinityScoring{Enabled: true}
-		for i, a := range archs {
-			s.Platforms = append(s.Platforms, v1beta1.NodeAffinityScoringPlatformTerm{Architecture: a, Weight: int32(10 + i)})
-		}
-		p.Spec.Plugins = &v1beta1.Plugins{NodeAffinityScoring: s}
-	}
-	return p
-}
 
 // refused checks that err is the webhook's refusal carrying every wanted fragment, as the user
 // sees it in kubectl.
@@ -76,23 +62,23 @@ func TestValidationThroughAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	err := k8s.Create(ctx, podPlacementConfig("prefer-arm", 10, "arm64"))
+	err := k8s.Create(ctx, objects.PodPlacementConfig("team-validation", "prefer-arm").WithPriority(10).WithPlatforms(objects.Platform("arm64", 10)).Build())
 	refused(t, err, `admission webhook "podplacementconfigs.validation.multiarch.openshift.io" denied the request`,
 		`PodPlacementConfig team-validation/prefer-arm is invalid: metadata.namespace: Forbidden: no ClusterPodPlacementConfig "cluster" exists`)
 
 	createCluster(t, v1beta1.ClusterPodPlacementConfigSpec{})
-	if err := k8s.Create(ctx, podPlacementConfig("prefer-arm", 10, "arm64", "amd64")); err != nil {
+	if err := k8s.Create(ctx, objects.PodPlacementConfig("team-validation", "prefer-arm").WithPriority(10).WithPlatforms(objects.Platform("arm64", 10), objects.Platform("amd64", 11)).Build()); err != nil {
 		t.Fatalf("valid PodPlacementConfig refused: %v", err)
 	}
-	refused(t, k8s.Create(ctx, podPlacementConfig("prefer-x86", 10)),
+	refused(t, k8s.Create(ctx, objects.PodPlacementConfig("team-validation", "prefer-x86").WithPriority(10).Build()),
 		`PodPlacementConfig team-validation/prefer-x86 is invalid: spec.priority: Invalid value: 10: already used by PodPlacementConfig team-validation/prefer-arm`)
 
 	// CEL refuses repeated architectures before the webhook is called; the webhook's own check
 	// answers for clients that skip schema validation (see the unit tests).
-	refused(t, k8s.Create(ctx, podPlacementConfig("twice", 11, "s390x", "s390x")), "spec.plugins.nodeAffinityScoring.platforms")
+	refused(t, k8s.Create(ctx, objects.PodPlacementConfig("team-validation", "twice").WithPriority(11).WithPlatforms(objects.Platform("s390x", 10), objects.Platform("s390x", 11)).Build()), "spec.plugins.nodeAffinityScoring.platforms")
 
 	// An update to a taken priority is refused too.
-	second := podPlacementConfig("prefer-x86", 20)
+	second := objects.PodPlacementConfig("team-validation", "prefer-x86").WithPriority(20).Build()
 	if err := k8s.Create(ctx, second); err != nil {
 		t.Fatal(err)
 	}

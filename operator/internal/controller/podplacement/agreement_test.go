@@ -18,7 +18,6 @@ package podplacement_test
 
 import (
 	"context"
-	"encoding/base64"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +39,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/tools/explain"
 	"github.com/archgate/archgate/operator/pkg/components"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 // recordingRegistry answers from a map and records, per image, the sources of the credentials
@@ -61,21 +61,12 @@ func (r *recordingRegistry) Architectures(_ context.Context, image string, creds
 	return inspect.Result{Architectures: r.archs[image]}, nil
 }
 
-func dockerConfig(namespace, name, registry string) *corev1.Secret {
-	auth := base64.StdEncoding.EncodeToString([]byte("user:pass"))
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Type:       corev1.SecretTypeDockerConfigJson,
-		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"` + registry + `":{"auth":"` + auth + `"}}}`)},
-	}
-}
-
 // TestExplainAgreesWithTheController: `archgate explain` inspects the same image references
 // (trimmed, de-duplicated) with the same credentials (an unparsable and a missing pull secret
 // skipped, the global pull secret last) and reports the architectures the controller writes.
 func TestExplainAgreesWithTheController(t *testing.T) {
 	const operatorNamespace = "archgate-system"
-	broken := dockerConfig("team-a", "broken", "registry.example")
+	broken := objects.PullSecret("team-a", "broken").WithAuth("registry.example", "user", "pass").Build()
 	broken.Data[corev1.DockerConfigJsonKey] = []byte("{")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-1", UID: "uid-web-1",
@@ -89,8 +80,8 @@ func TestExplainAgreesWithTheController(t *testing.T) {
 	}
 	objs := []client.Object{
 		pod, broken,
-		dockerConfig("team-a", "team-creds", "registry.example"),
-		dockerConfig(operatorNamespace, "global", "other.example"),
+		objects.PullSecret("team-a", "team-creds").WithAuth("registry.example", "user", "pass").Build(),
+		objects.PullSecret(operatorNamespace, "global").WithAuth("other.example", "user", "pass").Build(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}},
 		&v1beta1.ClusterPodPlacementConfig{
 			ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},

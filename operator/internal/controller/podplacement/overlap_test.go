@@ -31,6 +31,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 // countingSink is a record.EventSink that keeps the Events written (created, or patched when
@@ -118,16 +119,16 @@ func TestReconcileRecordsOverlaps(t *testing.T) {
 	sink := &countingSink{created: map[string][]*corev1.Event{}}
 	o := NewOverlapEvents(sink, OverlapEventsOptions{Scheme: testScheme(t)})
 	defer o.Stop()
-	objs := []client.Object{cppc(nil, weight("amd64", 10)), ppc("arm-first", 10, weight("arm64", 75))}
+	objs := []client.Object{cppc(nil, objects.Platform("amd64", 10)), objects.PodPlacementConfig(testNamespace, "arm-first").WithPriority(10).WithPlatforms(objects.Platform("arm64", 75)).Build()}
 	names := []string{"p1", "p2", "p3"}
 	for _, n := range names {
-		objs = append(objs, newPod(n, "reg.example/multi:1").build())
+		objs = append(objs, gatedPod(n, "reg.example/multi:1").Build())
 	}
 	h := newHarness(t, Options{OverlapEvents: o}, map[string][]answer{"reg.example/multi:1": {ok("amd64", "arm64")}}, objs...)
 	for _, n := range names {
 		h.drive(t, n)
 	}
-	o.Record(ppc("sentinel", 0), placement.SkippedSource{}, &corev1.Pod{})
+	o.Record(objects.PodPlacementConfig(testNamespace, "sentinel").WithPlatforms().Build(), placement.SkippedSource{}, &corev1.Pod{})
 	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true,
 		func(context.Context) (bool, error) { return sink.count("sentinel") == 1, nil }); err != nil {
 		t.Fatal("the sentinel Event was never written")

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 // TestStalled checks the progress check: a controller is stalled only when a pod it must
@@ -35,22 +36,22 @@ func TestStalled(t *testing.T) {
 	const image = "reg.example/arm:1"
 	over := time.Minute + StallGrace + time.Second
 	for name, tc := range map[string]struct {
-		pod           *podBuilder
+		pod           *objects.PodBuilder
 		sinceRelease  time.Duration
 		wantStalledBy string // "": not stalled
 	}{
 		"nothing gated": {sinceRelease: time.Hour},
 		"a young gated pod, nothing released for long": {
-			pod: newPod("young", image).createdAgo(time.Minute), sinceRelease: time.Hour,
+			pod: gatedPod("young", image).WithCreationTimestamp(ago(time.Minute)), sinceRelease: time.Hour,
 		},
 		"an over-age pod while pods are being released": {
-			pod: newPod("old", image).createdAgo(over), sinceRelease: StallGrace - time.Second,
+			pod: gatedPod("old", image).WithCreationTimestamp(ago(over)), sinceRelease: StallGrace - time.Second,
 		},
 		"an over-age pod and nothing released": {
-			pod: newPod("old", image).createdAgo(over), sinceRelease: StallGrace + time.Second, wantStalledBy: "team/old",
+			pod: gatedPod("old", image).WithCreationTimestamp(ago(over)), sinceRelease: StallGrace + time.Second, wantStalledBy: "team/old",
 		},
 		"an over-age pod held by its namespace's local gate": {
-			pod: newPod("local", image).createdAgo(over).withLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueGated,
+			pod: gatedPod("local", image).WithCreationTimestamp(ago(over)).WithLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueGated,
 				v1beta1.LabelLocalSchedulingGate, v1beta1.LabelValueGated),
 			sinceRelease: time.Hour,
 		},
@@ -58,7 +59,7 @@ func TestStalled(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var objs []client.Object
 			if tc.pod != nil {
-				objs = append(objs, tc.pod.build())
+				objs = append(objs, tc.pod.Build())
 			}
 			h := newHarness(t, Options{MaxGateAge: time.Minute}, nil, objs...)
 			h.r.lastRelease.Store(testEpoch.Add(-tc.sinceRelease).UnixNano())

@@ -46,6 +46,7 @@ import (
 	"github.com/archgate/archgate/operator/internal/credentials"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 const testNamespace = "team"
@@ -229,65 +230,14 @@ func (h *harness) pod(t *testing.T, name string) *corev1.Pod {
 	return pod
 }
 
-// podBuilder builds test pods: gated by default.
-type podBuilder struct{ pod *corev1.Pod }
-
-func newPod(name string, images ...string) *podBuilder {
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: name, UID: types.UID("uid-" + name),
-			Labels: map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated, "app": "web"}},
-		Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}}},
-	}
-	for i, img := range images {
-		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: fmt.Sprintf("c%d", i), Image: img})
-	}
-	return &podBuilder{pod: p}
+// gatedPod is a test-namespace pod as the webhook leaves it: archgate's gate and label,
+// app=web, a UID and one container per image.
+func gatedPod(name string, images ...string) *objects.PodBuilder {
+	return objects.Pod(testNamespace, name).WithUID(types.UID("uid-"+name)).WithGate().WithLabel("app", "web").WithImage(images...)
 }
 
-func (b *podBuilder) withInit(img string) *podBuilder {
-	b.pod.Spec.InitContainers = append(b.pod.Spec.InitContainers, corev1.Container{Name: "init", Image: img})
-	return b
-}
-
-func (b *podBuilder) withAffinity(a *corev1.Affinity) *podBuilder { b.pod.Spec.Affinity = a; return b }
-
-func (b *podBuilder) withGates(names ...string) *podBuilder {
-	b.pod.Spec.SchedulingGates = nil
-	for _, n := range names {
-		b.pod.Spec.SchedulingGates = append(b.pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: n})
-	}
-	return b
-}
-
-func (b *podBuilder) withPullSecrets(names ...string) *podBuilder {
-	for _, n := range names {
-		b.pod.Spec.ImagePullSecrets = append(b.pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: n})
-	}
-	return b
-}
-
-// createdAgo sets the pod's creation time d before the harness's clock starts.
-func (b *podBuilder) createdAgo(d time.Duration) *podBuilder {
-	b.pod.CreationTimestamp = metav1.NewTime(testEpoch.Add(-d))
-	return b
-}
-
-// inNamespace moves the pod to namespace ns.
-func (b *podBuilder) inNamespace(ns string) *podBuilder { b.pod.Namespace = ns; return b }
-
-// withLabels replaces the pod's labels (the gated label included) by the key/value pairs kv.
-func (b *podBuilder) withLabels(kv ...string) *podBuilder {
-	b.pod.Labels = nil
-	for i := 0; i+1 < len(kv); i += 2 {
-		if b.pod.Labels == nil {
-			b.pod.Labels = map[string]string{}
-		}
-		b.pod.Labels[kv[i]] = kv[i+1]
-	}
-	return b
-}
-
-func (b *podBuilder) build() *corev1.Pod { return b.pod }
+// ago is the time d before the harness's clock starts.
+func ago(d time.Duration) time.Time { return testEpoch.Add(-d) }
 
 func archTerm(archs ...string) corev1.NodeSelectorRequirement {
 	return corev1.NodeSelectorRequirement{Key: v1beta1.NodeArchLabel, Operator: corev1.NodeSelectorOpIn, Values: archs}
@@ -327,27 +277,6 @@ func fallbackCPPC(arch string) *v1beta1.ClusterPodPlacementConfig {
 
 // armToleration is the toleration of GKE's arm64 taint.
 var armToleration = corev1.Toleration{Key: v1beta1.NodeArchLabel, Operator: corev1.TolerationOpEqual, Value: "arm64", Effect: corev1.TaintEffectNoSchedule}
-
-func ppc(name string, priority int32, platforms ...v1beta1.NodeAffinityScoringPlatformTerm) *v1beta1.PodPlacementConfig {
-	return &v1beta1.PodPlacementConfig{
-		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: name},
-		Spec: v1beta1.PodPlacementConfigSpec{Priority: priority,
-			Plugins: &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{Enabled: true, Platforms: platforms}}},
-	}
-}
-
-func weight(arch string, w int32) v1beta1.NodeAffinityScoringPlatformTerm {
-	return v1beta1.NodeAffinityScoringPlatformTerm{Architecture: arch, Weight: w}
-}
-
-func dockerSecret(namespace, name, registry, user, pass string) *corev1.Secret {
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Type:       corev1.SecretTypeDockerConfigJson,
-		Data: map[string][]byte{corev1.DockerConfigJsonKey: fmt.Appendf(nil,
-			`{"auths":{%q:{"username":%q,"password":%q}}}`, registry, user, pass)},
-	}
-}
 
 func TestReconcile(t *testing.T) {
 	const (
@@ -389,21 +318,21 @@ func TestReconcile(t *testing.T) {
 		wantWrites  int
 	}{
 		"multi-arch image": {
-			pod:         newPod("p", multi).build(),
+			pod:         gatedPod("p", multi).Build(),
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm(all...)}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x"},
 			wantCalls:   1, wantWrites: 1,
 		},
 		"init and regular containers intersect": {
-			pod:         newPod("p", multi, amd).withInit(multi).build(),
+			pod:         gatedPod("p", multi, amd).WithInitImage(multi).Build(),
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64"},
 			wantCalls:   2, wantWrites: 1,
 		},
 		"user terms are kept, the unpinned one gets the architectures": {
-			pod:         newPod("p", multi).withAffinity(userTerms.DeepCopy()).build(),
+			pod:         gatedPod("p", multi).WithAffinity(userTerms.DeepCopy()).Build(),
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff: required(
 				[]corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}, archTerm(all...)},
@@ -413,14 +342,14 @@ func TestReconcile(t *testing.T) {
 			wantCalls: 1, wantWrites: 1,
 		},
 		"user pinned every term": {
-			pod:         newPod("p", amd).withAffinity(required([]corev1.NodeSelectorRequirement{archTerm("arm64")})).build(),
+			pod:         gatedPod("p", amd).WithAffinity(required([]corev1.NodeSelectorRequirement{archTerm("arm64")})).Build(),
 			wantOutcome: placement.OutcomeUserPinned,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64"},
 			wantCalls:   1, wantWrites: 1,
 		},
 		"no common architecture: ungated, unsatisfiable, warned": {
-			pod:         newPod("p", amd, arm).build(),
+			pod:         gatedPod("p", amd, arm).Build(),
 			wantOutcome: placement.OutcomeNoCommonArch,
 			wantAff:     required([]corev1.NodeSelectorRequirement{placement.NoSupportedArchitectureRequirement()}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: ""},
@@ -428,20 +357,20 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   2, wantWrites: 1,
 		},
 		"images without binaries only": {
-			pod:         newPod("p", bundle).build(),
+			pod:         gatedPod("p", bundle).Build(),
 			wantOutcome: placement.OutcomeAnyArchitecture,
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: placement.AnnotationValueAnyArchitecture},
 			wantCalls:   1, wantWrites: 1,
 		},
 		"image without binaries does not narrow": {
-			pod:         newPod("p", bundle, arm).build(),
+			pod:         gatedPod("p", bundle, arm).Build(),
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
 			wantCalls:   2, wantWrites: 1,
 		},
 		"other scheduling gates stay": {
-			pod:         newPod("p", arm).withGates("example.com/first", v1beta1.SchedulingGateName, "example.com/last").build(),
+			pod:         gatedPod("p", arm).WithSchedulingGates("example.com/first", v1beta1.SchedulingGateName, "example.com/last").Build(),
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
@@ -449,7 +378,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   1, wantWrites: 1,
 		},
 		"transient failures, then success: one write": {
-			pod:         newPod("p", arm).build(),
+			pod:         gatedPod("p", arm).Build(),
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonNetwork), fail(inspect.ReasonRateLimited), ok("arm64")}},
 			maxRetries:  5,
 			wantOutcome: placement.OutcomeArchSet,
@@ -458,7 +387,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   3, wantWrites: 1,
 		},
 		"budget exhausted: ungated with the affinity unchanged": {
-			pod:         newPod("p", arm).withAffinity(userTerms.DeepCopy()).build(),
+			pod:         gatedPod("p", arm).WithAffinity(userTerms.DeepCopy()).Build(),
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonNetwork)}},
 			maxRetries:  2,
 			wantOutcome: placement.OutcomeInspectionFailed,
@@ -470,7 +399,7 @@ func TestReconcile(t *testing.T) {
 		"the option's budget decides, not the cluster config read at run time": {
 			// The operator renders spec.imageInspection.maxRetries into the option (and rolls the
 			// controller when it changes): the Deployment says what the controller does.
-			pod:         newPod("p", arm).build(),
+			pod:         gatedPod("p", arm).Build(),
 			objs:        []client.Object{cppc(ptr.To[int32](5))},
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonAuth)}},
 			maxRetries:  0,
@@ -480,7 +409,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   1, wantWrites: 1,
 		},
 		"an invalid reference is terminal (found before any registry request)": {
-			pod:         newPod("p", "UPPER/case:1", arm).build(),
+			pod:         gatedPod("p", "UPPER/case:1", arm).Build(),
 			maxRetries:  5,
 			wantOutcome: placement.OutcomeInspectionFailed,
 			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "invalid-reference: UPPER/case:1"},
@@ -488,7 +417,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   1, wantWrites: 1,
 		},
 		"a blocked registry is terminal: released at once, with the reason and an Event": {
-			pod:         newPod("p", "blocked.example/app:1").build(),
+			pod:         gatedPod("p", "blocked.example/app:1").Build(),
 			scripts:     map[string][]answer{"blocked.example/app:1": {fail(inspect.ReasonBlocked)}},
 			maxRetries:  5,
 			wantOutcome: placement.OutcomeInspectionFailed,
@@ -497,7 +426,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   1, wantWrites: 1,
 		},
 		"an invalid reference reported by the inspector is terminal too": {
-			pod:         newPod("p", "reg.example/odd:1").build(),
+			pod:         gatedPod("p", "reg.example/odd:1").Build(),
 			scripts:     map[string][]answer{"reg.example/odd:1": {fail(inspect.ReasonInvalidReference)}},
 			maxRetries:  5,
 			wantOutcome: placement.OutcomeInspectionFailed,
@@ -506,7 +435,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   1, wantWrites: 1,
 		},
 		"not-found is retried (the pull secret may come later)": {
-			pod:         newPod("p", arm).build(),
+			pod:         gatedPod("p", arm).Build(),
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonNotFound), ok("arm64")}},
 			maxRetries:  5,
 			wantOutcome: placement.OutcomeArchSet,
@@ -515,8 +444,8 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   2, wantWrites: 1,
 		},
 		"a pod placement config wins over the cluster config": {
-			pod:         newPod("p", multi).build(),
-			objs:        []client.Object{cppc(nil, weight("amd64", 10)), ppc("arm-first", 10, weight("arm64", 75), weight("amd64", 25))},
+			pod:         gatedPod("p", multi).Build(),
+			objs:        []client.Object{cppc(nil, objects.Platform("amd64", 10)), objects.PodPlacementConfig(testNamespace, "arm-first").WithPriority(10).WithPlatforms(objects.Platform("arm64", 75), objects.Platform("amd64", 25)).Build()},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff: func() *corev1.Affinity {
 				a := required([]corev1.NodeSelectorRequirement{archTerm(all...)})
@@ -529,8 +458,8 @@ func TestReconcile(t *testing.T) {
 			wantCalls: 1, wantWrites: 1,
 		},
 		"cluster config weights only for compatible architectures": {
-			pod:         newPod("p", amd).build(),
-			objs:        []client.Object{cppc(nil, weight("arm64", 90), weight("amd64", 10))},
+			pod:         gatedPod("p", amd).Build(),
+			objs:        []client.Object{cppc(nil, objects.Platform("arm64", 90), objects.Platform("amd64", 10))},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff: func() *corev1.Affinity {
 				a := required([]corev1.NodeSelectorRequirement{archTerm("amd64")})
@@ -542,10 +471,10 @@ func TestReconcile(t *testing.T) {
 			wantCalls: 1, wantWrites: 1,
 		},
 		"the user's preference wins over configurations": {
-			pod: newPod("p", multi).withAffinity(&corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			pod: gatedPod("p", multi).WithAffinity(&corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{prefer(5, "s390x")},
-			}}).build(),
-			objs:        []client.Object{cppc(nil, weight("amd64", 10))},
+			}}).Build(),
+			objs:        []client.Object{cppc(nil, objects.Platform("amd64", 10))},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff: func() *corev1.Affinity {
 				a := required([]corev1.NodeSelectorRequirement{archTerm(all...)})
@@ -559,7 +488,7 @@ func TestReconcile(t *testing.T) {
 		// Attempts at 0, 0.1, 0.3, 0.7, 1.5 and 2.5 s; the next is due at 3.5 s, past the
 		// maximum age, so the pod is reconciled at 3 s and released.
 		"a registry that never answers holds the pod until the maximum gate age only": {
-			pod:         newPod("p", arm).createdAgo(0).build(),
+			pod:         gatedPod("p", arm).WithCreationTimestamp(ago(0)).Build(),
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonTimeout)}},
 			maxRetries:  20,
 			maxGateAge:  3 * time.Second,
@@ -569,14 +498,14 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   6, wantWrites: 1,
 		},
 		"a pod gated past the maximum gate age is released without inspection": {
-			pod:         newPod("p", arm).createdAgo(11 * time.Minute).build(),
+			pod:         gatedPod("p", arm).WithCreationTimestamp(ago(11 * time.Minute)).Build(),
 			wantOutcome: placement.OutcomeGateAgeExceeded,
 			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "gate held longer than maxGateAge (10m0s)"},
 			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonGateAgeExceeded}},
 			wantCalls:   0, wantWrites: 1,
 		},
 		"more images than maxImagesPerPod: released at once, none inspected": {
-			pod:         newPod("p", multi, amd, arm).build(),
+			pod:         gatedPod("p", multi, amd, arm).Build(),
 			maxImages:   2,
 			wantOutcome: placement.OutcomeInspectionFailed,
 			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "the pod names 3 images, more than maxImagesPerPod (2); none was inspected"},
@@ -584,7 +513,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   0, wantWrites: 1,
 		},
 		"as many images as maxImagesPerPod: inspected": {
-			pod:         newPod("p", multi, amd).build(),
+			pod:         gatedPod("p", multi, amd).Build(),
 			maxImages:   2,
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
@@ -592,14 +521,14 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   2, wantWrites: 1,
 		},
 		"a pod younger than the maximum gate age is placed as usual": {
-			pod:         newPod("p", arm).createdAgo(9 * time.Minute).build(),
+			pod:         gatedPod("p", arm).WithCreationTimestamp(ago(9 * time.Minute)).Build(),
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
 			wantCalls:   1, wantWrites: 1,
 		},
 		"pull secrets the apiserver refuses to read count against the retry budget": {
-			pod:         newPod("p", arm).withPullSecrets("team-pull").build(),
+			pod:         gatedPod("p", arm).WithPullSecrets("team-pull").Build(),
 			secretErr:   apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "team-pull", errors.New("scripted")),
 			maxRetries:  2,
 			wantOutcome: placement.OutcomeInspectionFailed,
@@ -609,7 +538,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:  0, wantWrites: 1,
 		},
 		"a tainted architecture in the set: its toleration in the same write": {
-			pod:         newPod("p", multi).build(),
+			pod:         gatedPod("p", multi).Build(),
 			objs:        []client.Object{fallbackCPPC("")},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm(all...)}),
@@ -618,7 +547,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   1, wantWrites: 1,
 		},
 		"budget exhausted with a fallback architecture: placed there, with its toleration, labelled, warned": {
-			pod:         newPod("p", arm).build(),
+			pod:         gatedPod("p", arm).Build(),
 			objs:        []client.Object{fallbackCPPC("arm64")},
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonNetwork)}},
 			maxRetries:  1,
@@ -632,7 +561,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:  2, wantWrites: 1,
 		},
 		"the fallback architecture never overrides the user's pin": {
-			pod:         newPod("p", arm).withAffinity(required([]corev1.NodeSelectorRequirement{archTerm("amd64")})).build(),
+			pod:         gatedPod("p", arm).WithAffinity(required([]corev1.NodeSelectorRequirement{archTerm("amd64")})).Build(),
 			objs:        []client.Object{fallbackCPPC("arm64")},
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonBlocked)}},
 			wantOutcome: placement.OutcomeInspectionFailed,
@@ -642,7 +571,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:   1, wantWrites: 1,
 		},
 		"a pod gated past the maximum gate age goes to the fallback architecture": {
-			pod:         newPod("p", arm).createdAgo(11 * time.Minute).build(),
+			pod:         gatedPod("p", arm).WithCreationTimestamp(ago(11 * time.Minute)).Build(),
 			objs:        []client.Object{fallbackCPPC("amd64")},
 			wantOutcome: placement.OutcomeGateAgeExceeded,
 			wantLabels: map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved,
@@ -653,7 +582,7 @@ func TestReconcile(t *testing.T) {
 			wantCalls:  0, wantWrites: 1,
 		},
 		"a pod whose gate someone else removed only has its gated label released": {
-			pod:       newPod("p", multi).withGates("example.com/other").build(),
+			pod:       gatedPod("p", multi).WithSchedulingGates("example.com/other").Build(),
 			wantGates: []corev1.PodSchedulingGate{{Name: "example.com/other"}},
 			wantLabels: map[string]string{"app": "web",
 				v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved, v1beta1.LabelPlacement: v1beta1.PlacementReleased},
@@ -661,15 +590,15 @@ func TestReconcile(t *testing.T) {
 			wantWrites: 1,
 		},
 		"a pod without our gate and label is left alone": {
-			pod:        newPod("p", multi).withGates("example.com/other").withLabels("app", "web").build(),
+			pod:        gatedPod("p", multi).WithSchedulingGates("example.com/other").WithLabels("app", "web").Build(),
 			wantGates:  []corev1.PodSchedulingGate{{Name: "example.com/other"}},
 			wantLabels: map[string]string{"app": "web"},
 			wantCalls:  0,
 			wantWrites: 0,
 		},
 		"a pod still held by its local gate is left alone": {
-			pod: newPod("p", multi).withGates(v1beta1.LocalSchedulingGateName, v1beta1.SchedulingGateName).
-				withLabels("app", "web", v1beta1.LabelSchedulingGate, v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate, v1beta1.LabelValueGated).build(),
+			pod: gatedPod("p", multi).WithSchedulingGates(v1beta1.LocalSchedulingGateName, v1beta1.SchedulingGateName).
+				WithLabels("app", "web", v1beta1.LabelSchedulingGate, v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate, v1beta1.LabelValueGated).Build(),
 			wantGates: []corev1.PodSchedulingGate{{Name: v1beta1.LocalSchedulingGateName}, {Name: v1beta1.SchedulingGateName}},
 			wantLabels: map[string]string{"app": "web",
 				v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate: v1beta1.LabelValueGated},
@@ -734,7 +663,7 @@ func TestReconcile(t *testing.T) {
 }
 
 func TestReconcileConflictRequeues(t *testing.T) {
-	h := newHarness(t, Options{}, map[string][]answer{"a:1": {ok("amd64")}}, newPod("p", "a:1").build())
+	h := newHarness(t, Options{}, map[string][]answer{"a:1": {ok("amd64")}}, gatedPod("p", "a:1").Build())
 	h.conflicts = 1
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}}
 	res, err := h.r.Reconcile(context.Background(), req)
@@ -762,9 +691,9 @@ func TestReconcileCredentials(t *testing.T) {
 		}
 	}}}}
 	h := newHarness(t, Options{GlobalPullSecret: &global}, scripts,
-		newPod("p", image).withPullSecrets("missing", "team-pull").build(),
-		dockerSecret(testNamespace, "team-pull", "reg.example/private", "team", "pw"),
-		dockerSecret(global.Namespace, global.Name, "reg.example", "global", "pw"),
+		gatedPod("p", image).WithPullSecrets("missing", "team-pull").Build(),
+		objects.PullSecret(testNamespace, "team-pull").WithCredentials("reg.example/private", "team", "pw").Build(),
+		objects.PullSecret(global.Namespace, global.Name).WithCredentials("reg.example", "global", "pw").Build(),
 	)
 	h.drive(t, "p")
 	want := []string{testNamespace + "/team-pull", "global " + global.String()}
@@ -786,7 +715,7 @@ func (r *recordingInvalidator) Invalidate(ids ...credentials.Identity) int {
 // failed re-read keeps the last secret.
 func TestGlobalPullSecretInvalidation(t *testing.T) {
 	key := types.NamespacedName{Namespace: "archgate-system", Name: "pull-secret"}
-	before := dockerSecret(key.Namespace, key.Name, "reg.example", "global", "old")
+	before := objects.PullSecret(key.Namespace, key.Name).WithCredentials("reg.example", "global", "old").Build()
 	reads, failReads := 0, false
 	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(before).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -809,7 +738,7 @@ func TestGlobalPullSecretInvalidation(t *testing.T) {
 	oldIDs := cfg.Identities()
 
 	// Rotation: seen once the refresh period has passed, and the old identity is invalidated.
-	rotated := dockerSecret(key.Namespace, key.Name, "reg.example", "global", "new")
+	rotated := objects.PullSecret(key.Namespace, key.Name).WithCredentials("reg.example", "global", "new").Build()
 	rotated.ResourceVersion = ""
 	if err := c.Delete(ctx, before); err != nil {
 		t.Fatal(err)
@@ -934,7 +863,7 @@ func TestInspectImageWithNodeCredentials(t *testing.T) {
 // deadline releases it in the same reconcile, without a requeue behind every other gated pod.
 func TestReconcileReleasesWhenInspectionReachesTheDeadline(t *testing.T) {
 	const image = "reg.example/hangs:1"
-	h := newHarness(t, Options{MaxRetries: 20, MaxGateAge: time.Minute}, map[string][]answer{}, newPod("p", image).createdAgo(0).build())
+	h := newHarness(t, Options{MaxRetries: 20, MaxGateAge: time.Minute}, map[string][]answer{}, gatedPod("p", image).WithCreationTimestamp(ago(0)).Build())
 	h.inspector.scripts[image] = []answer{{reason: inspect.ReasonTimeout, observe: func(credentials.Candidates) { h.clock.Step(time.Minute) }}}
 	res, err := h.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}})
 	if err != nil || res.RequeueAfter != 0 {
@@ -953,7 +882,7 @@ func TestReconcileReleasesWhenInspectionReachesTheDeadline(t *testing.T) {
 // placed once a worker of its namespace is free.
 func TestReconcileNamespaceShare(t *testing.T) {
 	const image = "reg.example/arm:1"
-	h := newHarness(t, Options{Workers: 8, NamespaceWorkers: 1}, map[string][]answer{image: {ok("arm64")}}, newPod("p", image).build())
+	h := newHarness(t, Options{Workers: 8, NamespaceWorkers: 1}, map[string][]answer{image: {ok("arm64")}}, gatedPod("p", image).Build())
 	if !h.r.tenants.acquire(testNamespace) { // another pod of the namespace is being worked on
 		t.Fatal("the namespace's only worker was not free")
 	}
@@ -990,7 +919,7 @@ func TestReconcileRegistryBusy(t *testing.T) {
 		image:  {fail(inspect.ReasonRegistryBusy), fail(inspect.ReasonRegistryBusy), ok("arm64")},
 		busy:   {fail(inspect.ReasonRegistryBusy)},
 		broken: {fail(inspect.ReasonNetwork)},
-	}, newPod("p", image).build(), newPod("q", busy, broken).build())
+	}, gatedPod("p", image).Build(), gatedPod("q", busy, broken).Build())
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: testNamespace, Name: "p"}}
 	for round := range 2 {
 		// The wait doubles with each busy round in a row, plus up to busyWait of jitter.
@@ -1034,7 +963,7 @@ func (c countingReader) Get(ctx context.Context, key client.ObjectKey, obj clien
 func TestReconcileOverAgeWhileNamespaceBusy(t *testing.T) {
 	const image = "reg.example/hangs:1"
 	h := newHarness(t, Options{Workers: 8, NamespaceWorkers: 1, MaxGateAge: time.Minute}, map[string][]answer{},
-		newPod("p", image).createdAgo(2*time.Minute).build())
+		gatedPod("p", image).WithCreationTimestamp(ago(2*time.Minute)).Build())
 	if !h.r.tenants.acquire(testNamespace) {
 		t.Fatal("the namespace's only worker was not free")
 	}

@@ -31,11 +31,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 // releasePod is a gated pod with a preferred zone affinity, which a release must leave alone.
-func releasePod(name string) *podBuilder {
-	return newPod(name, "registry.example/app:1").withAffinity(&corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+func releasePod(name string) *objects.PodBuilder {
+	return gatedPod(name, "registry.example/app:1").WithAffinity(&corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
 			Weight: 1, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}},
 		}},
@@ -73,24 +74,24 @@ func TestReleasePatch(t *testing.T) {
 		wantLabels map[string]string
 	}{
 		"gated": {
-			pod: releasePod("a").withLabels(gatedLabel...).build(), wantOK: true, wantLabels: released,
+			pod: releasePod("a").WithLabels(gatedLabel...).Build(), wantOK: true, wantLabels: released,
 		},
 		"other gates stay, in order": {
-			pod:    releasePod("a").withLabels(gatedLabel...).withGates("first", v1beta1.SchedulingGateName, "last").build(),
+			pod:    releasePod("a").WithLabels(gatedLabel...).WithSchedulingGates("first", v1beta1.SchedulingGateName, "last").Build(),
 			wantOK: true, wantGates: []corev1.PodSchedulingGate{{Name: "first"}, {Name: "last"}}, wantLabels: released,
 		},
 		"user labels stay": {
-			pod: releasePod("a").build(), wantOK: true,
+			pod: releasePod("a").Build(), wantOK: true,
 			wantLabels: map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved, v1beta1.LabelPlacement: v1beta1.PlacementReleased},
 		},
 		"gate without labels": {
-			pod: releasePod("a").withLabels().build(), wantOK: true, wantLabels: released,
+			pod: releasePod("a").WithLabels().Build(), wantOK: true, wantLabels: released,
 		},
 		"label left behind without the gate": {
-			pod: releasePod("a").withLabels(gatedLabel...).withGates().build(), wantOK: true, wantLabels: released,
+			pod: releasePod("a").WithLabels(gatedLabel...).WithSchedulingGates().Build(), wantOK: true, wantLabels: released,
 		},
 		"not gated": {
-			pod: releasePod("a").withLabels().withGates("someone-else").build(), wantOK: false,
+			pod: releasePod("a").WithLabels().WithSchedulingGates("someone-else").Build(), wantOK: false,
 		},
 	}
 	for name, tc := range tests {
@@ -124,8 +125,8 @@ var cmpEmptyGates = cmp.Transformer("emptyGates", func(g []corev1.PodSchedulingG
 })
 
 func TestLocalReleasePatch(t *testing.T) {
-	pod := releasePod("a").withLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate, v1beta1.LabelValueGated).
-		withGates(v1beta1.LocalSchedulingGateName, v1beta1.SchedulingGateName).build()
+	pod := releasePod("a").WithLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueGated, v1beta1.LabelLocalSchedulingGate, v1beta1.LabelValueGated).
+		WithSchedulingGates(v1beta1.LocalSchedulingGateName, v1beta1.SchedulingGateName).Build()
 	patch, ok := LocalReleasePatch(pod)
 	if !ok {
 		t.Fatal("a locally gated pod: nothing to release")
@@ -138,17 +139,17 @@ func TestLocalReleasePatch(t *testing.T) {
 	if diff := cmp.Diff(want, got.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
-	if _, ok := LocalReleasePatch(releasePod("b").build()); ok {
+	if _, ok := LocalReleasePatch(releasePod("b").Build()); ok {
 		t.Error("a pod without the local gate: a release patch was returned")
 	}
 }
 
 func TestReleasePatchFailsWhenTheControllerWonTheRace(t *testing.T) {
-	before := releasePod("a").build()
+	before := releasePod("a").Build()
 	patch, _ := ReleasePatch(before)
 	// The pod placement controller removed the gate and relabelled the pod meanwhile.
-	after := releasePod("a").withGates().
-		withLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueRemoved, v1beta1.LabelPlacement, v1beta1.PlacementArchSet).build()
+	after := releasePod("a").WithSchedulingGates().
+		WithLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueRemoved, v1beta1.LabelPlacement, v1beta1.PlacementArchSet).Build()
 	doc, _ := json.Marshal(after)
 	decoded, _ := jsonpatchv5.DecodePatch(patch)
 	if _, err := decoded.Apply(doc); err == nil {
@@ -159,12 +160,12 @@ func TestReleasePatchFailsWhenTheControllerWonTheRace(t *testing.T) {
 func TestRelease(t *testing.T) {
 	var objs []client.Object
 	for i := range 120 {
-		objs = append(objs, releasePod(fmt.Sprintf("gated-%03d", i)).inNamespace("team-a").
-			withLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueGated, "app", fmt.Sprintf("app-%d", i%2)).build())
+		objs = append(objs, releasePod(fmt.Sprintf("gated-%03d", i)).InNamespace("team-a").
+			WithLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueGated, "app", fmt.Sprintf("app-%d", i%2)).Build())
 	}
 	objs = append(objs,
-		releasePod("gated").inNamespace("team-b").build(),
-		releasePod("done").inNamespace("team-a").withGates().withLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueRemoved).build(),
+		releasePod("gated").InNamespace("team-b").Build(),
+		releasePod("done").InNamespace("team-a").WithSchedulingGates().WithLabels(v1beta1.LabelSchedulingGate, v1beta1.LabelValueRemoved).Build(),
 	)
 	tests := map[string]struct {
 		opts         ReleaseOptions

@@ -31,6 +31,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/placement"
 	"github.com/archgate/archgate/operator/internal/placementrules"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 // rulesCPPC is a ClusterPodPlacementConfig with placement rules.
@@ -57,7 +58,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 	// placement view the controller writes (which has no priorityClassName).
 	batch := v1beta1.PlacementRule{Name: "batch", Expression: "object.spec.?priorityClassName.orValue('') == 'batch'", RequiredArchitectures: []string{"arm64"}}
 	mlPrefers := v1beta1.PlacementRule{Name: "ml", Expression: "'app' in object.metadata.labels",
-		PreferredArchitectures: []v1beta1.NodeAffinityScoringPlatformTerm{weight("arm64", 60)}}
+		PreferredArchitectures: []v1beta1.NodeAffinityScoringPlatformTerm{objects.Platform("arm64", 60)}}
 	noTeam := v1beta1.PlacementRule{Name: "team", Expression: "object.metadata.labels.team == 'ml'", RequiredArchitectures: []string{"amd64"}}
 	noOwner := v1beta1.PlacementRule{Name: "owner", Expression: "object.metadata.annotations.owner == 'x'", RequiredArchitectures: []string{"amd64"}}
 	noMatch := v1beta1.PlacementRule{Name: "prod", Expression: "object.metadata.namespace.startsWith('prod-')", RequiredArchitectures: []string{"amd64"}}
@@ -74,7 +75,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 		wantMetrics map[metric]float64
 	}{
 		"matched rules narrow the required architectures and are recorded": {
-			pod: newPod("p", multi).build(), rules: []v1beta1.PlacementRule{noMatch, webArm},
+			pod: gatedPod("p", multi).Build(), rules: []v1beta1.PlacementRule{noMatch, webArm},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64", "s390x")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: allAnn, v1beta1.AnnotationPlacementRules: "web-arm"},
@@ -82,7 +83,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 		},
 		"a rule reads the spec the controller does not write": {
 			pod: func() *corev1.Pod {
-				p := newPod("p", multi).build()
+				p := gatedPod("p", multi).Build()
 				p.Spec.PriorityClassName = "batch"
 				return p
 			}(),
@@ -93,7 +94,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 			wantMetrics: map[metric]float64{{"batch", "matched"}: 1},
 		},
 		"a rule's preference is the pod's source of weights": {
-			pod: newPod("p", multi).build(), rules: []v1beta1.PlacementRule{mlPrefers},
+			pod: gatedPod("p", multi).Build(), rules: []v1beta1.PlacementRule{mlPrefers},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff: func() *corev1.Affinity {
 				a := required([]corev1.NodeSelectorRequirement{archTerm(all...)})
@@ -105,7 +106,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 			wantMetrics: map[metric]float64{{"ml", "matched"}: 1},
 		},
 		"rules that cannot be evaluated do not apply: one Warning Event names them": {
-			pod: newPod("p", multi).build(), rules: []v1beta1.PlacementRule{noTeam, webArm, noOwner},
+			pod: gatedPod("p", multi).Build(), rules: []v1beta1.PlacementRule{noTeam, webArm, noOwner},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64", "s390x")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: allAnn, v1beta1.AnnotationPlacementRules: "web-arm"},
@@ -114,7 +115,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 			wantMetrics: map[metric]float64{{"team", "error"}: 1, {"web-arm", "matched"}: 1, {"owner", "error"}: 1},
 		},
 		"rules that leave no architecture keep the pod Pending, and say so": {
-			pod: newPod("p", amd).build(), rules: []v1beta1.PlacementRule{webArm},
+			pod: gatedPod("p", amd).Build(), rules: []v1beta1.PlacementRule{webArm},
 			wantOutcome: placement.OutcomeNoCommonArch,
 			wantAff: required([]corev1.NodeSelectorRequirement{{Key: placement.NoSupportedArchitectureKey,
 				Operator: corev1.NodeSelectorOpExists}}),
@@ -124,7 +125,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 			wantMetrics: map[metric]float64{{"web-arm", "matched"}: 1},
 		},
 		"a user's pin is never narrowed": {
-			pod:         newPod("p", multi).withAffinity(required([]corev1.NodeSelectorRequirement{archTerm("amd64")})).build(),
+			pod:         gatedPod("p", multi).WithAffinity(required([]corev1.NodeSelectorRequirement{archTerm("amd64")})).Build(),
 			rules:       []v1beta1.PlacementRule{webArm},
 			wantOutcome: placement.OutcomeUserPinned,
 			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
@@ -173,7 +174,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 // TestReconcileWithoutRulesEvaluatesNothing: a ClusterPodPlacementConfig without rules adds
 // nothing to a pod, and no evaluation is counted.
 func TestReconcileWithoutRulesEvaluatesNothing(t *testing.T) {
-	h := newHarness(t, Options{}, map[string][]answer{"a:1": {ok("amd64")}}, []client.Object{newPod("p", "a:1").build(), cppc(nil)}...)
+	h := newHarness(t, Options{}, map[string][]answer{"a:1": {ok("amd64")}}, []client.Object{gatedPod("p", "a:1").Build(), cppc(nil)}...)
 	h.drive(t, "p")
 	if _, ok := h.pod(t, "p").Annotations[v1beta1.AnnotationPlacementRules]; ok {
 		t.Error("placement-rules annotation set without rules")
@@ -190,8 +191,8 @@ func TestReconcileRecordsRuleOverlaps(t *testing.T) {
 	sink := &countingSink{created: map[string][]*corev1.Event{}}
 	o := NewOverlapEvents(sink, OverlapEventsOptions{Scheme: testScheme(t)})
 	defer o.Stop()
-	ml := v1beta1.PlacementRule{Name: "ml", Expression: "true", PreferredArchitectures: []v1beta1.NodeAffinityScoringPlatformTerm{weight("amd64", 10)}}
-	objs := []client.Object{rulesCPPC(ml), ppc("arm-first", 10, weight("arm64", 75)), newPod("p1", "reg.example/multi:1").build()}
+	ml := v1beta1.PlacementRule{Name: "ml", Expression: "true", PreferredArchitectures: []v1beta1.NodeAffinityScoringPlatformTerm{objects.Platform("amd64", 10)}}
+	objs := []client.Object{rulesCPPC(ml), objects.PodPlacementConfig(testNamespace, "arm-first").WithPriority(10).WithPlatforms(objects.Platform("arm64", 75)).Build(), gatedPod("p1", "reg.example/multi:1").Build()}
 	h := newHarness(t, Options{OverlapEvents: o}, map[string][]answer{"reg.example/multi:1": {ok("amd64", "arm64")}}, objs...)
 	h.drive(t, "p1")
 	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true,

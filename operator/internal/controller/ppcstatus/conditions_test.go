@@ -7,20 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
-
-func ppc(name string, priority int32, enabled bool, selector *metav1.LabelSelector) v1beta1.PodPlacementConfig {
-	c := v1beta1.PodPlacementConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team", Generation: 3},
-		Spec:       v1beta1.PodPlacementConfigSpec{Priority: priority, LabelSelector: selector},
-	}
-	if enabled {
-		c.Spec.Plugins = &v1beta1.Plugins{NodeAffinityScoring: &v1beta1.NodeAffinityScoring{
-			Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{{Architecture: "arm64", Weight: 10}},
-		}}
-	}
-	return c
-}
 
 func TestConditions(t *testing.T) {
 	available := &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName},
@@ -34,23 +22,23 @@ func TestConditions(t *testing.T) {
 		want    want
 	}{
 		"in effect": {
-			ppc: ppc("a", 10, true, nil), cluster: available,
+			ppc: *objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(10).WithPlatforms(objects.Platform("arm64", 10)).Build(), cluster: available,
 			want: want{v1beta1.ReasonAsExpected, v1beta1.ReasonApplied},
 		},
 		"no cluster config": {
-			ppc:  ppc("a", 10, true, nil),
+			ppc:  *objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(10).WithPlatforms(objects.Platform("arm64", 10)).Build(),
 			want: want{v1beta1.ReasonAsExpected, v1beta1.ReasonClusterConfigMissing},
 		},
 		"cluster config not available": {
-			ppc: ppc("a", 10, true, nil), cluster: unavailable,
+			ppc: *objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(10).WithPlatforms(objects.Platform("arm64", 10)).Build(), cluster: unavailable,
 			want: want{v1beta1.ReasonAsExpected, v1beta1.ReasonClusterConfigNotAvailable},
 		},
 		"invalid selector": {
-			ppc: ppc("a", 10, true, invalid), cluster: available,
+			ppc: *objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(10).WithLabelSelector(invalid).WithPlatforms(objects.Platform("arm64", 10)).Build(), cluster: available,
 			want: want{v1beta1.ReasonInvalidLabelSelector, v1beta1.ReasonInvalidLabelSelector},
 		},
 		"plugin disabled": {
-			ppc: ppc("a", 10, false, nil), cluster: available,
+			ppc: *objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(10).Build(), cluster: available,
 			want: want{v1beta1.ReasonAsExpected, v1beta1.ReasonPluginDisabled},
 		},
 	}

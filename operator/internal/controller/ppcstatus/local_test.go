@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 func localDeployment(available bool, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
@@ -52,32 +53,32 @@ func TestNamespaceConditions(t *testing.T) {
 		message  string // a substring of NamespaceConfigsValid's message
 	}{
 		"local placement off": {
-			siblings: []v1beta1.PodPlacementConfig{ppc("a", 1, true, nil)},
+			siblings: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(1).WithPlatforms(objects.Platform("arm64", 10)).Build()},
 			want:     want{v1beta1.ReasonAsExpected, v1beta1.ReasonLocalPlacementDisabled, v1beta1.ReasonLocalPlacementDisabled, v1beta1.ReasonLocalPlacementDisabled},
 		},
 		"local components ready": {
-			siblings: []v1beta1.PodPlacementConfig{ppc("a", 1, true, nil)},
+			siblings: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(1).WithPlatforms(objects.Platform("arm64", 10)).Build()},
 			local:    LocalComponents{Enabled: true, Names: names, Deployments: ready},
 			want:     want{v1beta1.ReasonAsExpected, v1beta1.ReasonAllComponentsReady, v1beta1.ReasonAsExpected, v1beta1.ReasonAsExpected},
 		},
 		"local components not created yet": {
-			siblings: []v1beta1.PodPlacementConfig{ppc("a", 1, true, nil)},
+			siblings: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(1).WithPlatforms(objects.Platform("arm64", 10)).Build()},
 			local:    LocalComponents{Enabled: true, Names: names, Deployments: map[string]*appsv1.Deployment{"ctl": localDeployment(true)}},
 			want:     want{v1beta1.ReasonAsExpected, v1beta1.ReasonComponentsUnavailable, v1beta1.ReasonRollingOut, v1beta1.ReasonAsExpected},
 		},
 		"a local rollout failed": {
-			siblings: []v1beta1.PodPlacementConfig{ppc("a", 1, true, nil)},
+			siblings: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(1).WithPlatforms(objects.Platform("arm64", 10)).Build()},
 			local: LocalComponents{Enabled: true, Names: names, Deployments: map[string]*appsv1.Deployment{"ctl": localDeployment(true),
 				"wh": localDeployment(false, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse})}},
 			want: want{v1beta1.ReasonAsExpected, v1beta1.ReasonComponentsUnavailable, v1beta1.ReasonAsExpected, v1beta1.ReasonComponentsUnavailable},
 		},
 		"two configurations share a priority": {
-			siblings: []v1beta1.PodPlacementConfig{ppc("b", 5, true, nil), ppc("a", 5, true, nil), ppc("c", 6, true, nil)},
+			siblings: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "b").WithGeneration(3).WithPriority(5).WithPlatforms(objects.Platform("arm64", 10)).Build(), *objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(5).WithPlatforms(objects.Platform("arm64", 10)).Build(), *objects.PodPlacementConfig("team", "c").WithGeneration(3).WithPriority(6).WithPlatforms(objects.Platform("arm64", 10)).Build()},
 			want:     want{v1beta1.ReasonPriorityConflict, v1beta1.ReasonLocalPlacementDisabled, v1beta1.ReasonLocalPlacementDisabled, v1beta1.ReasonLocalPlacementDisabled},
 			message:  "priority 5: a, b",
 		},
 		"another configuration has an invalid selector": {
-			siblings: []v1beta1.PodPlacementConfig{ppc("a", 1, true, nil), ppc("broken", 2, true, invalid)},
+			siblings: []v1beta1.PodPlacementConfig{*objects.PodPlacementConfig("team", "a").WithGeneration(3).WithPriority(1).WithPlatforms(objects.Platform("arm64", 10)).Build(), *objects.PodPlacementConfig("team", "broken").WithGeneration(3).WithPriority(2).WithLabelSelector(invalid).WithPlatforms(objects.Platform("arm64", 10)).Build()},
 			want:     want{v1beta1.ReasonInvalidLabelSelector, v1beta1.ReasonLocalPlacementDisabled, v1beta1.ReasonLocalPlacementDisabled, v1beta1.ReasonLocalPlacementDisabled},
 			message:  "broken (",
 		},

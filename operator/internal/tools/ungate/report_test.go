@@ -22,23 +22,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/controller/podplacement"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
-func gatedPod(ns, name string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueGated}},
-		Spec:       corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: v1beta1.SchedulingGateName}}},
-	}
-}
-
 func TestRunPrintsWhatItDoes(t *testing.T) {
-	c := fake.NewClientBuilder().WithObjects(gatedPod("team-a", "web-1"), gatedPod("team-b", "web-2")).Build()
+	c := fake.NewClientBuilder().WithObjects(objects.Pod("team-a", "web-1").WithGate().Build(), objects.Pod("team-b", "web-2").WithGate().Build()).Build()
 	var out strings.Builder
 	if _, err := Run(context.Background(), c, podplacement.ReleaseOptions{Namespace: "team-a", DryRun: true}, &out); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 func scheme(t *testing.T) *runtime.Scheme {
@@ -46,27 +47,6 @@ func scheme(t *testing.T) *runtime.Scheme {
 func cluster() *v1beta1.ClusterPodPlacementConfig {
 	return &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: v1beta1.SingletonName}}
 }
-
-// ppcBuilder builds test PodPlacementConfigs.
-type ppcBuilder struct{ c *v1beta1.PodPlacementConfig }
-
-func newPPC(ns, name string) *ppcBuilder {
-	return &ppcBuilder{c: &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}}
-}
-
-func (b *ppcBuilder) withPriority(p int32) *ppcBuilder { b.c.Spec.Priority = p; return b }
-
-// withPlatforms enables nodeAffinityScoring with weight 10 for each architecture.
-func (b *ppcBuilder) withPlatforms(archs ...string) *ppcBuilder {
-	s := &v1beta1.NodeAffinityScoring{Enabled: true}
-	for _, a := range archs {
-		s.Platforms = append(s.Platforms, v1beta1.NodeAffinityScoringPlatformTerm{Architecture: a, Weight: 10})
-	}
-	b.c.Spec.Plugins = &v1beta1.Plugins{NodeAffinityScoring: s}
-	return b
-}
-
-func (b *ppcBuilder) build() *v1beta1.PodPlacementConfig { return b.c }
 
 func raw(t *testing.T, obj runtime.Object) runtime.RawExtension {
 	t.Helper()
@@ -101,11 +81,11 @@ func TestPodPlacementConfigValidator(t *testing.T) {
 		wantMessage string // "" means allowed
 	}{
 		"created with the cluster config": {
-			existing: []client.Object{cluster(), newPPC("team", "other").withPriority(10).build()},
-			op:       admissionv1.Create, obj: newPPC("team", "prefer-arm").withPriority(100).withPlatforms("arm64", "amd64").build(),
+			existing: []client.Object{cluster(), objects.PodPlacementConfig("team", "other").WithPriority(10).Build()},
+			op:       admissionv1.Create, obj: objects.PodPlacementConfig("team", "prefer-arm").WithPriority(100).WithPlatforms(objects.Platform("arm64", 10), objects.Platform("amd64", 10)).Build(),
 		},
 		"created without the cluster config": {
-			op: admissionv1.Create, obj: newPPC("team", "prefer-arm").withPriority(100).build(),
+			op: admissionv1.Create, obj: objects.PodPlacementConfig("team", "prefer-arm").WithPriority(100).Build(),
 			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: metadata.namespace: Forbidden: no ClusterPodPlacementConfig "cluster" exists: ` +
 				`a PodPlacementConfig only tunes the placement that the ClusterPodPlacementConfig enables, create that first`,
 		},
@@ -117,25 +97,25 @@ func TestPodPlacementConfigValidator(t *testing.T) {
 				c.Finalizers = []string{"test"}
 				return c
 			}()},
-			op: admissionv1.Create, obj: newPPC("team", "prefer-arm").build(),
+			op: admissionv1.Create, obj: objects.PodPlacementConfig("team", "prefer-arm").Build(),
 			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: metadata.namespace: Forbidden: ClusterPodPlacementConfig "cluster" is being deleted: ` +
 				`wait until it is gone and create it again first`,
 		},
 		"priority taken in the namespace": {
-			existing: []client.Object{cluster(), newPPC("team", "other").withPriority(100).build(), newPPC("elsewhere", "same").withPriority(100).build()},
-			op:       admissionv1.Create, obj: newPPC("team", "prefer-arm").withPriority(100).build(),
+			existing: []client.Object{cluster(), objects.PodPlacementConfig("team", "other").WithPriority(100).Build(), objects.PodPlacementConfig("elsewhere", "same").WithPriority(100).Build()},
+			op:       admissionv1.Create, obj: objects.PodPlacementConfig("team", "prefer-arm").WithPriority(100).Build(),
 			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: spec.priority: Invalid value: 100: already used by PodPlacementConfig team/other; ` +
 				`each PodPlacementConfig of a namespace needs its own priority`,
 		},
 		"architecture repeated": {
 			existing: []client.Object{cluster()},
-			op:       admissionv1.Create, obj: newPPC("team", "prefer-arm").withPlatforms("arm64", "amd64", "arm64").build(),
+			op:       admissionv1.Create, obj: objects.PodPlacementConfig("team", "prefer-arm").WithPlatforms(objects.Platform("arm64", 10), objects.Platform("amd64", 10), objects.Platform("arm64", 10)).Build(),
 			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: spec.plugins.nodeAffinityScoring.platforms[2].architecture: Invalid value: "arm64": ` +
 				`already listed at spec.plugins.nodeAffinityScoring.platforms[0].architecture; give each architecture one weight`,
 		},
 		"every problem at once": {
-			existing: []client.Object{newPPC("team", "a").withPriority(7).build(), newPPC("team", "b").withPriority(7).build()},
-			op:       admissionv1.Create, obj: newPPC("team", "c").withPriority(7).withPlatforms("s390x", "s390x").build(),
+			existing: []client.Object{objects.PodPlacementConfig("team", "a").WithPriority(7).Build(), objects.PodPlacementConfig("team", "b").WithPriority(7).Build()},
+			op:       admissionv1.Create, obj: objects.PodPlacementConfig("team", "c").WithPriority(7).WithPlatforms(objects.Platform("s390x", 10), objects.Platform("s390x", 10)).Build(),
 			wantMessage: `PodPlacementConfig team/c is invalid: [metadata.namespace: Forbidden: no ClusterPodPlacementConfig "cluster" exists: ` +
 				`a PodPlacementConfig only tunes the placement that the ClusterPodPlacementConfig enables, create that first, ` +
 				`spec.priority: Invalid value: 7: already used by PodPlacementConfig team/a, team/b; each PodPlacementConfig of a namespace needs its own priority, ` +
@@ -143,21 +123,21 @@ func TestPodPlacementConfigValidator(t *testing.T) {
 				`spec.plugins.nodeAffinityScoring.platforms[0].architecture; give each architecture one weight]`,
 		},
 		"update keeping its own priority": {
-			existing: []client.Object{cluster(), newPPC("team", "prefer-arm").withPriority(5).build()},
-			op:       admissionv1.Update, obj: newPPC("team", "prefer-arm").withPriority(5).withPlatforms("arm64").build(), old: newPPC("team", "prefer-arm").withPriority(5).build(),
+			existing: []client.Object{cluster(), objects.PodPlacementConfig("team", "prefer-arm").WithPriority(5).Build()},
+			op:       admissionv1.Update, obj: objects.PodPlacementConfig("team", "prefer-arm").WithPriority(5).WithPlatforms(objects.Platform("arm64", 10)).Build(), old: objects.PodPlacementConfig("team", "prefer-arm").WithPriority(5).Build(),
 		},
 		"update to a taken priority": {
-			existing: []client.Object{cluster(), newPPC("team", "prefer-arm").withPriority(5).build(), newPPC("team", "other").withPriority(6).build()},
-			op:       admissionv1.Update, obj: newPPC("team", "prefer-arm").withPriority(6).build(), old: newPPC("team", "prefer-arm").withPriority(5).build(),
+			existing: []client.Object{cluster(), objects.PodPlacementConfig("team", "prefer-arm").WithPriority(5).Build(), objects.PodPlacementConfig("team", "other").WithPriority(6).Build()},
+			op:       admissionv1.Update, obj: objects.PodPlacementConfig("team", "prefer-arm").WithPriority(6).Build(), old: objects.PodPlacementConfig("team", "prefer-arm").WithPriority(5).Build(),
 			wantMessage: `PodPlacementConfig team/prefer-arm is invalid: spec.priority: Invalid value: 6: already used by PodPlacementConfig team/other; ` +
 				`each PodPlacementConfig of a namespace needs its own priority`,
 		},
 		"update without the cluster config is allowed": {
-			existing: []client.Object{newPPC("team", "prefer-arm").withPriority(5).build()},
-			op:       admissionv1.Update, obj: newPPC("team", "prefer-arm").withPriority(5).withPlatforms("amd64").build(), old: newPPC("team", "prefer-arm").withPriority(5).build(),
+			existing: []client.Object{objects.PodPlacementConfig("team", "prefer-arm").WithPriority(5).Build()},
+			op:       admissionv1.Update, obj: objects.PodPlacementConfig("team", "prefer-arm").WithPriority(5).WithPlatforms(objects.Platform("amd64", 10)).Build(), old: objects.PodPlacementConfig("team", "prefer-arm").WithPriority(5).Build(),
 		},
 		"delete is not checked": {
-			op: admissionv1.Delete, obj: newPPC("team", "prefer-arm").build(),
+			op: admissionv1.Delete, obj: objects.PodPlacementConfig("team", "prefer-arm").Build(),
 		},
 	}
 	for name, tc := range tests {
@@ -173,7 +153,7 @@ func TestPodPlacementConfigValidator(t *testing.T) {
 func TestClusterPodPlacementConfigValidator(t *testing.T) {
 	var many []client.Object
 	for i := range 7 {
-		many = append(many, newPPC(fmt.Sprintf("ns-%d", i), "cfg").withPriority(int32(i)).build())
+		many = append(many, objects.PodPlacementConfig(fmt.Sprintf("ns-%d", i), "cfg").WithPriority(int32(i)).Build())
 	}
 	tests := map[string]struct {
 		existing    []client.Object
@@ -182,7 +162,7 @@ func TestClusterPodPlacementConfigValidator(t *testing.T) {
 	}{
 		"delete without dependents": {op: admissionv1.Delete},
 		"delete with dependents": {
-			existing: []client.Object{newPPC("team", "prefer-arm").build(), newPPC("other", "x").build()},
+			existing: []client.Object{objects.PodPlacementConfig("team", "prefer-arm").Build(), objects.PodPlacementConfig("other", "x").Build()},
 			op:       admissionv1.Delete,
 			wantMessage: `ClusterPodPlacementConfig "cluster" cannot be deleted: 2 PodPlacementConfig(s) still depend on it (other/x, team/prefer-arm): ` +
 				`delete them first (kubectl delete podplacementconfigs --all-namespaces --all)`,
@@ -193,7 +173,7 @@ func TestClusterPodPlacementConfigValidator(t *testing.T) {
 			wantMessage: `ClusterPodPlacementConfig "cluster" cannot be deleted: 7 PodPlacementConfig(s) still depend on it ` +
 				`(ns-0/cfg, ns-1/cfg, ns-2/cfg, ns-3/cfg, ns-4/cfg and 2 more): delete them first (kubectl delete podplacementconfigs --all-namespaces --all)`,
 		},
-		"update with dependents is not a deletion": {existing: []client.Object{newPPC("team", "prefer-arm").build()}, op: admissionv1.Update},
+		"update with dependents is not a deletion": {existing: []client.Object{objects.PodPlacementConfig("team", "prefer-arm").Build()}, op: admissionv1.Update},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -24,12 +24,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 )
 
 // TestClusterRoleMatchesInstallation checks that the role the simulator and the tests grant is
 // the one operator/config/rbac installs for Prometheus.
 func TestClusterRoleMatchesInstallation(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "metrics_reader_role.yaml"))
+	root, err := testenv.RepositoryRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "operator", "config", "rbac", "metrics_reader_role.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-//go:build !race
+//go:build race
 
 /*
 Copyright 2026 The archgate Authors.
@@ -16,7 +16,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package execformat
+package execformatmonitor
 
 // raceEnabled: the race detector slows allocation-heavy tests tenfold.
-const raceEnabled = false
+const raceEnabled = true

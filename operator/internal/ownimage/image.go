@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package image assembles archgate's multi-architecture OCI image index from cross-compiled
+// Package ownimage assembles archgate's multi-architecture OCI image index from cross-compiled
 // binaries without a container engine, writes it as an OCI image layout and pushes it.
 //
 // go-containerregistry's mutate and layout packages do the assembly (they are already
@@ -23,7 +23,7 @@ limitations under the License.
 // image pulled from a registry, which would make the image depend on a moving remote tag. Here
 // every input is local and pinned: the binaries, the CA bundle from a Go module, and the
 // creation time, so the same commit gives the same digests.
-package image
+package ownimage
 
 import (
 	"fmt"

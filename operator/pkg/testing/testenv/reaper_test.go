@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/archgate/archgate/operator/pkg/testenv/procfs"
+	"github.com/archgate/archgate/operator/pkg/testing/testenv/procfs"
 )
 
 func TestWritePIDFile(t *testing.T) {

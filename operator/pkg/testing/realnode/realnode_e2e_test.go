@@ -30,6 +30,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 )
 
 // TestRealNode starts the cluster (or reuses a running one), runs archgate's own image on the
@@ -39,7 +41,11 @@ import (
 func TestRealNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	opts := Options{RepoRoot: filepath.Join("..", "..", "..")}
+	root, err := testenv.RepositoryRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{RepoRoot: root}
 	start := time.Now()
 	c, err := Up(ctx, opts)
 	if err != nil {

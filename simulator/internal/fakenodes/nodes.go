@@ -1,10 +1,4 @@
-// Package cluster creates the fake parts of a simulated cluster: nodes that
-// the embedded scheduler can bind pods to. No kubelet runs, so nodes are
-// created Ready with their capacity, and bound pods never start; optionally,
-// Kubelet writes the status a kubelet reports for each bound pod: running,
-// or an exec format error for a pod whose binaries are for another
-// architecture than its node's.
-package cluster
+package fakenodes
 
 import (
 	"context"

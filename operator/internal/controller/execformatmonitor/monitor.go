@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package execformat is the exec-format-error monitor (the execFormatErrorMonitor plugin): it
+// Package execformatmonitor is the exec-format-error monitor (the execFormatErrorMonitor plugin): it
 // watches every pod of the cluster through a cache that keeps only what detection needs, and
 // reports each pod whose container failed with an exec format error once: the label
 // multiarch.openshift.io/exec-format-error=true, then a Warning Event, and a metric by
@@ -27,7 +27,7 @@ limitations under the License.
 // cache of gated pods and, added to the manager as a plain runnable, runs on the leader only:
 // a standby pays neither the memory nor the watch, and a new leader lists every pod before it
 // reports (the label tells it which pods were reported already).
-package execformat
+package execformatmonitor
 
 import (
 	"context"
