@@ -28,7 +28,10 @@ import (
 	"github.com/archgate/archgate/operator/internal/inspect"
 )
 
-func idms(name string, entries ...Entry) Set { return Set{Kind: DigestKind, Name: name, Entries: entries} }
+func idms(name string, entries ...Entry) Set {
+	return Set{Kind: DigestKind, Name: name, Entries: entries}
+}
+
 func itms(name string, entries ...Entry) Set { return Set{Kind: TagKind, Name: name, Entries: entries} }
 
 func entry(field, source string, mirrors ...string) Entry {
