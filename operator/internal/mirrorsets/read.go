@@ -56,6 +56,8 @@ type Set struct {
 	Kind    string
 	Name    string
 	Entries []Entry
+	// Problems name the entries FromUnstructured could not read; Render reports them.
+	Problems []string
 }
 
 // Entry is one element of spec.imageDigestMirrors or spec.imageTagMirrors.
@@ -82,20 +84,20 @@ func specField(kind string) string {
 // unstructured because the only github.com/openshift/api the module proxy serves is a
 // pre-modules release without config.openshift.io/v1's mirror sets; four fields do not
 // justify a hand-copied typed API. A field of the wrong type is reported (object, field,
-// value) and its entry left out; Render checks the values.
-func FromUnstructured(u *unstructured.Unstructured) (Set, []string) {
+// value) in Problems and its entry left out; Render checks the values.
+func FromUnstructured(u *unstructured.Unstructured) Set {
 	set := Set{Kind: u.GetKind(), Name: u.GetName()}
 	field := specField(set.Kind)
 	items, _, err := unstructured.NestedSlice(u.Object, "spec", field)
 	if err != nil {
-		return set, []string{fmt.Sprintf("%s %s: spec.%s: %v", set.Kind, set.Name, field, err)}
+		set.Problems = []string{fmt.Sprintf("spec.%s: %v", field, err)}
+		return set
 	}
-	var problems []string
 	for i, item := range items {
 		e := Entry{Field: fmt.Sprintf("spec.%s[%d]", field, i)}
 		m, ok := item.(map[string]any)
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s %s: %s: want an object, got %v", set.Kind, set.Name, e.Field, item))
+			set.Problems = append(set.Problems, fmt.Sprintf("%s: want an object, got %v", e.Field, item))
 			continue
 		}
 		var errs []error
@@ -107,10 +109,10 @@ func FromUnstructured(u *unstructured.Unstructured) (Set, []string) {
 		e.Policy, _, err = unstructured.NestedString(m, "mirrorSourcePolicy")
 		errs = append(errs, err)
 		if bad := errors.Join(errs...); bad != nil {
-			problems = append(problems, fmt.Sprintf("%s %s: %s: %v", set.Kind, set.Name, e.Field, bad))
+			set.Problems = append(set.Problems, fmt.Sprintf("%s: %v", e.Field, bad))
 			continue
 		}
 		set.Entries = append(set.Entries, e)
 	}
-	return set, problems
+	return set
 }

@@ -62,7 +62,8 @@ type Result struct {
 //     (pull-from-mirror = "digest-only"), an ImageTagMirrorSet's for pulls by tag only;
 //   - mirrorSourcePolicy NeverContactSource in any entry blocks the source (blocked = true):
 //     only its mirrors are contacted;
-//   - an entry whose source, mirrors or policy is invalid is left out whole and reported;
+//   - an entry whose source, mirrors or policy is invalid (or that FromUnstructured could not
+//     read, Set.Problems) is left out whole and reported, at most maxProblems of them by name;
 //   - at most maxMirrors mirrors are rendered: the entry that would exceed them, and every
 //     entry after it, are left out and reported.
 func Render(sets []Set, maxMirrors int) (Result, error) {
@@ -73,6 +74,9 @@ func Render(sets []Set, maxMirrors int) (Result, error) {
 	var res Result
 	m := merger{max: maxMirrors, bySource: map[string]*sysregistriesv2.Registry{}}
 	for _, set := range sets {
+		for _, p := range set.Problems {
+			res.Problems = append(res.Problems, fmt.Sprintf("%s %s: %s", set.Kind, set.Name, p))
+		}
 		applied := false
 		for _, e := range set.Entries {
 			ok, problem := m.add(set.Kind, set.Name, e)

@@ -43,11 +43,7 @@ import (
 
 // mirrorSetObjects are the cluster's ImageDigestMirrorSet and ImageTagMirrorSet objects, as
 // read for one reconcile.
-type mirrorSetObjects struct {
-	sets []mirrorsets.Set
-	// problems are fields that could not be read (wrong type), per object.
-	problems []string
-}
+type mirrorSetObjects []mirrorsets.Set
 
 // mirrorSetWatcher starts the metadata-only watch of a mirror set kind (controller.Controller's
 // Watch, which may run after the controller started). Metadata is all the cache holds: any
@@ -89,9 +85,7 @@ func (r *Reconciler) readMirrorSets(ctx context.Context) (mirrorSetObjects, erro
 			return objs, fmt.Errorf("listing %s: %w", gvk.Kind, err)
 		}
 		for i := range list.Items {
-			set, problems := mirrorsets.FromUnstructured(&list.Items[i])
-			objs.sets = append(objs.sets, set)
-			objs.problems = append(objs.problems, problems...)
+			objs = append(objs, mirrorsets.FromUnstructured(&list.Items[i]))
 		}
 	}
 	return objs, nil
@@ -130,14 +124,14 @@ func metadataObject(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
 // renderMirrorSets renders the drop-in, checks it together with the registries.conf it joins,
 // and adds it to the linked objects' hash, so that a change rolls the controller.
 func (st *linkedState) renderMirrorSets(objs mirrorSetObjects, h hash.Hash) error {
-	if len(objs.sets) == 0 && len(objs.problems) == 0 {
+	if len(objs) == 0 {
 		return nil
 	}
-	res, err := mirrorsets.Render(objs.sets, mirrorsets.DefaultMaxMirrors)
+	res, err := mirrorsets.Render(objs, mirrorsets.DefaultMaxMirrors)
 	if err != nil {
 		return err
 	}
-	st.mirrorSetProblems = append(objs.problems, res.Problems...)
+	st.mirrorSetProblems = res.Problems
 	if res.Content == "" {
 		return nil
 	}
