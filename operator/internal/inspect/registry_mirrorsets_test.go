@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,6 +28,9 @@ func TestRegistryInspectorHonoursMirrorSets(t *testing.T) {
 		// wantSourceUntouched: the mirror lacks the image, the inspection fails, and the
 		// source, which has it, gets no request at all.
 		wantSourceUntouched bool
+		// wantBlocked: no mirror applies to a blocked source: the inspection fails at once
+		// (ReasonBlocked, as CRI-O's pull would fail), no registry asked.
+		wantBlocked bool
 	}{
 		"digest mirror, by digest":                       {kind: mirrorsets.DigestKind, byDigest: true, wantMirror: true},
 		"digest mirror, by tag: the mirror is not asked": {kind: mirrorsets.DigestKind},
@@ -34,6 +38,8 @@ func TestRegistryInspectorHonoursMirrorSets(t *testing.T) {
 		"tag mirror, by digest: the mirror is not asked": {kind: mirrorsets.TagKind, byDigest: true},
 		"NeverContactSource, by digest": {kind: mirrorsets.DigestKind, policy: mirrorsets.NeverContactSource, byDigest: true,
 			wantSourceUntouched: true},
+		"NeverContactSource, by tag: blocked at once, no request": {kind: mirrorsets.DigestKind, policy: mirrorsets.NeverContactSource,
+			wantBlocked: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -69,6 +75,16 @@ func TestRegistryInspectorHonoursMirrorSets(t *testing.T) {
 			}
 
 			got, err := mustInspector(t, cfg.options()).Architectures(context.Background(), ref, nil)
+			if tc.wantBlocked {
+				var ie *Error
+				if !errors.As(err, &ie) || ie.Reason != ReasonBlocked {
+					t.Errorf("Architectures(%s) = %v, %v; want a %s error", ref, got.Architectures, err, ReasonBlocked)
+				}
+				if n := source.requests.Load() + mirror.requests.Load(); n != 0 {
+					t.Errorf("%d requests, want none", n)
+				}
+				return
+			}
 			if tc.wantSourceUntouched {
 				if err == nil {
 					t.Errorf("Architectures(%s) = %v, want the mirror's failure", ref, got.Architectures)

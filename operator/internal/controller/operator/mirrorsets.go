@@ -62,7 +62,7 @@ func newMirrorSetWatcher(c controller.Controller, informers cache.Cache) mirrorS
 // at start: the RESTMapper is lazy and re-discovers a group it does not know, so a cluster
 // that installs the CRDs after the operator started (or removes them) is followed on the next
 // reconcile (a change of the ClusterPodPlacementConfig, or the resync period) instead of never;
-// on plain Kubernetes that costs one discovery request per reconcile.
+// on plain Kubernetes that costs a discovery request per kind and reconcile.
 func (r *Reconciler) readMirrorSets(ctx context.Context) (mirrorSetObjects, error) {
 	var objs mirrorSetObjects
 	for _, gvk := range mirrorsets.Kinds() {
