@@ -217,19 +217,32 @@ func NewRegistryInspector(opts Options) (*RegistryInspector, error) {
 }
 
 // checkBlocked returns an error when registries.conf blocks the image's registry and gives it
-// no mirror to pull from instead (with a mirror, podman tries the mirrors and reports the
-// blocked primary only when they fail). A registries.conf podman cannot load is left to
-// podman, which fails the inspection with its own error.
+// no mirror to pull this reference from instead: no mirror at all, or only mirrors restricted
+// to the other kind of pull (an ImageDigestMirrorSet's digest-only mirrors for a tag), as CRI-O
+// would fail the pull. With a mirror that applies, podman tries it and reports the blocked
+// primary only when it fails. A registries.conf podman cannot load is left to podman, which
+// fails the inspection with its own error.
 func (r *RegistryInspector) checkBlocked(named reference.Named) error {
 	reg, err := sysregistriesv2.FindRegistry(r.opts.registriesConfContext(), named.Name())
-	if err != nil || reg == nil || !reg.Blocked || len(reg.Mirrors) > 0 {
+	if err != nil || reg == nil || !reg.Blocked {
+		return nil
+	}
+	// The primary is always the last pull source: more than one means a mirror applies.
+	if sources, err := reg.PullSourcesFromReference(named); err != nil || len(sources) > 1 {
 		return nil
 	}
 	source := r.opts.RegistriesConfPath
 	if source == "" {
 		source = "registries.conf"
 	}
-	return fmt.Errorf("registry %s is blocked in %s: the image cannot be pulled from it", reg.Prefix, source)
+	if r.opts.RegistriesConfDirPath != "" {
+		source += " or " + r.opts.RegistriesConfDirPath
+	}
+	why := "the image cannot be pulled from it"
+	if len(reg.Mirrors) > 0 {
+		why = "none of its mirrors serves this reference (pull-from-mirror)"
+	}
+	return fmt.Errorf("registry %s is blocked in %s: %s", reg.Prefix, source, why)
 }
 
 // ReloadRegistriesConf makes the next inspections re-read registries.conf and its drop-ins.

@@ -19,18 +19,30 @@ import (
 // version 2) with podman's own loader, the one inspections use, so that a file the operator
 // accepts is a file the controller can load. The error says what podman refused.
 func ValidateRegistriesConf(content []byte) error {
+	return ValidateRegistriesConfWithDropIn(content, "", nil)
+}
+
+// ValidateRegistriesConfWithDropIn is ValidateRegistriesConf for content together with the
+// drop-in dropInName (in registries.conf.d, "" for none), as the controller loads them: the
+// drop-in's entries replace content's for the same prefix.
+func ValidateRegistriesConfWithDropIn(content []byte, dropInName string, dropIn []byte) error {
 	dir, err := os.MkdirTemp("", "archgate-registries-conf-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	conf := filepath.Join(dir, "registries.conf")
-	dropIns := filepath.Join(dir, "registries.conf.d") // empty: only content is read
+	dropIns := filepath.Join(dir, "registries.conf.d")
 	if err := os.Mkdir(dropIns, 0o700); err != nil {
 		return err
 	}
 	if err := os.WriteFile(conf, content, 0o600); err != nil {
 		return err
+	}
+	if dropInName != "" {
+		if err := os.WriteFile(filepath.Join(dropIns, dropInName), dropIn, 0o600); err != nil {
+			return err
+		}
 	}
 	// Podman caches parsed files per path for the process; this path is gone after the call.
 	defer sysregistriesv2.InvalidateCache()

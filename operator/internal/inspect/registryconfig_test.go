@@ -11,9 +11,14 @@ import (
 func TestValidateRegistriesConf(t *testing.T) {
 	tests := map[string]struct {
 		conf    string
+		dropIn  string // a registries.conf.d/mirror-sets.conf beside conf when set
 		wantErr string // substring; "" means valid
 	}{
-		"empty":   {conf: ""},
+		"empty": {conf: ""},
+		"with a drop-in": {conf: "[[registry]]\nlocation = \"docker.io\"\n",
+			dropIn: "[[registry]]\nprefix = \"docker.io\"\nlocation = \"docker.io\"\nblocked = true\n\n[[registry.mirror]]\nlocation = \"mirror.example\"\npull-from-mirror = \"digest-only\"\n"},
+		"a drop-in podman refuses is named": {dropIn: "[[registry]]\nprefix = \"docker.io\"\npull-from-mirror = \"tag-only\"\n",
+			wantErr: "registries.conf.d/mirror-sets.conf"},
 		"mirrors": {conf: "[[registry]]\nlocation = \"docker.io\"\n\n[[registry.mirror]]\nlocation = \"mirror.example/docker\"\n"},
 		"blocked and insecure": {
 			conf: "[[registry]]\nlocation = \"evil.example\"\nblocked = true\n\n[[registry]]\nlocation = \"lab.example:5000\"\ninsecure = true\n",
@@ -28,6 +33,9 @@ func TestValidateRegistriesConf(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			err := ValidateRegistriesConf([]byte(tc.conf))
+			if tc.dropIn != "" {
+				err = ValidateRegistriesConfWithDropIn([]byte(tc.conf), "mirror-sets.conf", []byte(tc.dropIn))
+			}
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("ValidateRegistriesConf: %v", err)

@@ -58,6 +58,11 @@ type linkedState struct {
 	credentialProviders    string
 	hostBinDir             string
 	hostFiles              []string
+	// mirrorSets is the registries.conf drop-in rendered from the cluster's mirror sets, ""
+	// when none applies; mirrorSetProblems name their entries left out, which Degraded
+	// reports without holding the rollout (the rest of the sets applies).
+	mirrorSets        string
+	mirrorSetProblems []string
 	// mirrorCredentials names the mirror credentials Secret (operator's namespace), nil when
 	// not configured; its content stays in the Secret, which the controller mounts.
 	mirrorCredentials *types.NamespacedName
@@ -74,7 +79,7 @@ type linkedState struct {
 // the platform's default pull secret (seed 004) is used when it exists; a referenced one must
 // exist.
 func lookupLinked(ctx context.Context, reader client.Reader, spec *v1beta1.ClusterPodPlacementConfigSpec, namespace string,
-	platform v1beta1.Platform) (linkedState, error) {
+	platform v1beta1.Platform, sets mirrorSetObjects) (linkedState, error) {
 	pullSecret, defaulted := spec.GlobalPullSecret(platform, namespace)
 	st := linkedState{
 		pullSecret:  &pullSecret,
@@ -136,8 +141,11 @@ func lookupLinked(ctx context.Context, reader client.Reader, spec *v1beta1.Clust
 	if err := st.lookupMirrorCredentials(ctx, reader, spec, namespace, h); err != nil {
 		return st, err
 	}
+	if err := st.renderMirrorSets(sets, h); err != nil {
+		return st, err
+	}
 	if st.pullSecret != nil || st.caBundleRef != nil || st.registriesConfRef != nil || st.registryCertsRef != nil ||
-		st.credentialProvidersRef != nil || st.mirrorCredentials != nil {
+		st.credentialProvidersRef != nil || st.mirrorCredentials != nil || st.mirrorSets != "" {
 		st.hash = hex.EncodeToString(h.Sum(nil))[:16]
 	}
 	return st, nil

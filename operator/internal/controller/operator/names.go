@@ -53,7 +53,9 @@ const (
 	// may live in another namespace than the pods that mount it.
 	RegistryCABundleName = "archgate-registry-ca-bundle"
 	// RegistriesConfName and RegistryCertsName are the operator's copies of the
-	// registriesConfConfigmapRef and registryCertsConfigmapRef ConfigMaps, mounted by the controller.
+	// registriesConfConfigmapRef and registryCertsConfigmapRef ConfigMaps, mounted by the
+	// controller; RegistriesConfName also holds the drop-in rendered from the cluster's mirror
+	// sets (MirrorSetsKey).
 	RegistriesConfName = "archgate-registries-conf"
 	RegistryCertsName  = "archgate-registry-certs"
 	// CredentialProvidersName is the operator's copy of the ConfigMap named by
@@ -123,6 +125,9 @@ const (
 	CABundleKey = "ca-bundle.crt"
 	// RegistriesConfKey is the ConfigMap key of the registries.conf content.
 	RegistriesConfKey = "registries.conf"
+	// MirrorSetsKey is the RegistriesConfName key of the registries.conf drop-in rendered from
+	// the ImageDigestMirrorSet and ImageTagMirrorSet objects.
+	MirrorSetsKey = "mirror-sets.conf"
 )
 
 // Ports and paths inside the components' pods.
@@ -142,6 +147,8 @@ const (
 	// certificates, <host[:port]>/ca.crt.
 	RegistriesConfDir = "/etc/archgate/registries"
 	CertsDir          = "/etc/archgate/certs.d"
+	// RegistriesConfDropInDir is the controller's --registries-conf-dir, holding MirrorSetsKey.
+	RegistriesConfDropInDir = "/etc/archgate/registries.conf.d"
 	// CredentialProvidersDir holds the mounted CredentialProviderConfig; CredentialProviderBinDir
 	// is where the nodes' plugin directory (credentialProviders.hostBinDir) is mounted.
 	CredentialProvidersDir   = "/etc/archgate/credential-providers"

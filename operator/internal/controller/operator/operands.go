@@ -94,6 +94,9 @@ type operandParams struct {
 	// registryCerts lists the keys of the per-registry certificates (copied to RegistryCertsName).
 	registriesConf bool
 	registryCerts  []string
+	// mirrorSets is set when the cluster's mirror sets render a drop-in (MirrorSetsKey of
+	// RegistriesConfName), mounted as the controller's --registries-conf-dir.
+	mirrorSets bool
 	// credentialProvidersHostBinDir is set when credential provider plugins are configured
 	// (their configuration copied to CredentialProvidersName): the plugins' directory on the
 	// nodes, mounted into the controller.
@@ -146,6 +149,8 @@ type ComponentArgs struct {
 	RegistryCABundleFile string
 	// RegistriesConfFile is the path of the mounted registries.conf, or "".
 	RegistriesConfFile string
+	// RegistriesConfDir is the mounted registries.conf.d of the mirror sets' drop-in, or "".
+	RegistriesConfDir string
 	// MirrorAuthFile is the path of the mounted mirror credentials (an auth file), or "".
 	MirrorAuthFile string
 	// CertsDir is the mounted certs.d directory, or "".
@@ -218,6 +223,7 @@ func controllerFlags(a ComponentArgs, common cmdline.Common) cmdline.Controller 
 		GlobalPullSecret:             a.GlobalPullSecret,
 		CABundleFile:                 a.RegistryCABundleFile,
 		RegistriesConfPath:           a.RegistriesConfFile,
+		RegistriesConfDirPath:        a.RegistriesConfDir,
 		AuthFilePath:                 a.MirrorAuthFile,
 		CertsDir:                     a.CertsDir,
 		ImageInspection:              a.ImageInspection,
@@ -259,6 +265,9 @@ func (p operandParams) componentArgs() ComponentArgs {
 	}
 	if p.registriesConf {
 		a.RegistriesConfFile = RegistriesConfDir + "/" + RegistriesConfKey
+	}
+	if p.mirrorSets {
+		a.RegistriesConfDir = RegistriesConfDropInDir
 	}
 	if len(p.registryCerts) > 0 {
 		a.CertsDir = CertsDir
@@ -517,7 +526,11 @@ func controllerDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguratio
 		mount("registry-ca", RegistryCABundleName, RegistryCADir)
 	}
 	if p.registriesConf {
-		mount("registries-conf", RegistriesConfName, RegistriesConfDir)
+		mount("registries-conf", RegistriesConfName, RegistriesConfDir, corev1ac.KeyToPath().WithKey(RegistriesConfKey).WithPath(RegistriesConfKey))
+	}
+	if p.mirrorSets {
+		// The same ConfigMap, its drop-in key alone: podman reads every *.conf of the directory.
+		mount("mirror-sets", RegistriesConfName, RegistriesConfDropInDir, corev1ac.KeyToPath().WithKey(MirrorSetsKey).WithPath(MirrorSetsKey))
 	}
 	if len(p.registryCerts) > 0 {
 		// certs.d layout: <host[:port]>/ca.crt for every key ("registry.example..5000").

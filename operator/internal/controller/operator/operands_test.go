@@ -280,15 +280,25 @@ func TestApplyConfigurationsClaimOnlyWhatTheySet(t *testing.T) {
 func TestControllerDeploymentMountsRegistryConfiguration(t *testing.T) {
 	p := params()
 	p.registriesConf = true
+	p.mirrorSets = true
 	p.registryCerts = []string{"10.0.0.1..5000", "registry.example"}
 	p.proxyEnv = []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example:3128"}}
 	spec := typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec
+	for _, want := range []string{"--registries-conf=" + RegistriesConfDir + "/registries.conf", "--registries-conf-dir=" + RegistriesConfDropInDir} {
+		if !slices.Contains(spec.Containers[0].Args, want) {
+			t.Errorf("controller args %v lack %s", spec.Containers[0].Args, want)
+		}
+	}
 	volumes := map[string]*corev1.ConfigMapVolumeSource{}
 	for _, v := range spec.Volumes {
 		volumes[v.Name] = v.ConfigMap
 	}
-	if v := volumes["registries-conf"]; v == nil || v.Name != RegistriesConfName || v.Items != nil {
-		t.Errorf("registries-conf volume %+v, want all of ConfigMap %s", v, RegistriesConfName)
+	// One ConfigMap, two directories: the drop-in must not sit beside registries.conf, nor
+	// registries.conf among the drop-ins.
+	for volume, key := range map[string]string{"registries-conf": RegistriesConfKey, "mirror-sets": MirrorSetsKey} {
+		if v := volumes[volume]; v == nil || v.Name != RegistriesConfName || !cmp.Equal(v.Items, []corev1.KeyToPath{{Key: key, Path: key}}) {
+			t.Errorf("%s volume %+v, want ConfigMap %s, key %s alone", volume, v, RegistriesConfName, key)
+		}
 	}
 	wantItems := []corev1.KeyToPath{{Key: "10.0.0.1..5000", Path: "10.0.0.1:5000/ca.crt"}, {Key: "registry.example", Path: "registry.example/ca.crt"}}
 	if v := volumes["registry-certs"]; v == nil || v.Name != RegistryCertsName || !cmp.Equal(v.Items, wantItems) {
@@ -298,7 +308,7 @@ func TestControllerDeploymentMountsRegistryConfiguration(t *testing.T) {
 	for _, m := range spec.Containers[0].VolumeMounts {
 		mounts[m.Name] = m.MountPath
 	}
-	if mounts["registries-conf"] != RegistriesConfDir || mounts["registry-certs"] != CertsDir {
+	if mounts["registries-conf"] != RegistriesConfDir || mounts["mirror-sets"] != RegistriesConfDropInDir || mounts["registry-certs"] != CertsDir {
 		t.Errorf("mounts %v", mounts)
 	}
 	for _, d := range []*corev1.PodSpec{&spec, &typed[appsv1.Deployment](t, webhookDeployment(p)).Spec.Template.Spec} {

@@ -180,6 +180,14 @@ func TestLeastPrivilege(t *testing.T) {
 		{sa: op, verb: "delete", resource: "mutatingwebhookconfigurations", group: adm, name: "someone-elses", want: false},
 		{sa: op, verb: "delete", resource: "mutatingwebhookconfigurations", group: adm, name: operator.DefaultMutatingWebhookConfigurationName, want: true},
 		{sa: op, verb: "create", resource: "mutatingwebhookconfigurations", group: adm, want: false},
+		// OpenShift's mirror sets: the operator reads them, writes none, and the components do
+		// not even read them (the controller gets the rendered drop-in).
+		{sa: op, verb: "watch", resource: "imagedigestmirrorsets", group: "config.openshift.io", want: true},
+		{sa: op, verb: "list", resource: "imagetagmirrorsets", group: "config.openshift.io", want: true},
+		{sa: op, verb: "update", resource: "imagedigestmirrorsets", group: "config.openshift.io", name: "any", want: false},
+		{sa: op, verb: "delete", resource: "imagetagmirrorsets", group: "config.openshift.io", name: "any", want: false},
+		{sa: ctl, verb: "list", resource: "imagedigestmirrorsets", group: "config.openshift.io", want: false},
+		{sa: wh, verb: "list", resource: "imagetagmirrorsets", group: "config.openshift.io", want: false},
 		{sa: op, verb: "update", resource: "validatingwebhookconfigurations", group: adm, name: "someone-elses", want: false},
 		{sa: op, verb: "patch", resource: "validatingwebhookconfigurations", group: adm, name: operator.DefaultValidatingWebhookConfigurationName, want: true},
 		{sa: op, verb: "delete", resource: "validatingwebhookconfigurations", group: adm, name: operator.DefaultValidatingWebhookConfigurationName, want: false},

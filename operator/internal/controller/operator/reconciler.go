@@ -93,6 +93,8 @@ import (
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,namespace=archgate-system,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=archgate-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=cert-manager.io,namespace=archgate-system,resources=issuers;certificates,verbs=get;list;watch;create;update;patch;delete
+// OpenShift's mirror sets, read (where served) to render the controller's registries.conf drop-in:
+// +kubebuilder:rbac:groups=config.openshift.io,resources=imagedigestmirrorsets;imagetagmirrorsets,verbs=get;list;watch
 // The metrics endpoints' authentication and authorization (and granting the same to the
 // components' ClusterRoles, which RBAC allows only to a holder):
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
@@ -221,6 +223,10 @@ type Reconciler struct {
 	unavailableSince map[string]time.Time
 	// probe is the last answer of the admission policy probe.
 	probe policyProbe
+	// watchMirrorSet starts a mirror set kind's watch (set by SetupWithManager, nil without a
+	// manager); mirrorSetWatches records the kinds watched, by kind.
+	watchMirrorSet   mirrorSetWatcher
+	mirrorSetWatches map[string]bool
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -267,7 +273,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(poller); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("clusterpodplacementconfig").
 		For(&v1beta1.ClusterPodPlacementConfig{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetName() == v1beta1.SingletonName
@@ -285,7 +291,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			WebhookServingSecretName, WebhookMetricsSecretName, ControllerMetricsSecretName))).
 		WatchesRawSource(source.Channel(poller.events, &handler.EnqueueRequestForObject{})).
 		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.mapLinked("ConfigMap", RegistryCABundleName, RegistriesConfName, RegistryCertsName, CredentialProvidersName))).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	// The mirror sets' watches start from the reconcile, where their API is served (see
+	// readMirrorSets).
+	r.watchMirrorSet = newMirrorSetWatcher(c, mgr.GetCache())
+	return nil
 }
 
 // mapLinked enqueues the singleton when obj is one of the linked objects the spec references,
@@ -537,6 +550,7 @@ func (r *Reconciler) deleteWebhookConfiguration(ctx context.Context) error {
 func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
 	before := s.cppc.DeepCopy()
 	s.obs.missing, s.obs.configured = s.linked.missing, s.linked.configured
+	s.obs.mirrorSetProblems = s.linked.mirrorSetProblems
 	setConditions(&s.cppc.Status, s.cppc.Generation, conditions(before.Status.Conditions, s.obs))
 	s.cppc.Status.OperatorVersion = version.Get().Version
 	if equality.Semantic.DeepEqual(before.Status, s.cppc.Status) {

@@ -118,6 +118,8 @@ type observation struct {
 	// missing lists the linked objects that do not exist; configured says whether any is set.
 	missing    []missingLink
 	configured []string
+	// mirrorSetProblems name the mirror set entries left out (the rest applies).
+	mirrorSetProblems []string
 	// applyErr is the error that stopped the rollout, if any.
 	applyErr error
 	// waiting says which step blocks the rollout and on what; "" when every step is ready.
@@ -254,6 +256,10 @@ func degradedCondition(prev []metav1.Condition, o observation) condition {
 			": the MutatingWebhookConfiguration %s was removed so that pod creation does not wait on a missing webhook (fail open); "+
 				"new pods are not gated until both components are available again. Check the Deployments' pods and events",
 			o.webhookConfigurationName)}
+	}
+	if len(o.mirrorSetProblems) > 0 {
+		return condition{metav1.ConditionTrue, v1beta1.ReasonRegistryConfigInvalid, "mirror set entries left out, the rest applies: " +
+			strings.Join(o.mirrorSetProblems, "; ")}
 	}
 	return condition{metav1.ConditionFalse, v1beta1.ReasonAsExpected, "the components serve as configured"}
 }

@@ -134,6 +134,12 @@ func TestConditions(t *testing.T) {
 			want:                want{"True/AllComponentsReady", "True/RollingOut", "True/PullSecretNotFound", "False/AsExpected", "False/PullSecretNotFound"},
 			wantDegradedMessage: "Secret a/b missing; ConfigMap c/d missing",
 		},
+		"mirror set entries left out: degraded, the rollout goes on": {
+			obs: observation{mirrorSetProblems: []string{`ImageDigestMirrorSet a: spec.imageDigestMirrors[0].source "Bad": invalid`},
+				configured: []string{"ImageDigestMirrorSet b (mirror sets, drop-in mirror-sets.conf)"}, webhook: up, controller: up, registered: true},
+			want:                want{"True/AllComponentsReady", "False/AsExpected", "True/RegistryConfigInvalid", "False/AsExpected", "True/AsExpected"},
+			wantDegradedMessage: `ImageDigestMirrorSet a: spec.imageDigestMirrors[0].source "Bad"`,
+		},
 		"apply failed": {
 			obs:                 observation{applyErr: errors.New("deployments: applying Deployment ns/x: forbidden"), webhook: up, controller: up, registered: true},
 			want:                want{"True/AllComponentsReady", "True/RollingOut", "True/ApplyFailed", "False/AsExpected", "True/AsExpected"},

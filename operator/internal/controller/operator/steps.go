@@ -49,7 +49,11 @@ import (
 // while one of them is missing, so the controller never runs without the credentials or the
 // trust the administrator asked for.
 func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, error) {
-	linked, err := lookupLinked(ctx, r.uncached, &s.cppc.Spec, r.opts.Namespace, r.opts.Platform)
+	sets, err := r.readMirrorSets(ctx)
+	if err != nil {
+		return "", err
+	}
+	linked, err := lookupLinked(ctx, r.uncached, &s.cppc.Spec, r.opts.Namespace, r.opts.Platform, sets)
 	if err != nil {
 		return "", err
 	}
@@ -57,6 +61,7 @@ func (r *Reconciler) checkLinkedObjects(ctx context.Context, s *scope) (string, 
 	s.params.pullSecret = linked.pullSecret
 	s.params.caBundle = linked.caBundleRef != nil
 	s.params.registriesConf = linked.registriesConfRef != nil
+	s.params.mirrorSets = linked.mirrorSets != ""
 	s.params.registryCerts = slices.Sorted(maps.Keys(linked.registryCerts))
 	if linked.credentialProvidersRef != nil {
 		s.params.credentialProvidersHostBinDir = linked.hostBinDir
@@ -242,7 +247,7 @@ func (r *Reconciler) syncRegistryCABundle(ctx context.Context, s *scope) error {
 		data map[string]string // nil: not configured
 	}{
 		{RegistryCABundleName, dataIf(s.linked.caBundleRef != nil, map[string]string{CABundleKey: s.linked.caBundle})},
-		{RegistriesConfName, dataIf(s.linked.registriesConfRef != nil, map[string]string{RegistriesConfKey: s.linked.registriesConf})},
+		{RegistriesConfName, registriesConfData(s.linked)},
 		{RegistryCertsName, dataIf(len(s.linked.registryCerts) > 0, s.linked.registryCerts)},
 		{CredentialProvidersName, dataIf(s.linked.credentialProvidersRef != nil,
 			map[string]string{v1beta1.CredentialProvidersConfigKey: s.linked.credentialProviders})},
@@ -260,6 +265,19 @@ func (r *Reconciler) syncRegistryCABundle(ctx context.Context, s *scope) error {
 		}
 	}
 	return nil
+}
+
+// registriesConfData is RegistriesConfName's content: the referenced registries.conf and the
+// mirror sets' drop-in, each when there is one; nil (no ConfigMap) when neither is.
+func registriesConfData(l linkedState) map[string]string {
+	data := map[string]string{}
+	if l.registriesConfRef != nil {
+		data[RegistriesConfKey] = l.registriesConf
+	}
+	if l.mirrorSets != "" {
+		data[MirrorSetsKey] = l.mirrorSets
+	}
+	return dataIf(len(data) > 0, data)
 }
 
 func dataIf(ok bool, data map[string]string) map[string]string {
