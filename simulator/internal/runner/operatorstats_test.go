@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/archgate/archgate/operator/pkg/components"
+	opcomponents "github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/simulator/internal/operand"
 )
 
@@ -27,13 +27,13 @@ func operatorMetrics(t *testing.T, rename map[string]string) operand.Snapshot {
 		r.MustRegister(v)
 		return v
 	}
-	counter(components.MetricInspectCacheHits, components.LabelCache).WithLabelValues("tag").Add(9)
-	counter(components.MetricInspectCacheMisses, components.LabelCache).WithLabelValues("tag").Add(1)
-	counter(components.MetricInspectCacheDedupWaits).WithLabelValues().Add(2)
-	counter(components.MetricInspectErrors, components.LabelInspectReason).WithLabelValues("auth").Add(1)
-	counter(components.MetricWebhookPodsGated).WithLabelValues().Add(10)
-	counter(components.MetricWebhookPodsSkipped, components.LabelWebhookReason).WithLabelValues("pinned").Add(3)
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name(components.MetricInspectDuration)}, []string{components.LabelOutcome})
+	counter(opcomponents.MetricInspectCacheHits, opcomponents.LabelCache).WithLabelValues("tag").Add(9)
+	counter(opcomponents.MetricInspectCacheMisses, opcomponents.LabelCache).WithLabelValues("tag").Add(1)
+	counter(opcomponents.MetricInspectCacheDedupWaits).WithLabelValues().Add(2)
+	counter(opcomponents.MetricInspectErrors, opcomponents.LabelInspectReason).WithLabelValues("auth").Add(1)
+	counter(opcomponents.MetricWebhookPodsGated).WithLabelValues().Add(10)
+	counter(opcomponents.MetricWebhookPodsSkipped, opcomponents.LabelWebhookReason).WithLabelValues("pinned").Add(3)
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name(opcomponents.MetricInspectDuration)}, []string{opcomponents.LabelOutcome})
 	r.MustRegister(h)
 	h.WithLabelValues("success").Observe(0.1)
 	return c.Snapshot()
@@ -52,7 +52,7 @@ func TestOperatorStats(t *testing.T) {
 // TestOperatorStatsMissingMetric: a metric the operator renamed is an
 // error naming it, not a silent 0.
 func TestOperatorStatsMissingMetric(t *testing.T) {
-	for _, m := range []string{components.MetricInspectCacheHits, components.MetricInspectDuration, components.MetricWebhookPodsSkipped} {
+	for _, m := range []string{opcomponents.MetricInspectCacheHits, opcomponents.MetricInspectDuration, opcomponents.MetricWebhookPodsSkipped} {
 		t.Run(m, func(t *testing.T) {
 			_, err := operatorStats(operatorMetrics(t, map[string]string{m: m + "_renamed"}))
 			if err == nil || !strings.Contains(err.Error(), m+": not exported") {

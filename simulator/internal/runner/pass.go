@@ -17,7 +17,7 @@ import (
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/affinity"
 	"github.com/archgate/archgate/simulator/internal/calibrate"
-	"github.com/archgate/archgate/simulator/internal/cluster"
+	fakenodes "github.com/archgate/archgate/simulator/internal/cluster"
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -35,6 +35,9 @@ type passSpec struct {
 	// attacker adds the attacker's pods (workload.Plan.Attack) in a
 	// namespace of their own; the pass's figures are the workload's.
 	attacker bool
+	// count counts the components' metrics and the registry's requests over the pass
+	// (passResult.counts).
+	count bool
 }
 
 // creates holds the creators' times of each pod while they run (offsets from the epoch),
@@ -67,6 +70,8 @@ type passResult struct {
 	pass     *report.Pass
 	timeline []report.AppliedEvent
 	errors   []string
+	// counts are set when the spec asked for them.
+	counts counts
 }
 
 // calibrationRounds is how many one-second rounds calibrate.NsPerOp takes
@@ -81,7 +86,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	pods := r.plan.Pods
 	all := pods
 	if spec.attacker {
-		if r.ext != nil {
+		if !r.cluster.reachesHarness() {
 			return passResult{}, errors.New("the attacker needs the simulated cluster's registry and its own host: run without an existing cluster")
 		}
 		nss = append(nss, fmt.Sprintf("sim-%s-%s-attacker", r.id, spec.name))
@@ -90,9 +95,10 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	if err := r.createNamespaces(ctx, nss, spec.operator); err != nil {
 		return passResult{}, err
 	}
+	reg := r.cluster.registry()
 	objOpts := workload.ObjectOptions{
-		Host:       r.registryHost(),
-		HangHost:   r.hangHost(),
+		Host:       reg.host,
+		HangHost:   reg.hang,
 		Namespaces: nss,
 		Labels:     map[string]string{workload.LabelRun: r.id, workload.LabelPass: spec.name},
 		CPU:        *r.s.Workload.Requests.CPU,
@@ -101,19 +107,19 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 		// With handwrittenViaWebhook the floor webhook adds it at admission instead.
 		HandwrittenAffinity:    spec.handwritten && !r.s.HandwrittenViaWebhook,
 		HandwrittenPreferences: r.handwrittenPreferences(),
-		Adjust:                 r.confine(),
+		Adjust:                 r.cluster.confine(),
 	}
 	// The machine's speed now, while the cluster is idle (calibrate's doc).
 	calibration := calibrate.NsPerOp(calibrationRounds) / 1e9
-	sliBefore := r.schedulerSLI(ctx)
+	sliBefore := r.cluster.schedulerSLI(ctx)
 	admissionBefore, admissionOK := r.apiserverAdmission(ctx)
 	costStart := r.markCost(ctx)
 	stopProfiles := r.startProfiles(ctx, spec.name)
 	epoch := time.Now()
-	misplaced := summaryInput{pods: pods, nodePlatform: r.nodePlatform}.misplaced
+	misplaced := summaryInput{pods: pods, nodePlatform: r.nodes}.misplaced
 	pending := pendingByDesign(pods, spec.operator || spec.handwritten)
 	// An attack pod is final once bound: whatever holds it, archgate must release it.
-	recOpts := recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(all), Epoch: epoch,
+	recOpts := recorder.Options{Client: r.kube.client, Selector: r.selector(spec.name), Pods: len(all), Epoch: epoch,
 		PendingByDesign: pending, DecidedAtCreation: spec.handwritten}
 	monitor := spec.operator && r.s.Kubelet.ExecFormatErrors && r.s.Operator.ClusterConfig.Plugins.ExecFormatErrorMonitorEnabled()
 	if monitor {
@@ -130,8 +136,11 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 			rec.Stop()
 		}
 	}()
-	if r.op != nil && spec.operator {
-		r.op.resetCounters()
+	var out passResult
+	if spec.count {
+		if out.counts, err = r.startCounts(ctx); err != nil {
+			return out, err
+		}
 	}
 
 	passCtx, cancelPass := context.WithCancel(ctx)
@@ -139,10 +148,10 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	c := &creates{sent: make([]time.Duration, len(all)), done: make([]time.Duration, len(all))}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.create(passCtx, epoch, all, r.arrivals(len(pods), len(all)), objOpts, c) })
-	var kubelet *cluster.Kubelet
+	var kubelet *fakenodes.Kubelet
 	// On an existing cluster the nodes are kwok's, which reports the pods itself.
-	if k := r.s.Kubelet; r.ext == nil && (k.ExecFormatErrors || k.RunPods) {
-		kubelet = cluster.StartKubelet(passCtx, r.client, r.selector(spec.name), cluster.KubeletOptions{
+	if k := r.s.Kubelet; r.cluster.fakeKubelet() && (k.ExecFormatErrors || k.RunPods) {
+		kubelet = fakenodes.StartKubelet(passCtx, r.kube.client, r.selector(spec.name), fakenodes.KubeletOptions{
 			ExecFormatErrors: k.ExecFormatErrors, RunPods: k.RunPods,
 			Misplaced: func(pod *corev1.Pod) bool {
 				i, ok := workload.PodIndex(pod.Name)
@@ -151,7 +160,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	}
 	var tl *timeline
 	if spec.operator && len(spec.timeline) > 0 {
-		tl = r.startTimeline(passCtx, epoch, spec.timeline)
+		tl = r.startTimeline(ctx, passCtx, epoch, spec.timeline)
 	}
 	deadlineHit, waitErr := r.waitFinal(ctx, rec, c, len(all), spec.name, epoch)
 	end := time.Since(epoch)
@@ -159,7 +168,6 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	wg.Wait()
 	costEnd := r.markCost(context.WithoutCancel(ctx))
 	stopProfiles()
-	var out passResult
 	if tl != nil {
 		out.timeline = tl.stop()
 	}
@@ -182,7 +190,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	if err != nil {
 		return out, err
 	}
-	in := summaryInput{name: spec.name, operator: spec.operator, pods: pods, pending: pending, nodePlatform: r.nodePlatform,
+	in := summaryInput{name: spec.name, operator: spec.operator, pods: pods, pending: pending, nodePlatform: r.nodes,
 		arrival: r.s.Workload.Arrival, creates: c.times(len(pods)), watch: res, final: final}
 	var running int64
 	if kubelet != nil {
@@ -197,7 +205,7 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	out.pass.CalibrationSeconds = calibration
 	out.pass.Attacker = attacker
 	out.pass.DeadlineHit = deadlineHit
-	out.pass.SchedulerSLI = sliDelta(sliBefore, r.schedulerSLI(context.WithoutCancel(ctx)))
+	out.pass.SchedulerSLI = sliDelta(sliBefore, r.cluster.schedulerSLI(context.WithoutCancel(ctx)))
 	if admissionAfter, ok := r.apiserverAdmission(context.WithoutCancel(ctx)); ok && admissionOK {
 		out.pass.Admission = admissionCost(admissionBefore, admissionAfter, out.pass.Pods)
 	}
@@ -235,10 +243,8 @@ func (r *run) waitFinal(ctx context.Context, rec *recorder.Recorder, c *creates,
 		if time.Now().After(deadline) {
 			return true, nil
 		}
-		if r.op != nil {
-			if err := r.op.err(); err != nil {
-				return false, err
-			}
+		if err := r.comps.err(); err != nil {
+			return false, err
 		}
 	}
 }
@@ -324,7 +330,7 @@ func (r *run) handwrittenPreferences() func(*corev1.Pod, []string) {
 func (r *run) createPod(ctx context.Context, pod *corev1.Pod) error {
 	var err error
 	for attempt := range 5 {
-		_, err = r.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		_, err = r.kube.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		if err == nil || apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -342,16 +348,18 @@ func (r *run) createPod(ctx context.Context, pod *corev1.Pod) error {
 func (r *run) createNamespaces(ctx context.Context, nss []string, operator bool) error {
 	for i, name := range nss {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{workload.LabelRun: r.id}}}
-		if _, err := r.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		if _, err := r.kube.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
-		switch {
-		case operator && r.op != nil:
-			if err := r.op.prepareNamespace(ctx, name, i); err != nil {
-				return err
-			}
-		case operator && r.ext != nil:
-			if err := r.prepareExistingNamespace(ctx, name, i); err != nil {
+		if !operator {
+			continue
+		}
+		ppcs, err := prepareNamespace(ctx, r.kube.crc, r.s, r.cluster.registry(), name, i)
+		if err != nil {
+			return err
+		}
+		if ppcs > 0 {
+			if err := r.comps.startLocal(ctx, name); err != nil {
 				return err
 			}
 		}
@@ -364,7 +372,7 @@ func (r *run) listPods(ctx context.Context, pass string) ([]corev1.Pod, error) {
 	var out []corev1.Pod
 	opts := metav1.ListOptions{LabelSelector: r.selector(pass), Limit: 2000}
 	for {
-		list, err := r.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
+		list, err := r.kube.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("listing the %s pass's pods: %w", pass, err)
 		}
@@ -381,7 +389,7 @@ func (r *run) listPods(ctx context.Context, pass string) ([]corev1.Pod, error) {
 // would leave them).
 func (r *run) deletePassPods(ctx context.Context, pass string) error {
 	for _, ns := range r.namespaces(pass) {
-		err := r.client.CoreV1().Pods(ns).DeleteCollection(ctx, *metav1.NewDeleteOptions(0),
+		err := r.kube.client.CoreV1().Pods(ns).DeleteCollection(ctx, *metav1.NewDeleteOptions(0),
 			metav1.ListOptions{LabelSelector: r.selector(pass)})
 		if err != nil {
 			return fmt.Errorf("deleting the %s pass's pods: %w", pass, err)
