@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	opcomponents "github.com/archgate/archgate/operator/pkg/components"
@@ -57,6 +58,45 @@ func TestOperatorStatsMissingMetric(t *testing.T) {
 			_, err := operatorStats(operatorMetrics(t, map[string]string{m: m + "_renamed"}))
 			if err == nil || !strings.Contains(err.Error(), m+": not exported") {
 				t.Errorf("renamed %s: error %v, want one naming it", m, err)
+			}
+		})
+	}
+}
+
+// TestCountingRestarts: a pass's counts are the restarts since counting started, by
+// component, and none are reported without a kubelet (direct mode).
+func TestCountingRestarts(t *testing.T) {
+	for name, tc := range map[string]struct {
+		kubelet                bool
+		start, end             map[string]int
+		wantRestarts, wantOOMs map[string]int
+	}{
+		"restarts before the pass are not the pass's": {
+			kubelet: true, start: map[string]int{"webhook": 2}, end: map[string]int{"webhook": 3, "controller": 1},
+			wantRestarts: map[string]int{"webhook": 1, "controller": 1}, wantOOMs: map[string]int{"webhook": 1, "controller": 1},
+		},
+		"none during the pass": {
+			kubelet: true, start: map[string]int{"webhook": 2}, end: map[string]int{"webhook": 2},
+			wantRestarts: map[string]int{}, wantOOMs: map[string]int{},
+		},
+		"direct mode has no kubelet": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// No metric is registered: reading them is TestOperatorStats's, and fails here.
+			counters := operand.NewCounters()
+			var restarts func() (map[string]int, map[string]int)
+			now := tc.start
+			if tc.kubelet {
+				restarts = func() (map[string]int, map[string]int) { return now, now }
+			}
+			count := counting(counters, restarts)
+			now = tc.end
+			o, _ := count()
+			if diff := cmp.Diff(tc.wantRestarts, o.Restarts); diff != "" {
+				t.Errorf("restarts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantOOMs, o.OOMKills); diff != "" {
+				t.Errorf("OOM kills (-want +got):\n%s", diff)
 			}
 		})
 	}

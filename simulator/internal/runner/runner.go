@@ -1,8 +1,8 @@
-// Package runner executes a scenario: it starts the control plane (envtest
-// or an existing cluster), the embedded kube-scheduler, the node pools, the
-// fake registry and the operator in-process, then runs the workload (and an
-// optional baseline pass without the operator), applies the timeline,
-// measures and builds the report.
+// Package runner executes a scenario on a cluster (cluster: simulatedCluster, which starts
+// envtest, the scheduler, fake nodes and the fake registry; or existingCluster, the cluster of
+// --kubeconfig), runs the passes without archgate, starts archgate's components (components:
+// renderedComponents, directComponents or installedComponents), runs the main pass with its
+// timeline, measures and builds the report.
 package runner
 
 import (
@@ -143,13 +143,16 @@ type run struct {
 // newCluster is the cluster the options name: the one of Options.Kubeconfig, else a simulated one.
 func (r *run) newCluster() cluster {
 	if r.opts.Kubeconfig != "" {
-		return &existingCluster{opts: r.opts, s: r.s, id: r.id, sampler: r.sampler, logf: r.logf}
+		return &existingCluster{opts: r.opts, s: r.s, id: r.id, sampler: r.sampler, logf: statusf(r.opts.Status)}
 	}
-	return &simulatedCluster{opts: r.opts, s: r.s, id: r.id, sampler: r.sampler, logf: r.logf}
+	return &simulatedCluster{opts: r.opts, s: r.s, id: r.id, sampler: r.sampler, logf: statusf(r.opts.Status)}
 }
 
-func (r *run) logf(format string, args ...any) {
-	fmt.Fprintf(r.opts.Status, format+"\n", args...)
+func (r *run) logf(format string, args ...any) { statusf(r.opts.Status)(format, args...) }
+
+// statusf prints phase messages to w, a line each.
+func statusf(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 }
 
 // results are what the phases produced, for assemble.
