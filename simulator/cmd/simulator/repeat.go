@@ -50,6 +50,8 @@ when every run passed.`,
 	return cmd
 }
 
+// runRepeat runs a scenario count times (or takes report files) and prints each figure's
+// median and spread. It is long on purpose: the command's wiring in the order it happens.
 func runRepeat(cmd *cobra.Command, args []string, f repeatFlags) error {
 	paths := args
 	if len(args) == 0 {

@@ -95,6 +95,9 @@ killed run). See docs/simulator-existing-cluster.md.`,
 	return cmd
 }
 
+// runScenario loads the scenario, runs it and writes and prints its report. It is long on
+// purpose: the command's wiring (logs, signals, guard, options, report files, exit codes) in
+// the order it happens, flags and options only, no rules.
 func runScenario(parent context.Context, f runFlags) error {
 	loaded, err := scenario.Load(f.scenario)
 	if err != nil {

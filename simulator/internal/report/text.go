@@ -8,6 +8,7 @@ import (
 )
 
 // WriteText writes the short terminal summary of a run.
+// It is long on purpose: one Fprintf per line of the summary, in the order printed.
 func (r *Report) WriteText(w io.Writer) {
 	d := func(x float64) string { return scenario.FormatValue(scenario.UnitDuration, x) }
 	pass := func(p *Pass) {

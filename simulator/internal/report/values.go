@@ -9,6 +9,8 @@ import (
 
 // Values flattens the report into the metrics that expectations and compare
 // name (see scenario.Metrics). Metrics the run did not produce are absent.
+// It is long on purpose: one put per metric reads as the table of names it is; split, the
+// names would scatter over helpers.
 func (r *Report) Values() map[string]float64 {
 	v := map[string]float64{}
 	put := func(name string, x float64) {

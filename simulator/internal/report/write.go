@@ -184,6 +184,7 @@ func ratioTexts(ratios map[string]float64) []string {
 }
 
 // passRows are the rows of the passes table.
+// It is long on purpose: one row per line of the passes table, in the order shown.
 func passRows(passes []*Pass) []summaryRow {
 	d := func(x float64) string { return scenario.FormatValue(scenario.UnitDuration, x) }
 	row := func(label string, f func(p *Pass) string) summaryRow {

@@ -26,7 +26,7 @@ type admissionTotals struct {
 // apiserverAdmission scrapes the apiserver's /metrics; ok is false when it cannot (the pass then
 // reports no admission figures).
 func (r *run) apiserverAdmission(ctx context.Context) (admissionTotals, bool) {
-	cs, err := kubernetes.NewForConfig(r.cfg)
+	cs, err := kubernetes.NewForConfig(r.kube.cfg)
 	if err != nil {
 		return admissionTotals{}, false
 	}

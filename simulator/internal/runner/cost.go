@@ -34,7 +34,7 @@ func (r *run) markCost(ctx context.Context) costMark {
 func (r *run) apiserverCounters(ctx context.Context) map[string]float64 {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	raw, err := r.client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	raw, err := r.kube.client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/archgate/archgate/operator/pkg/components"
+	opcomponents "github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
@@ -25,81 +25,6 @@ const leaderMetric = "leader_election_master_status"
 // standby retries every 2 s (controller-runtime's RetryPeriod, with jitter).
 const failoverWaitMargin = 10 * time.Second
 
-// controllerRestart builds the controllerRestart step. With one instance
-// it stops (SIGTERM, or SIGKILL in crash mode) and starts it again after the
-// downtime. With a standby it stops the leader the same way and waits until
-// the standby holds the lease; the stopped instance comes back as the new
-// standby after the downtime. The failover record is filled as it goes;
-// ResumedAt comes later from the recorder (resumedAfter).
-func (e *operatorEnv) controllerRestart(ev *scenario.RestartEvent, epoch time.Time, fo *report.Failover) step {
-	fo.Mode, fo.Replicas = ev.Mode, max(len(e.controllerProcesses()), 1)
-	since := func() float64 { return time.Since(epoch).Seconds() }
-	if e.kubelet != nil {
-		return e.replicaRestart(ev, fo, since)
-	}
-	var stopped operand.Component
-	apply := func(ctx context.Context) error {
-		target, holder, err := e.leader(ctx, fo)
-		if err != nil {
-			return err
-		}
-		fo.StoppedAt = since()
-		if err := stopComponent(target, ev.Mode); err != nil {
-			return err
-		}
-		stopped = target
-		if fo.Replicas == 1 {
-			return nil
-		}
-		return e.waitLeaseTaken(ctx, holder, fo, since)
-	}
-	start := func(context.Context) error {
-		if stopped == nil {
-			return nil
-		}
-		err := stopped.Start(e.ctx)
-		if fo.Replicas == 1 && err == nil {
-			fo.AcquiredAt = since()
-		}
-		return err
-	}
-	return step{apply: apply, revert: start, hold: ev.Downtime.D()}
-}
-
-// controllerProcesses are the controller instances that run as processes: the kubelet's
-// replicas in operator mode, the direct mode's processes otherwise.
-func (e *operatorEnv) controllerProcesses() []*operand.Process {
-	if e.kubelet != nil {
-		return e.kubelet.Processes(components.ControllerDeploymentName)
-	}
-	return e.op.Controllers
-}
-
-// replicaRestart is controllerRestart in operator mode: the kubelet ends the leading replica
-// (graceful: as a deleted pod; crash: SIGKILL) and starts its replacement after the downtime,
-// while the operator's other replica takes the lease.
-func (e *operatorEnv) replicaRestart(ev *scenario.RestartEvent, fo *report.Failover, since func() float64) step {
-	apply := func(ctx context.Context) error {
-		target, holder, err := e.leader(ctx, fo)
-		if err != nil {
-			return err
-		}
-		p, ok := target.(*operand.Process)
-		if !ok {
-			return errors.New("the leading controller is not a kubelet replica")
-		}
-		fo.StoppedAt = since()
-		if err := e.kubelet.StopReplica(components.ControllerDeploymentName, p, ev.Mode == scenario.RestartCrash, ev.Downtime.D()); err != nil {
-			return err
-		}
-		if fo.Replicas == 1 {
-			return nil
-		}
-		return e.waitLeaseTaken(ctx, holder, fo, since)
-	}
-	return step{apply: apply}
-}
-
 // stopComponent stops c gracefully, or kills it in crash mode.
 func stopComponent(c operand.Component, mode string) error {
 	if mode != scenario.RestartCrash {
@@ -114,15 +39,10 @@ func stopComponent(c operand.Component, mode string) error {
 	return nil
 }
 
-// leader returns the controller instance that leads and the lease's holder
-// identity ("" with one instance, which runs without leader election), and
-// notes the lease's duration in fo before anything released it.
-func (e *operatorEnv) leader(ctx context.Context, fo *report.Failover) (operand.Component, string, error) {
-	controllers := e.controllerProcesses()
-	if len(controllers) < 2 && e.op != nil {
-		return e.op.Controller, "", nil
-	}
-	lease, err := e.r.client.CoordinationV1().Leases(e.r.s.Operator.Namespace).Get(ctx, components.DefaultLeaderElectionID, metav1.GetOptions{})
+// leader returns the controller instance of controllers that leads and the lease's holder
+// identity, and notes the lease's duration in fo before anything released it.
+func leader(ctx context.Context, k *kube, ns string, controllers []*operand.Process, fo *report.Failover) (*operand.Process, string, error) {
+	lease, err := k.client.CoordinationV1().Leases(ns).Get(ctx, opcomponents.DefaultLeaderElectionID, metav1.GetOptions{})
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the controller's lease: %w", err)
 	}
@@ -153,11 +73,11 @@ func (e *operatorEnv) leader(ctx context.Context, fo *report.Failover) (operand.
 
 // waitLeaseTaken polls the lease until another instance than old holds it,
 // for at most the lease duration plus failoverWaitMargin.
-func (e *operatorEnv) waitLeaseTaken(ctx context.Context, old string, fo *report.Failover, since func() float64) error {
-	leases := e.r.client.CoordinationV1().Leases(e.r.s.Operator.Namespace)
+func waitLeaseTaken(ctx context.Context, k *kube, ns, old string, fo *report.Failover, since func() float64) error {
+	leases := k.client.CoordinationV1().Leases(ns)
 	limit := time.Now().Add(time.Duration(fo.LeaseDurationSeconds*float64(time.Second)) + failoverWaitMargin)
 	for {
-		lease, err := leases.Get(ctx, components.DefaultLeaderElectionID, metav1.GetOptions{})
+		lease, err := leases.Get(ctx, opcomponents.DefaultLeaderElectionID, metav1.GetOptions{})
 		if err == nil {
 			if h := ptrString(lease.Spec.HolderIdentity); h != "" && h != old {
 				fo.AcquiredAt = since()

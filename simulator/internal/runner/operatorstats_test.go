@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/archgate/archgate/operator/pkg/components"
+	opcomponents "github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/simulator/internal/operand"
 )
 
@@ -27,13 +28,13 @@ func operatorMetrics(t *testing.T, rename map[string]string) operand.Snapshot {
 		r.MustRegister(v)
 		return v
 	}
-	counter(components.MetricInspectCacheHits, components.LabelCache).WithLabelValues("tag").Add(9)
-	counter(components.MetricInspectCacheMisses, components.LabelCache).WithLabelValues("tag").Add(1)
-	counter(components.MetricInspectCacheDedupWaits).WithLabelValues().Add(2)
-	counter(components.MetricInspectErrors, components.LabelInspectReason).WithLabelValues("auth").Add(1)
-	counter(components.MetricWebhookPodsGated).WithLabelValues().Add(10)
-	counter(components.MetricWebhookPodsSkipped, components.LabelWebhookReason).WithLabelValues("pinned").Add(3)
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name(components.MetricInspectDuration)}, []string{components.LabelOutcome})
+	counter(opcomponents.MetricInspectCacheHits, opcomponents.LabelCache).WithLabelValues("tag").Add(9)
+	counter(opcomponents.MetricInspectCacheMisses, opcomponents.LabelCache).WithLabelValues("tag").Add(1)
+	counter(opcomponents.MetricInspectCacheDedupWaits).WithLabelValues().Add(2)
+	counter(opcomponents.MetricInspectErrors, opcomponents.LabelInspectReason).WithLabelValues("auth").Add(1)
+	counter(opcomponents.MetricWebhookPodsGated).WithLabelValues().Add(10)
+	counter(opcomponents.MetricWebhookPodsSkipped, opcomponents.LabelWebhookReason).WithLabelValues("pinned").Add(3)
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name(opcomponents.MetricInspectDuration)}, []string{opcomponents.LabelOutcome})
 	r.MustRegister(h)
 	h.WithLabelValues("success").Observe(0.1)
 	return c.Snapshot()
@@ -52,11 +53,50 @@ func TestOperatorStats(t *testing.T) {
 // TestOperatorStatsMissingMetric: a metric the operator renamed is an
 // error naming it, not a silent 0.
 func TestOperatorStatsMissingMetric(t *testing.T) {
-	for _, m := range []string{components.MetricInspectCacheHits, components.MetricInspectDuration, components.MetricWebhookPodsSkipped} {
+	for _, m := range []string{opcomponents.MetricInspectCacheHits, opcomponents.MetricInspectDuration, opcomponents.MetricWebhookPodsSkipped} {
 		t.Run(m, func(t *testing.T) {
 			_, err := operatorStats(operatorMetrics(t, map[string]string{m: m + "_renamed"}))
 			if err == nil || !strings.Contains(err.Error(), m+": not exported") {
 				t.Errorf("renamed %s: error %v, want one naming it", m, err)
+			}
+		})
+	}
+}
+
+// TestCountingRestarts: a pass's counts are the restarts since counting started, by
+// component, and none are reported without a kubelet (direct mode).
+func TestCountingRestarts(t *testing.T) {
+	for name, tc := range map[string]struct {
+		kubelet                bool
+		start, end             map[string]int
+		wantRestarts, wantOOMs map[string]int
+	}{
+		"restarts before the pass are not the pass's": {
+			kubelet: true, start: map[string]int{"webhook": 2}, end: map[string]int{"webhook": 3, "controller": 1},
+			wantRestarts: map[string]int{"webhook": 1, "controller": 1}, wantOOMs: map[string]int{"webhook": 1, "controller": 1},
+		},
+		"none during the pass": {
+			kubelet: true, start: map[string]int{"webhook": 2}, end: map[string]int{"webhook": 2},
+			wantRestarts: map[string]int{}, wantOOMs: map[string]int{},
+		},
+		"direct mode has no kubelet": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// No metric is registered: reading them is TestOperatorStats's, and fails here.
+			counters := operand.NewCounters()
+			var restarts func() (map[string]int, map[string]int)
+			now := tc.start
+			if tc.kubelet {
+				restarts = func() (map[string]int, map[string]int) { return now, now }
+			}
+			count := counting(counters, restarts)
+			now = tc.end
+			o, _ := count()
+			if diff := cmp.Diff(tc.wantRestarts, o.Restarts); diff != "" {
+				t.Errorf("restarts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantOOMs, o.OOMKills); diff != "" {
+				t.Errorf("OOM kills (-want +got):\n%s", diff)
 			}
 		})
 	}

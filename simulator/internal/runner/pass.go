@@ -21,6 +21,7 @@ import (
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
+	"github.com/archgate/archgate/simulator/internal/stats"
 	"github.com/archgate/archgate/simulator/internal/workload"
 )
 
@@ -35,6 +36,9 @@ type passSpec struct {
 	// attacker adds the attacker's pods (workload.Plan.Attack) in a
 	// namespace of their own; the pass's figures are the workload's.
 	attacker bool
+	// count counts the components' metrics and the registry's requests over the pass
+	// (passResult.counts).
+	count bool
 }
 
 // creates holds the creators' times of each pod while they run (offsets from the epoch),
@@ -67,6 +71,8 @@ type passResult struct {
 	pass     *report.Pass
 	timeline []report.AppliedEvent
 	errors   []string
+	// counts are set when the spec asked for them.
+	counts counts
 }
 
 // calibrationRounds is how many one-second rounds calibrate.NsPerOp takes
@@ -76,44 +82,25 @@ const calibrationRounds = 3
 // runPass creates the workload at its arrival pattern, applies the timeline
 // and waits until every pod reached a final state (bound, or Pending by
 // design once the operator decided on it) or the deadline passes.
+//
+// It stays one function of about 90 lines on purpose: the order of its probes is the
+// measurement. Calibration, the scheduler's SLI, the apiserver's admission figures, the cost
+// mark and the profiles are read before the epoch while the cluster is idle; the recorder
+// watches before the first create and the counts start after it; the cost mark ends once
+// the creators stopped, the recorder after the timeline reverted its windows, and the final
+// state is listed last. Spread over helpers, that order would be hidden in their call order.
 func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
-	nss := r.namespaces(spec.name)
 	pods := r.plan.Pods
-	all := pods
-	if spec.attacker {
-		if r.ext != nil {
-			return passResult{}, errors.New("the attacker needs the simulated cluster's registry and its own host: run without an existing cluster")
-		}
-		nss = append(nss, fmt.Sprintf("sim-%s-%s-attacker", r.id, spec.name))
-		all = append(slices.Clone(pods), r.plan.Attack...)
-	}
-	if err := r.createNamespaces(ctx, nss, spec.operator); err != nil {
+	all, objOpts, err := r.passWorkload(ctx, spec)
+	if err != nil {
 		return passResult{}, err
 	}
-	objOpts := workload.ObjectOptions{
-		Host:       r.registryHost(),
-		HangHost:   r.hangHost(),
-		Namespaces: nss,
-		Labels:     map[string]string{workload.LabelRun: r.id, workload.LabelPass: spec.name},
-		CPU:        *r.s.Workload.Requests.CPU,
-		Memory:     *r.s.Workload.Requests.Memory,
-
-		// With handwrittenViaWebhook the floor webhook adds it at admission instead.
-		HandwrittenAffinity:    spec.handwritten && !r.s.HandwrittenViaWebhook,
-		HandwrittenPreferences: r.handwrittenPreferences(),
-		Adjust:                 r.confine(),
-	}
-	// The machine's speed now, while the cluster is idle (calibrate's doc).
-	calibration := calibrate.NsPerOp(calibrationRounds) / 1e9
-	sliBefore := r.schedulerSLI(ctx)
-	admissionBefore, admissionOK := r.apiserverAdmission(ctx)
-	costStart := r.markCost(ctx)
-	stopProfiles := r.startProfiles(ctx, spec.name)
+	before := r.startProbes(ctx, spec.name)
 	epoch := time.Now()
-	misplaced := summaryInput{pods: pods, nodePlatform: r.nodePlatform}.misplaced
+	misplaced := summaryInput{pods: pods, nodePlatform: r.nodes}.misplaced
 	pending := pendingByDesign(pods, spec.operator || spec.handwritten)
 	// An attack pod is final once bound: whatever holds it, archgate must release it.
-	recOpts := recorder.Options{Client: r.client, Selector: r.selector(spec.name), Pods: len(all), Epoch: epoch,
+	recOpts := recorder.Options{Client: r.kube.client, Selector: r.selector(spec.name), Pods: len(all), Epoch: epoch,
 		PendingByDesign: pending, DecidedAtCreation: spec.handwritten}
 	monitor := spec.operator && r.s.Kubelet.ExecFormatErrors && r.s.Operator.ClusterConfig.Plugins.ExecFormatErrorMonitorEnabled()
 	if monitor {
@@ -130,8 +117,11 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 			rec.Stop()
 		}
 	}()
-	if r.op != nil && spec.operator {
-		r.op.resetCounters()
+	var out passResult
+	if spec.count {
+		if out.counts, err = r.startCounts(ctx); err != nil {
+			return out, err
+		}
 	}
 
 	passCtx, cancelPass := context.WithCancel(ctx)
@@ -139,27 +129,16 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	c := &creates{sent: make([]time.Duration, len(all)), done: make([]time.Duration, len(all))}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.create(passCtx, epoch, all, r.arrivals(len(pods), len(all)), objOpts, c) })
-	var kubelet *fakenodes.Kubelet
-	// On an existing cluster the nodes are kwok's, which reports the pods itself.
-	if k := r.s.Kubelet; r.ext == nil && (k.ExecFormatErrors || k.RunPods) {
-		kubelet = fakenodes.StartKubelet(passCtx, r.client, r.selector(spec.name), fakenodes.KubeletOptions{
-			ExecFormatErrors: k.ExecFormatErrors, RunPods: k.RunPods,
-			Misplaced: func(pod *corev1.Pod) bool {
-				i, ok := workload.PodIndex(pod.Name)
-				return ok && i < len(pods) && misplaced(i, pod.Spec.NodeName)
-			}})
-	}
+	kubelet := r.startFakeKubelet(passCtx, spec.name, misplaced)
 	var tl *timeline
 	if spec.operator && len(spec.timeline) > 0 {
-		tl = r.startTimeline(passCtx, epoch, spec.timeline)
+		tl = r.startTimeline(ctx, passCtx, epoch, spec.timeline)
 	}
 	deadlineHit, waitErr := r.waitFinal(ctx, rec, c, len(all), spec.name, epoch)
 	end := time.Since(epoch)
 	cancelPass()
 	wg.Wait()
-	costEnd := r.markCost(context.WithoutCancel(ctx))
-	stopProfiles()
-	var out passResult
+	costEnd := r.stopProbes(context.WithoutCancel(ctx), before)
 	if tl != nil {
 		out.timeline = tl.stop()
 	}
@@ -175,15 +154,121 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	if waitErr != nil && errors.Is(waitErr, context.Canceled) {
 		return out, waitErr
 	}
-
-	// The final state comes from the apiserver, not the watch: it is exact
-	// even if the recorder dropped events.
-	final, err := r.listPods(context.WithoutCancel(ctx), spec.name)
-	if err != nil {
+	in := summaryInput{name: spec.name, operator: spec.operator, pods: pods, pending: pending, nodePlatform: r.nodes,
+		arrival: r.s.Workload.Arrival, creates: c.times(len(pods)), watch: res}
+	if out.pass, err = r.summarizePass(ctx, in, kubelet, monitor); err != nil {
 		return out, err
 	}
-	in := summaryInput{name: spec.name, operator: spec.operator, pods: pods, pending: pending, nodePlatform: r.nodePlatform,
-		arrival: r.s.Workload.Arrival, creates: c.times(len(pods)), watch: res, final: final}
+	out.pass.Attacker = attacker
+	out.pass.DeadlineHit = deadlineHit
+	r.fillProbes(context.WithoutCancel(ctx), before, out.pass, costEnd)
+	if res.Err != nil {
+		out.errors = append(out.errors, fmt.Sprintf("%s pass: %v", spec.name, res.Err))
+	}
+	if e := c.firstErr.Load(); e != nil {
+		out.errors = append(out.errors, fmt.Sprintf("%s pass: %d creates failed, first: %v", spec.name, c.failed.Load(), *e))
+	}
+	return out, waitErr
+}
+
+// passWorkload creates the pass's namespaces and returns its pods (the workload's, then the
+// attacker's) and how to make their objects.
+func (r *run) passWorkload(ctx context.Context, spec passSpec) ([]workload.Pod, workload.ObjectOptions, error) {
+	nss := r.namespaces(spec.name)
+	all := r.plan.Pods
+	if spec.attacker {
+		if !r.cluster.reachesHarness() {
+			return nil, workload.ObjectOptions{}, errors.New("the attacker needs the simulated cluster's registry and its own host: run without an existing cluster")
+		}
+		nss = append(nss, fmt.Sprintf("sim-%s-%s-attacker", r.id, spec.name))
+		all = append(slices.Clone(all), r.plan.Attack...)
+	}
+	if err := r.createNamespaces(ctx, nss, spec.operator); err != nil {
+		return nil, workload.ObjectOptions{}, err
+	}
+	reg := r.cluster.registry()
+	return all, workload.ObjectOptions{
+		Host:       reg.host,
+		HangHost:   reg.hang,
+		Namespaces: nss,
+		Labels:     map[string]string{workload.LabelRun: r.id, workload.LabelPass: spec.name},
+		CPU:        *r.s.Workload.Requests.CPU,
+		Memory:     *r.s.Workload.Requests.Memory,
+
+		// With handwrittenViaWebhook the floor webhook adds it at admission instead.
+		HandwrittenAffinity:    spec.handwritten && !r.s.HandwrittenViaWebhook,
+		HandwrittenPreferences: r.handwrittenPreferences(),
+		Adjust:                 r.cluster.confine(),
+	}, nil
+}
+
+// probes are the readings taken before a pass's epoch, which the figures after it are
+// compared with.
+type probes struct {
+	calibration  float64
+	sli          []stats.Bucket
+	admission    admissionTotals
+	admissionOK  bool
+	cost         costMark
+	stopProfiles func()
+}
+
+// startProbes reads the machine's speed (while the cluster is idle: calibrate's doc), the
+// scheduler's SLI, the apiserver's admission figures and a cost mark, and starts the profiles.
+func (r *run) startProbes(ctx context.Context, pass string) probes {
+	p := probes{calibration: calibrate.NsPerOp(calibrationRounds) / 1e9}
+	p.sli = r.cluster.schedulerSLI(ctx)
+	p.admission, p.admissionOK = r.apiserverAdmission(ctx)
+	p.cost = r.markCost(ctx)
+	p.stopProfiles = r.startProfiles(ctx, pass)
+	return p
+}
+
+// stopProbes takes the end cost mark and ends the profiles, once the creators stopped.
+func (r *run) stopProbes(ctx context.Context, p probes) costMark {
+	end := r.markCost(ctx)
+	p.stopProfiles()
+	return end
+}
+
+// fillProbes sets the pass's calibration, SLI, admission and cost figures from the probes
+// before it and the readings now.
+func (r *run) fillProbes(ctx context.Context, p probes, pass *report.Pass, costEnd costMark) {
+	pass.CalibrationSeconds = p.calibration
+	pass.SchedulerSLI = sliDelta(p.sli, r.cluster.schedulerSLI(ctx))
+	if after, ok := r.apiserverAdmission(ctx); ok && p.admissionOK {
+		pass.Admission = admissionCost(p.admission, after, pass.Pods)
+	}
+	pass.Cost = r.cost(p.cost, costEnd, r.sampler.Samples(), pass.Pods)
+}
+
+// startFakeKubelet starts the nodes' fake kubelet for the pass when the scenario asks for
+// one (exec format errors, running pods) and the nodes are the run's; nil otherwise (on an
+// existing cluster the nodes are kwok's, which reports the pods itself).
+func (r *run) startFakeKubelet(ctx context.Context, pass string, misplaced func(int, string) bool) *fakenodes.Kubelet {
+	k := r.s.Kubelet
+	if !r.cluster.fakeKubelet() || !(k.ExecFormatErrors || k.RunPods) {
+		return nil
+	}
+	pods := r.plan.Pods
+	return fakenodes.StartKubelet(ctx, r.kube.client, r.selector(pass), fakenodes.KubeletOptions{
+		ExecFormatErrors: k.ExecFormatErrors, RunPods: k.RunPods,
+		Misplaced: func(pod *corev1.Pod) bool {
+			i, ok := workload.PodIndex(pod.Name)
+			return ok && i < len(pods) && misplaced(i, pod.Spec.NodeName)
+		}})
+}
+
+// summarizePass lists the pass's final state and summarizes it with what the fake kubelet
+// reported (nil: none ran).
+func (r *run) summarizePass(ctx context.Context, in summaryInput, kubelet *fakenodes.Kubelet, monitor bool) (*report.Pass, error) {
+	// The final state comes from the apiserver, not the watch: it is exact
+	// even if the recorder dropped events.
+	final, err := r.listPods(context.WithoutCancel(ctx), in.name)
+	if err != nil {
+		return nil, err
+	}
+	in.final = final
 	var running int64
 	if kubelet != nil {
 		written, failed := kubelet.Wait()
@@ -192,23 +277,9 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 			in.execFormat = &report.ExecFormat{ReportedPods: written, StatusWriteErrors: failed, Monitor: monitor}
 		}
 	}
-	out.pass = summarize(in)
-	out.pass.RunningPods = running
-	out.pass.CalibrationSeconds = calibration
-	out.pass.Attacker = attacker
-	out.pass.DeadlineHit = deadlineHit
-	out.pass.SchedulerSLI = sliDelta(sliBefore, r.schedulerSLI(context.WithoutCancel(ctx)))
-	if admissionAfter, ok := r.apiserverAdmission(context.WithoutCancel(ctx)); ok && admissionOK {
-		out.pass.Admission = admissionCost(admissionBefore, admissionAfter, out.pass.Pods)
-	}
-	out.pass.Cost = r.cost(costStart, costEnd, r.sampler.Samples(), out.pass.Pods)
-	if res.Err != nil {
-		out.errors = append(out.errors, fmt.Sprintf("%s pass: %v", spec.name, res.Err))
-	}
-	if e := c.firstErr.Load(); e != nil {
-		out.errors = append(out.errors, fmt.Sprintf("%s pass: %d creates failed, first: %v", spec.name, c.failed.Load(), *e))
-	}
-	return out, waitErr
+	p := summarize(in)
+	p.RunningPods = running
+	return p, nil
 }
 
 // waitFinal waits until every created pod reached a final state, the
@@ -235,10 +306,8 @@ func (r *run) waitFinal(ctx context.Context, rec *recorder.Recorder, c *creates,
 		if time.Now().After(deadline) {
 			return true, nil
 		}
-		if r.op != nil {
-			if err := r.op.err(); err != nil {
-				return false, err
-			}
+		if err := r.comps.err(); err != nil {
+			return false, err
 		}
 	}
 }
@@ -324,7 +393,7 @@ func (r *run) handwrittenPreferences() func(*corev1.Pod, []string) {
 func (r *run) createPod(ctx context.Context, pod *corev1.Pod) error {
 	var err error
 	for attempt := range 5 {
-		_, err = r.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		_, err = r.kube.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		if err == nil || apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -342,16 +411,18 @@ func (r *run) createPod(ctx context.Context, pod *corev1.Pod) error {
 func (r *run) createNamespaces(ctx context.Context, nss []string, operator bool) error {
 	for i, name := range nss {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{workload.LabelRun: r.id}}}
-		if _, err := r.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		if _, err := r.kube.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
-		switch {
-		case operator && r.op != nil:
-			if err := r.op.prepareNamespace(ctx, name, i); err != nil {
-				return err
-			}
-		case operator && r.ext != nil:
-			if err := r.prepareExistingNamespace(ctx, name, i); err != nil {
+		if !operator {
+			continue
+		}
+		ppcs, err := prepareNamespace(ctx, r.kube.crc, r.s, r.cluster.registry(), name, i)
+		if err != nil {
+			return err
+		}
+		if ppcs > 0 {
+			if err := r.comps.startLocal(ctx, name); err != nil {
 				return err
 			}
 		}
@@ -364,7 +435,7 @@ func (r *run) listPods(ctx context.Context, pass string) ([]corev1.Pod, error) {
 	var out []corev1.Pod
 	opts := metav1.ListOptions{LabelSelector: r.selector(pass), Limit: 2000}
 	for {
-		list, err := r.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
+		list, err := r.kube.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("listing the %s pass's pods: %w", pass, err)
 		}
@@ -381,7 +452,7 @@ func (r *run) listPods(ctx context.Context, pass string) ([]corev1.Pod, error) {
 // would leave them).
 func (r *run) deletePassPods(ctx context.Context, pass string) error {
 	for _, ns := range r.namespaces(pass) {
-		err := r.client.CoreV1().Pods(ns).DeleteCollection(ctx, *metav1.NewDeleteOptions(0),
+		err := r.kube.client.CoreV1().Pods(ns).DeleteCollection(ctx, *metav1.NewDeleteOptions(0),
 			metav1.ListOptions{LabelSelector: r.selector(pass)})
 		if err != nil {
 			return fmt.Errorf("deleting the %s pass's pods: %w", pass, err)

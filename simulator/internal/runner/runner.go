@@ -1,8 +1,8 @@
-// Package runner executes a scenario: it starts the control plane (envtest
-// or an existing cluster), the embedded kube-scheduler, the node pools, the
-// fake registry and the operator in-process, then runs the workload (and an
-// optional baseline pass without the operator), applies the timeline,
-// measures and builds the report.
+// Package runner executes a scenario on a cluster (cluster: simulatedCluster, which starts
+// envtest, the scheduler, fake nodes and the fake registry; or existingCluster, the cluster of
+// --kubeconfig), runs the passes without archgate, starts archgate's components (components:
+// renderedComponents, directComponents or installedComponents), runs the main pass with its
+// timeline, measures and builds the report.
 package runner
 
 import (
@@ -13,22 +13,16 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
-	dto "github.com/prometheus/client_model/go"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/archgate/archgate/operator/pkg/testing/testenv"
-	"github.com/archgate/archgate/simulator/internal/fakenodes"
-	"github.com/archgate/archgate/simulator/internal/operand"
 	"github.com/archgate/archgate/simulator/internal/procs"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -94,70 +88,71 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	if o.Status == nil {
 		o.Status = io.Discard
 	}
-	r := &run{opts: o, s: s, id: runID()}
-	r.plan = workload.Generate(s, o.Scenario.Catalog)
-	r.env = environment(ctx, o.RepoRoot)
-	defer r.cleanup()
-	execute := r.execute
-	if o.Kubeconfig != "" {
-		r.ext = &existingEnv{opts: o.Existing}
-		execute = r.executeExisting
-	}
-	res, err := execute(ctx)
+	r := &run{opts: o, s: s, id: runID(), plan: workload.Generate(s, o.Scenario.Catalog)}
+	env := environment(ctx, o.RepoRoot)
+	defer r.cleanups.run()
+	setKlog(o.Logger)
+	r.sampler = procs.StartSampler(ctx, time.Second)
+	r.cleanups.add(r.sampler.Stop)
+	r.cluster = r.newCluster()
+	r.cleanups.add(r.cluster.stop)
+	res, err := r.execute(ctx)
 	if err != nil {
 		res.errors = append(res.errors, err.Error())
 	}
-	r.finishSampling()
+	if r.kube != nil {
+		env.ControlPlane, env.KubernetesVersion = r.kube.controlPlane, r.kube.version
+	}
+	r.sampler.Sample()
+	env.LoadAverage = r.sampler.MaxLoad()
+	_, env.ForeignCPUShare = r.sampler.ForeignCPU()
 	rep := assemble(assembly{
 		scenario: report.ScenarioInfo{Name: s.Name, Description: s.Description, File: o.Scenario.File,
 			SHA256: o.Scenario.SHA256, Spec: s},
-		env:       r.env,
+		env:       env,
 		start:     start,
 		resources: r.resources(),
 		results:   res,
 		checks:    o.Scenario.Checks,
 		risk:      workload.BaselineRisk(r.plan.Pods, nodesByArch(s)),
 	})
-	rep.Cluster = r.clusterBlock()
+	rep.Cluster = r.cluster.block(env.KubernetesVersion)
 	return rep, err
 }
 
-// run is the state of one run: what the phases set up (control plane,
-// nodes, operator) and their cleanups, which run in reverse order. Passes do
-// not change it: they return their results (passResult) and assemble builds
-// the report from them.
+// run is what every phase of one run needs: the options, the scenario and its plan, the
+// cluster with its clients and nodes, archgate's components, the sampler and the cleanups
+// (run in reverse order). Phases return what they produce (passResult, results) and
+// assemble builds the report from it.
 type run struct {
-	opts         Options
-	s            *scenario.Scenario
-	id           string
-	plan         workload.Plan
-	env          report.Environment
-	cfg          *rest.Config
-	client       kubernetes.Interface
-	nodePlatform map[string]string
-	sampler      *procs.Sampler
-	op           *operatorEnv
-	// ext is set for a run against an existing cluster (Options.Kubeconfig).
-	ext *existingEnv
-	tmp string
-	// schedFamilies reads the scheduler's metrics; profiled lists the
-	// processes started besides the operator's.
-	schedFamilies func(context.Context) ([]*dto.MetricFamily, error)
-	profiled      []*operand.Process
-	cleanups      []func()
+	opts Options
+	s    *scenario.Scenario
+	// id names the run's namespaces and nodes.
+	id      string
+	plan    workload.Plan
+	cluster cluster
+	// kube and nodes (each node's "os/arch") are what the cluster's start returned.
+	kube  *kube
+	nodes map[string]string
+	// comps are archgate's components: noComponents until they start.
+	comps    components
+	sampler  *procs.Sampler
+	cleanups cleanups
 }
 
-func (r *run) defer_(f func()) { r.cleanups = append(r.cleanups, f) }
-
-func (r *run) cleanup() {
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
+// newCluster is the cluster the options name: the one of Options.Kubeconfig, else a simulated one.
+func (r *run) newCluster() cluster {
+	if r.opts.Kubeconfig != "" {
+		return &existingCluster{opts: r.opts, s: r.s, id: r.id, sampler: r.sampler, logf: statusf(r.opts.Status)}
 	}
-	r.cleanups = nil
+	return &simulatedCluster{opts: r.opts, s: r.s, id: r.id, sampler: r.sampler, logf: statusf(r.opts.Status)}
 }
 
-func (r *run) logf(format string, args ...any) {
-	fmt.Fprintf(r.opts.Status, format+"\n", args...)
+func (r *run) logf(format string, args ...any) { statusf(r.opts.Status)(format, args...) }
+
+// statusf prints phase messages to w, a line each.
+func statusf(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 }
 
 // results are what the phases produced, for assemble.
@@ -168,61 +163,70 @@ type results struct {
 	errors                      []string
 }
 
-// execute runs the phases and returns what they produced, also when one
-// failed part-way.
+// execute runs the phases on the run's cluster and returns what they produced, also when one
+// failed part-way: the cluster, the passes without archgate, archgate's components, the main
+// pass and its counts.
 func (r *run) execute(ctx context.Context) (results, error) {
 	var res results
-	setKlog(r.opts.Logger)
-	r.sampler = procs.StartSampler(ctx, time.Second)
-	r.defer_(r.sampler.Stop)
-	tmp, err := os.MkdirTemp("", "archgate-sim-")
+	r.comps = noComponents{}
+	kube, nodes, err := r.cluster.start(ctx)
+	r.kube, r.nodes = kube, nodes
 	if err != nil {
 		return res, err
 	}
-	r.tmp = tmp
-	r.defer_(func() { os.RemoveAll(tmp) })
-	if err := r.startCluster(ctx); err != nil {
-		return res, err
-	}
-	if err := r.runOperatorOffPasses(ctx, &res); err != nil {
+	if res.baseline, res.handwritten, err = r.runOperatorOffPasses(ctx); err != nil {
 		return res, err
 	}
 	// Creating a thousand nodes or deleting a pass's pods keeps the
 	// apiserver, etcd and the scheduler busy for tens of seconds after the
 	// requests returned (watch fan-out, compaction); a pass started then
 	// measures that, not itself.
-	if err := r.settle(ctx); err != nil {
+	if err := r.cluster.settle(ctx); err != nil {
 		return res, err
 	}
 	if r.s.Operator.Enabled {
-		t := time.Now()
-		if err := r.startOperator(ctx); err != nil {
+		comps, err := r.cluster.startArchgate(ctx, r.probe())
+		if err != nil {
 			return res, err
 		}
-		r.logf("registry (%d images) and operator ready in %.1fs", len(r.opts.Scenario.Catalog.Images()), time.Since(t).Seconds())
+		r.comps = comps
 		// The components' start-up (cache syncs of every replica) is not the pass's cost.
-		if err := r.settle(ctx); err != nil {
+		if err := r.cluster.settle(ctx); err != nil {
 			return res, err
 		}
 	}
-	p, err := r.runPass(ctx, passSpec{name: "main", operator: r.s.Operator.Enabled, timeline: r.s.Timeline, attacker: r.s.Attacker != nil})
+	p, err := r.runPass(ctx, passSpec{name: "main", operator: r.s.Operator.Enabled, timeline: r.s.Timeline,
+		attacker: r.s.Attacker != nil, count: true})
 	res.main = &p
 	if err != nil {
 		return res, fmt.Errorf("main pass: %w", err)
 	}
 	r.logf("main pass: %d/%d pods bound in %.1fs (%.1f pods/s)", p.pass.BoundPods, p.pass.Pods, p.pass.DurationSeconds, p.pass.Throughput)
-	if r.op != nil {
-		var statsErr error
-		res.operator, res.registry, statsErr = r.op.stats(r.plan.Pods)
-		if err := errors.Join(statsErr, r.op.err()); err != nil {
-			res.errors = append(res.errors, err.Error())
-		}
+	var statsErr error
+	res.operator, statsErr = p.counts.components()
+	if err := errors.Join(statsErr, r.comps.err()); err != nil {
+		res.errors = append(res.errors, err.Error())
+	}
+	if res.registry, err = p.counts.registry(ctx, r.plan.Pods); err != nil {
+		res.errors = append(res.errors, err.Error())
 	}
 	return res, nil
 }
 
+// counts count the components' metrics and the registry's requests over a pass.
+type counts struct {
+	components componentCount
+	registry   registryCount
+}
+
+// startCounts starts counting.
+func (r *run) startCounts(ctx context.Context) (counts, error) {
+	reg, err := r.cluster.countRegistry(ctx)
+	return counts{components: r.comps.count(), registry: reg}, err
+}
+
 // runOperatorOffPasses runs the baseline and handwritten passes the scenario asks for.
-func (r *run) runOperatorOffPasses(ctx context.Context, res *results) error {
+func (r *run) runOperatorOffPasses(ctx context.Context) (baseline, handwritten *passResult, err error) {
 	for _, spec := range []struct {
 		want bool
 		pass passSpec
@@ -230,8 +234,8 @@ func (r *run) runOperatorOffPasses(ctx context.Context, res *results) error {
 	}{
 		// Under the same attack as the main pass: what the attack costs the cluster without
 		// archgate is the part of the main pass's figures archgate cannot be asked to remove.
-		{r.s.Baseline, passSpec{name: "baseline", attacker: r.s.Attacker != nil}, &res.baseline},
-		{r.s.HandwrittenBaseline, passSpec{name: "handwritten", handwritten: true, attacker: r.s.Attacker != nil}, &res.handwritten},
+		{r.s.Baseline, passSpec{name: "baseline", attacker: r.s.Attacker != nil}, &baseline},
+		{r.s.HandwrittenBaseline, passSpec{name: "handwritten", handwritten: true, attacker: r.s.Attacker != nil}, &handwritten},
 	} {
 		if !spec.want {
 			continue
@@ -239,16 +243,16 @@ func (r *run) runOperatorOffPasses(ctx context.Context, res *results) error {
 		p, err := r.runOperatorOffPass(ctx, spec.pass)
 		*spec.into = &p
 		if err != nil {
-			return err
+			return baseline, handwritten, err
 		}
 	}
-	return nil
+	return baseline, handwritten, nil
 }
 
 // runOperatorOffPass runs a pass without the operator once the cluster has
 // settled, and deletes its pods.
 func (r *run) runOperatorOffPass(ctx context.Context, spec passSpec) (passResult, error) {
-	if err := r.settle(ctx); err != nil {
+	if err := r.cluster.settle(ctx); err != nil {
 		return passResult{}, err
 	}
 	if spec.handwritten && r.s.HandwrittenViaWebhook {
@@ -268,38 +272,6 @@ func (r *run) runOperatorOffPass(ctx context.Context, spec passSpec) (passResult
 	}
 	r.logf("%s pass: %d/%d pods bound in %.1fs (%.1f pods/s)", spec.name, p.pass.BoundPods, p.pass.Pods, p.pass.DurationSeconds, p.pass.Throughput)
 	return p, r.deletePassPods(ctx, spec.name)
-}
-
-// startCluster starts the control plane, the scheduler and the nodes.
-func (r *run) startCluster(ctx context.Context) error {
-	t := time.Now()
-	if err := r.startControlPlane(ctx); err != nil {
-		return err
-	}
-	if err := r.startBackground(ctx); err != nil {
-		return err
-	}
-	r.logf("control plane ready in %.1fs (%s, Kubernetes %s)", time.Since(t).Seconds(), r.env.ControlPlane, r.env.KubernetesVersion)
-	t = time.Now()
-	if err := r.startScheduler(ctx); err != nil {
-		return err
-	}
-	if err := r.createNodes(ctx); err != nil {
-		return err
-	}
-	r.logf("scheduler started, %d nodes created in %.1fs", len(r.nodePlatform), time.Since(t).Seconds())
-	return nil
-}
-
-// finishSampling takes the last resource reading and the machine's load
-// into the environment.
-func (r *run) finishSampling() {
-	if r.sampler == nil {
-		return
-	}
-	r.sampler.Sample()
-	r.env.LoadAverage = r.sampler.MaxLoad()
-	_, r.env.ForeignCPUShare = r.sampler.ForeignCPU()
 }
 
 // assembly is everything the report is built from.
@@ -403,9 +375,6 @@ func ratios(m, b *report.Pass) map[string]float64 {
 func (r *run) resources() report.Resources {
 	var res report.Resources
 	s := r.sampler
-	if s == nil {
-		return res
-	}
 	last := s.Last()
 	names := slices.Collect(maps.Keys(last))
 	slices.SortFunc(names, report.CompareComponents)
@@ -426,40 +395,6 @@ func (r *run) resources() report.Resources {
 		res.Samples = append(res.Samples, rs)
 	}
 	return res
-}
-
-// nodePool is the run's pool of nodes for the scenario's pool p.
-func (r *run) nodePool(p scenario.NodePoolSpec) fakenodes.NodePool {
-	pool := fakenodes.DefaultPool("sim-"+r.id+"-"+p.Name, p.Arch, p.Count)
-	pool.OS = p.OS
-	pool.CPU, pool.Memory, pool.Pods = *p.Allocatable.CPU, *p.Allocatable.Memory, p.Allocatable.Pods
-	pool.Taints = p.Taints
-	return pool
-}
-
-// createNodes creates the scenario's node pools.
-func (r *run) createNodes(ctx context.Context) error {
-	var pools []fakenodes.NodePool
-	r.nodePlatform = map[string]string{}
-	for _, p := range r.s.Nodes {
-		pool := r.nodePool(p)
-		pools = append(pools, pool)
-		for i := range p.Count {
-			r.nodePlatform[pool.Node(i).Name] = p.OS + "/" + p.Arch
-		}
-	}
-	if err := fakenodes.CreateNodes(ctx, r.client, pools, 50); err != nil {
-		return err
-	}
-	// The scheduler learns about nodes from its informer; a pod tried
-	// before that is requeued on the node's add event, so this only avoids
-	// a needless first failure.
-	select {
-	case <-time.After(time.Second):
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return nil
 }
 
 // setKlog sends the embedded components' klog and controller-runtime

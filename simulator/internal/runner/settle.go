@@ -20,15 +20,10 @@ const (
 	settleMax   = 90 * time.Second
 )
 
-// settle waits until the control plane and the simulator are idle. Against
-// an existing cluster (--kubeconfig) their processes are not visible: it
-// waits a fixed settleQuiet·5.
-func (r *run) settle(ctx context.Context) error {
+// settle waits until the control plane and the simulator are idle.
+func (c *simulatedCluster) settle(ctx context.Context) error {
 	start := time.Now()
-	if r.opts.Kubeconfig != "" {
-		return sleep(ctx, 5*settleQuiet)
-	}
-	if err := r.collectGarbage(ctx); err != nil {
+	if err := c.collectGarbage(ctx); err != nil {
 		return err
 	}
 	cpu := func() time.Duration {
@@ -58,7 +53,7 @@ func (r *run) settle(ctx context.Context) error {
 			break
 		}
 	}
-	r.logf("settled in %.0fs", time.Since(start).Seconds())
+	c.logf("settled in %.0fs", time.Since(start).Seconds())
 	return nil
 }
 
@@ -71,14 +66,14 @@ func (r *run) settle(ctx context.Context) error {
 // pods bound in the main pass's first two seconds, apiserver at 1.15 and
 // 1.31 cores). Collecting before every pass starts each one at the same
 // point of the collector's cycle.
-func (r *run) collectGarbage(ctx context.Context) error {
+func (c *simulatedCluster) collectGarbage(ctx context.Context) error {
 	start := time.Now()
 	runtime.GC()
-	err := r.client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").Do(ctx).Error()
+	err := c.kube.client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").Do(ctx).Error()
 	if err != nil {
 		return fmt.Errorf("collecting kube-apiserver's garbage (GET /debug/pprof/heap?gc=1): %w", err)
 	}
-	r.logf("garbage collected in %.1fs", time.Since(start).Seconds())
+	c.logf("garbage collected in %.1fs", time.Since(start).Seconds())
 	return nil
 }
 

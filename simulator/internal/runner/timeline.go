@@ -3,14 +3,11 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/archgate/archgate/fakeregistry"
-	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
@@ -25,15 +22,31 @@ type timeline struct {
 	applied []report.AppliedEvent
 }
 
-// startTimeline schedules the events relative to epoch.
-func (r *run) startTimeline(ctx context.Context, epoch time.Time, events []scenario.Event) *timeline {
-	ctx, cancel := context.WithCancel(ctx)
+// startTimeline schedules the events relative to epoch, for the pass of passCtx; ctx outlives
+// the pass: windows are reverted under it, and components started again run under it.
+func (r *run) startTimeline(ctx, passCtx context.Context, epoch time.Time, events []scenario.Event) *timeline {
+	passCtx, cancel := context.WithCancel(passCtx)
 	tl := &timeline{cancel: cancel}
 	for _, ev := range events {
-		tl.wg.Go(func() { tl.run(ctx, r, epoch, ev) })
+		tl.wg.Go(func() { tl.run(ctx, passCtx, epoch, ev, r.step) })
 	}
 	return tl
 }
+
+// step builds a timeline event's step: the components' (and their configuration's), else the
+// cluster's (its registry's); ctx outlives the pass.
+func (r *run) step(ctx context.Context, ev scenario.Event, epoch time.Time, rec *report.AppliedEvent) step {
+	if st, ok := r.comps.step(ctx, ev, epoch, rec); ok {
+		return st
+	}
+	if st, ok := r.cluster.step(ev); ok {
+		return st
+	}
+	return step{apply: func(context.Context) error { return fmt.Errorf("unknown action") }}
+}
+
+// stepBuilder builds a timeline event's step (run.step).
+type stepBuilder func(ctx context.Context, ev scenario.Event, epoch time.Time, rec *report.AppliedEvent) step
 
 // stop ends the timeline (reverting open windows) and returns what happened.
 func (tl *timeline) stop() []report.AppliedEvent {
@@ -65,7 +78,8 @@ type step struct {
 	effect func() (string, error)
 }
 
-func (tl *timeline) run(ctx context.Context, r *run, epoch time.Time, ev scenario.Event) {
+// run applies ev at its offset under passCtx and reverts it under ctx, which outlives the pass.
+func (tl *timeline) run(ctx, passCtx context.Context, epoch time.Time, ev scenario.Event, build stepBuilder) {
 	spec, _ := json.Marshal(ev)
 	rec := report.AppliedEvent{Action: ev.Action(), Spec: spec}
 	defer func() {
@@ -75,38 +89,25 @@ func (tl *timeline) run(ctx context.Context, r *run, epoch time.Time, ev scenari
 	}()
 	select {
 	case <-time.After(time.Until(epoch.Add(ev.At.D()))):
-	case <-ctx.Done():
+	case <-passCtx.Done():
 		rec.AtSeconds = ev.At.D().Seconds()
 		rec.Error = "not reached: the pass ended first"
 		return
 	}
-	var st step
-	switch {
-	case ev.ControllerRestart != nil:
-		rec.Failover = &report.Failover{}
-		st = r.op.controllerRestart(ev.ControllerRestart, epoch, rec.Failover)
-	case r.op.kubelet != nil && ev.ControllerDown != nil:
-		rec.Registration = &report.Registration{}
-		st = r.op.componentDown(components.ControllerDeploymentName, ev.ControllerDown.Duration.D(), rec.Registration)
-	case r.op.kubelet != nil && ev.WebhookDown != nil:
-		rec.Registration = &report.Registration{}
-		st = r.op.componentDown(components.WebhookDeploymentName, ev.WebhookDown.Duration.D(), rec.Registration)
-	default:
-		st = r.op.step(ev)
-	}
+	st := build(ctx, ev, epoch, &rec)
 	rec.AtSeconds = time.Since(epoch).Seconds()
-	if err := st.apply(ctx); err != nil {
+	if err := st.apply(passCtx); err != nil {
 		rec.Error = err.Error()
 		return
 	}
 	if st.revert != nil || st.hold > 0 {
 		select {
 		case <-time.After(st.hold):
-		case <-ctx.Done():
+		case <-passCtx.Done():
 		}
 		// Reverting must happen even when the pass is over.
 		if st.revert != nil {
-			if err := st.revert(r.op.ctx); err != nil {
+			if err := st.revert(ctx); err != nil {
 				rec.Error = fmt.Sprintf("reverting: %v", err)
 			}
 		}
@@ -119,107 +120,4 @@ func (tl *timeline) run(ctx context.Context, r *run, epoch time.Time, ev scenari
 		}
 		rec.Effect = effect
 	}
-}
-
-// step builds the effect of a timeline event other than controllerRestart.
-func (e *operatorEnv) step(ev scenario.Event) step {
-	switch {
-	case ev.RegistryOutage != nil:
-		f := e.baseFaults
-		f.Outage = fakeregistry.Outage(ev.RegistryOutage.Mode)
-		return e.faultWindow(f, ev.RegistryOutage.Duration.D(), fakeregistry.FaultOutage)
-	case ev.RegistrySlowdown != nil:
-		f := e.baseFaults
-		f.Latency = map[fakeregistry.RequestKind]fakeregistry.Latency{fakeregistry.AllKinds: latency(ev.RegistrySlowdown.Latency)}
-		return e.faultWindow(f, ev.RegistrySlowdown.Duration.D(), fakeregistry.FaultLatency)
-	case ev.RegistryErrors != nil:
-		f := e.baseFaults
-		applyRates(&f, ev.RegistryErrors.Rates)
-		return e.faultWindow(f, ev.RegistryErrors.Duration.D(),
-			fakeregistry.FaultServerError, fakeregistry.FaultTooManyRequests, fakeregistry.FaultHang)
-	case ev.ImagesDeleted != nil:
-		return e.deleteImages(*ev.ImagesDeleted)
-	case ev.WebhookDown != nil:
-		stop := func(context.Context) error { e.op.Webhook.Stop(); return nil }
-		start := func(context.Context) error { return e.op.Webhook.Start(e.ctx) }
-		return step{apply: stop, revert: start, hold: ev.WebhookDown.Duration.D()}
-	case ev.ClusterConfigChanged != nil:
-		return e.configChange(ev.ClusterConfigChanged.Spec)
-	case ev.ClusterConfigDeleted != nil:
-		st := step{apply: e.deleteClusterConfig}
-		if d := ev.ClusterConfigDeleted.RecreateAfter.D(); d > 0 {
-			st.revert, st.hold = e.createClusterConfig, d
-		}
-		return st
-	}
-	return step{apply: func(context.Context) error { return fmt.Errorf("unknown action") }}
-}
-
-// faultWindow installs registry faults f for hold, then the run's own. Its
-// effect is the faults of the given kinds the registry injected meanwhile
-// (the run's own latency aside, for the other kinds): none means no request
-// met the window, and the event tested nothing.
-func (e *operatorEnv) faultWindow(f fakeregistry.Faults, hold time.Duration, kinds ...fakeregistry.FaultKind) step {
-	var before uint64
-	apply := func(context.Context) error {
-		before = faultCount(e.reg.Counters().Snapshot(), kinds)
-		return e.reg.SetFaults(f)
-	}
-	restore := func(context.Context) error { return e.reg.SetFaults(e.baseFaults) }
-	effect := func() (string, error) {
-		n := faultCount(e.reg.Counters().Snapshot(), kinds) - before
-		if n == 0 {
-			return "", fmt.Errorf("the registry injected no fault during the window (no request reached it)")
-		}
-		return fmt.Sprintf("%d faults injected", n), nil
-	}
-	return step{apply: apply, revert: restore, hold: hold, effect: effect}
-}
-
-// deleteImages deletes the event's images from the registry for good. Its
-// effect is the manifest requests for their tags that came afterwards: none
-// means no inspection met a deleted image, and the event tested nothing.
-func (e *operatorEnv) deleteImages(d scenario.ImagesDeletedEvent) step {
-	doomed := scenario.ImagesWithPrefix(e.r.opts.Scenario.Catalog.Images(), d.Prefix)[:d.Count]
-	asked := func() uint64 {
-		snap := e.reg.Counters().Snapshot()
-		var n uint64
-		for _, im := range doomed {
-			for _, tag := range im.Tags {
-				c := snap.Manifests[fakeregistry.ManifestRef{Repository: im.Repository, Reference: tag}]
-				n += c.Get + c.Head
-			}
-		}
-		return n
-	}
-	var before uint64
-	apply := func(context.Context) error {
-		before = asked()
-		var errs []error
-		for _, im := range doomed {
-			errs = append(errs, e.reg.DeleteImage(im.Repository, im.Digest))
-		}
-		return errors.Join(errs...)
-	}
-	effect := func() (string, error) {
-		n := asked() - before
-		if n == 0 {
-			return "", fmt.Errorf("no manifest request named the %d deleted images afterwards", len(doomed))
-		}
-		return fmt.Sprintf("%d images deleted; %d manifest requests for them afterwards", len(doomed), n), nil
-	}
-	return step{apply: apply, effect: effect, hold: deletionObservation}
-}
-
-// deletionObservation is how long after deleting images the requests for them are counted.
-const deletionObservation = 30 * time.Second
-
-// faultCount is the number of faults of the kinds the registry injected so
-// far.
-func faultCount(s fakeregistry.Snapshot, kinds []fakeregistry.FaultKind) uint64 {
-	var n uint64
-	for _, k := range kinds {
-		n += s.Faults[k]
-	}
-	return n
 }

@@ -108,6 +108,8 @@ var metrics = sync.OnceValue(buildMetrics)
 // CostComponents are the components whose cost a report breaks out.
 var CostComponents = []string{"kube-apiserver", "etcd", "scheduler", "webhook", "controller", "local-webhook", "local-controller", "harness", "simulator"}
 
+// buildMetrics lists every metric a report can carry. It is long on purpose: one entry per
+// metric family is the table itself.
 func buildMetrics() []MetricInfo {
 	var out []MetricInfo
 	pass := func(prefix string, needs Needs, operatorOff bool) {

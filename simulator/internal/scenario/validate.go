@@ -297,6 +297,8 @@ func validateRates(e *errs, path string, r ErrorRatesSpec) {
 	}
 }
 
+// validateOperator checks and defaults the operator block. It is long on purpose: one check
+// per field, in the schema's order, so that a field's rule is found where the field is.
 func validateOperator(e *errs, s *Scenario) {
 	o := &s.Operator
 	if o.Namespace == "" {
@@ -412,6 +414,8 @@ func validatePlugins(e *errs, path string, p *v1beta1.Plugins) {
 	}
 }
 
+// validateWorkload checks and defaults the workload block. It is long on purpose: one check
+// per field, in the schema's order, so that a field's rule is found where the field is.
 func validateWorkload(e *errs, s *Scenario) {
 	w := &s.Workload
 	if w.Pods < 1 {
@@ -573,6 +577,8 @@ func validateMode(e *errs, s *Scenario) {
 // evaluate CEL, so the two passes would place pods differently.
 const placementRulesUnsupported = "not supported by the simulator yet: the handwritten pass does not evaluate placement rules"
 
+// validateTimeline checks each timeline event. It is long on purpose: one case per action, so
+// that an action's rules are found in one place.
 func validateTimeline(e *errs, s *Scenario) {
 	defer overlaps(e, s)
 	for i, ev := range s.Timeline {

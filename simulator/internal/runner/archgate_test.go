@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
@@ -33,6 +35,39 @@ func TestNotRolledOut(t *testing.T) {
 			got := notRolledOut(c)
 			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 				t.Errorf("notRolledOut = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAdminClusterConfig: the ClusterPodPlacementConfig the run writes is the user's spec
+// with the references the run sets (global pull secret, registry CA) and its labels, and the
+// user's own fields kept.
+func TestAdminClusterConfig(t *testing.T) {
+	certs := &v1beta1.NamespacedObjectReference{Namespace: "archgate-system", Name: registryCertsConfigMap}
+	user := v1beta1.ClusterPodPlacementConfigSpec{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}}
+	for name, tc := range map[string]struct {
+		admin adminConfig
+		want  v1beta1.ClusterPodPlacementConfigSpec
+	}{
+		"no references": {admin: adminConfig{namespace: "archgate-system"}, want: user},
+		"global pull secret and registry CA": {
+			admin: adminConfig{namespace: "archgate-system", global: true, certsRef: certs, labels: map[string]string{"run": "x"}},
+			want: v1beta1.ClusterPodPlacementConfigSpec{NamespaceSelector: user.NamespaceSelector,
+				GlobalPullSecretRef:       &v1beta1.NamespacedObjectReference{Namespace: "archgate-system", Name: globalPullSecretName},
+				RegistryCertsConfigmapRef: certs},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := tc.admin.clusterConfig(user)
+			if diff := cmp.Diff(tc.want, got.Spec); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.admin.labels, got.Labels); diff != "" || got.Name != v1beta1.SingletonName {
+				t.Errorf("name %q, labels (-want +got):\n%s", got.Name, diff)
+			}
+			if user.GlobalPullSecretRef != nil || user.RegistryCertsConfigmapRef != nil {
+				t.Errorf("the user's spec was changed: %+v", user)
 			}
 		})
 	}

@@ -27,7 +27,7 @@ func TestFaultWindowEffect(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer reg.Close()
-			e := &operatorEnv{reg: reg}
+			e := &fakeRegistry{reg: reg}
 			f := fakeregistry.Faults{Outage: fakeregistry.OutageUnavailable}
 			st := e.faultWindow(f, 0, fakeregistry.FaultOutage)
 			if err := st.apply(context.Background()); err != nil {
