@@ -580,19 +580,19 @@ func withHostFiles(p operandParams, spec *corev1ac.PodSpecApplyConfiguration) {
 		return
 	}
 	const copies = "credential-provider-files"
-	init := hostFilesContainer(p, files).
+	copier := hostFilesContainer(p, files).
 		WithVolumeMounts(corev1ac.VolumeMount().WithName(copies).WithMountPath(HostFilesCopyDir))
 	controller := &spec.Containers[0]
 	controller.SecurityContext.WithRunAsUser(ControllerUID).WithRunAsGroup(ControllerGID)
 	for i, f := range files {
 		name := strconv.Itoa(i)
 		volume := "credential-provider-file-" + name
-		init.WithVolumeMounts(corev1ac.VolumeMount().WithName(volume).WithMountPath(HostFilesDir + "/" + name).WithReadOnly(true))
+		copier.WithVolumeMounts(corev1ac.VolumeMount().WithName(volume).WithMountPath(HostFilesDir + "/" + name).WithReadOnly(true))
 		spec.WithVolumes(corev1ac.Volume().WithName(volume).
 			WithHostPath(corev1ac.HostPathVolumeSource().WithPath(f).WithType(corev1.HostPathFile)))
 		controller.WithVolumeMounts(corev1ac.VolumeMount().WithName(copies).WithMountPath(f).WithSubPath(name).WithReadOnly(true))
 	}
-	spec.WithInitContainers(init)
+	spec.WithInitContainers(copier)
 	// At most 8 files of at most hostfiles.MaxSize (64 KiB) each: 512 KiB.
 	spec.WithVolumes(corev1ac.Volume().WithName(copies).WithEmptyDir(corev1ac.EmptyDirVolumeSource().
 		WithMedium(corev1.StorageMediumMemory).WithSizeLimit(resource.MustParse("1Mi"))))
