@@ -507,13 +507,16 @@ type CredentialProviders struct {
 	HostBinDir string `json:"hostBinDir"`
 
 	// hostFiles are files of the nodes' hosts that the plugins read, as their args name them
-	// (e.g. /etc/kubernetes/azure.json for AKS's acr-credential-provider). Each is mounted
-	// read-only into the controller's pods at the same path, as a hostPath volume of type
-	// File: a file missing on a node keeps the controller's pod there from starting instead of
-	// leaving an empty file behind. The controller runs as a non-root user without
-	// capabilities: the file must be readable by it. Paths under the controller's own
-	// directories, /proc, /sys, /dev and /var/run/secrets, and the files the kubelet provides
-	// (/etc/hosts, /etc/hostname, /etc/resolv.conf) are refused.
+	// (e.g. /etc/kubernetes/azure.json for AKS's acr-credential-provider). At the start of each
+	// controller pod, an init container running as root with no capabilities but CHOWN and
+	// DAC_READ_SEARCH copies each file (at most 64 KiB, no symbolic link) from a read-only
+	// hostPath volume of type File into a memory-backed emptyDir, readable by the controller's
+	// user only, which the controller mounts read-only at the same path: root-only files work,
+	// and the controller stays non-root without capabilities. A file missing on a node keeps
+	// the controller's pod there from starting instead of leaving an empty file behind. A file
+	// changed on the node is seen at the controller pods' next start. Paths under the
+	// controller's own directories, /proc, /sys, /dev and /var/run/secrets, and the files the
+	// kubelet provides (/etc/hosts, /etc/hostname, /etc/resolv.conf) are refused.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=8

@@ -45,6 +45,7 @@ var subcommands = []func(*globalFlags) *cobra.Command{
 	newUngateCmd,
 	newExplainCmd,
 	newVersionCmd,
+	newCopyHostFilesCmd,
 }
 
 // globalFlags are the flags every subcommand shares: connection and logging.

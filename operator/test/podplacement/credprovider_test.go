@@ -91,7 +91,9 @@ func TestCredentialProviderAdmission(t *testing.T) {
 // TestCredentialProviderFileCredentials: a plugin that reads its credentials from the file its
 // args name, as AKS's acr-credential-provider reads the node's azure.json, gets a private image
 // placed with the right password in that file; with a wrong one, the pod is released
-// inspection-failed.
+// inspection-failed. The file is the copy hostfiles.Copy makes of a root-only (0600) host file,
+// as the controller's init container makes it; a new password is copied again, as at the
+// controller pod's next start.
 func TestCredentialProviderFileCredentials(t *testing.T) {
 	startController(t)
 	ns := newNamespace(t)

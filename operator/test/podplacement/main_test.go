@@ -56,6 +56,7 @@ import (
 	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/credprovider/credprovidertest"
+	"github.com/archgate/archgate/operator/internal/hostfiles"
 	"github.com/archgate/archgate/operator/pkg/components"
 	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 )
@@ -102,7 +103,10 @@ type suite struct {
 	// credentialProviderConfig and pluginBinDir configure the fake kubelet credential provider
 	// plugin; pluginLog receives one line per execution.
 	credentialProviderConfig, pluginBinDir, pluginLog string
-	// pluginCredentialsFile is the file the file plugin's args name (azure.json's shape).
+	// hostFiles stands for the node's host file as the controller's init container has it
+	// mounted (azure.json's shape, mode 0600), and pluginCredentialsFile for its copy, the
+	// file the file plugin's args name, as hostfiles.Copy (`archgate copy-host-files`) makes it.
+	hostFiles             hostfiles.Options
 	pluginCredentialsFile string
 
 	controllerOnce    sync.Once
@@ -355,7 +359,14 @@ func writeCredentialProvider(dir string) error {
 	if err := credprovidertest.Build(s.pluginBinDir, pluginName, filePluginName); err != nil {
 		return err
 	}
-	s.pluginCredentialsFile = filepath.Join(dir, "azure.json")
+	s.hostFiles = hostfiles.Options{FromDir: filepath.Join(dir, "host-files"), ToDir: filepath.Join(dir, "host-files-copy"),
+		Files: []hostfiles.File{{Name: "0", HostPath: "/etc/kubernetes/azure.json"}}, UID: os.Getuid(), GID: os.Getgid()}
+	for _, d := range []string{s.hostFiles.FromDir, s.hostFiles.ToDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	s.pluginCredentialsFile = filepath.Join(s.hostFiles.ToDir, "0")
 	if err := writePluginCredentials(filePassword); err != nil {
 		return err
 	}
@@ -383,14 +394,18 @@ providers:
 	return os.WriteFile(s.credentialProviderConfig, []byte(config), 0o600)
 }
 
-// writePluginCredentials writes the file plugin's credentials file with fileUser and password,
-// shaped like AKS's azure.json (a service principal's aadClientId and aadClientSecret).
+// writePluginCredentials writes the host file with fileUser and password, shaped like AKS's
+// azure.json (a service principal's aadClientId and aadClientSecret), root-only as AKS has it,
+// and copies it for the plugin as the controller's init container does at the pod's start.
 func writePluginCredentials(password string) error {
 	data, err := json.Marshal(map[string]string{"aadClientId": fileUser, "aadClientSecret": password})
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(s.pluginCredentialsFile, data, 0o600)
+	if err := os.WriteFile(filepath.Join(s.hostFiles.FromDir, "0"), data, 0o600); err != nil {
+		return err
+	}
+	return hostfiles.Copy(s.hostFiles)
 }
 
 func repo(name, tag string, format fakeregistry.Format, attestations bool, platforms ...string) fakeregistry.RepositorySpec {

@@ -84,6 +84,11 @@ func Translate(spec *corev1.PodSpec, sb Sandbox) (Process, error) {
 	if len(spec.Containers) != 1 {
 		return Process{}, fmt.Errorf("pod spec has %d containers, want 1 (init and sidecar containers are not supported)", len(spec.Containers))
 	}
+	// Refused, not skipped: the container may need what an init container prepares (the
+	// controller's copies of credentialProviders.hostFiles).
+	if len(spec.InitContainers) > 0 {
+		return Process{}, fmt.Errorf("pod spec has init container %s: init containers are not supported", spec.InitContainers[0].Name)
+	}
 	c := spec.Containers[0]
 	p := Process{PortAddrs: map[string]string{}, HostPorts: map[string]int{}, Grace: defaultGrace}
 	for _, port := range c.Ports {

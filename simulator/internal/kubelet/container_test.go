@@ -85,6 +85,9 @@ func TestTranslateRefuses(t *testing.T) {
 		want   string
 	}{
 		{"two containers", func(s *corev1.PodSpec, _ *Sandbox) { s.Containers = append(s.Containers, s.Containers[0]) }, "2 containers"},
+		{"an init container", func(s *corev1.PodSpec, _ *Sandbox) {
+			s.InitContainers = []corev1.Container{{Name: "copy-host-files"}}
+		}, "init container copy-host-files: init containers are not supported"},
 		{"unmapped port", func(_ *corev1.PodSpec, sb *Sandbox) { delete(sb.Ports, 8080) }, "port 8080 (metrics) has no host port"},
 		{"unmapped mount", func(_ *corev1.PodSpec, sb *Sandbox) { delete(sb.Mounts, "/etc/registries") }, "volumeMounts registries (/etc/registries)"},
 		{"secret env", func(s *corev1.PodSpec, _ *Sandbox) {

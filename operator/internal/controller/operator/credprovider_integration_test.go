@@ -21,6 +21,7 @@ package operator_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,64 +137,106 @@ providers:
   args: [/etc/kubernetes/azure.json]
 `
 
-// hostFileMounts returns the controller's host file volumes (hostPath of type File) and
-// their mounts, by path.
-func hostFileMounts(t *testing.T) (map[string]corev1.HostPathVolumeSource, map[string]corev1.VolumeMount, string) {
+// hostFilesOf is what the controller's Deployment does with host files.
+type hostFilesOf struct {
+	// volumes are the hostPath volumes of type File, by host path; initMounts the init
+	// containers' mounts of them, by host path.
+	volumes    map[string]corev1.HostPathVolumeSource
+	initMounts map[string]corev1.VolumeMount
+	// copies are the controller's mounts of an emptyDir of medium Memory, by mount path;
+	// hostMounts its mounts of hostPath File volumes (none wanted).
+	copies     map[string]corev1.VolumeMount
+	hostMounts []string
+	initArgs   [][]string
+	hash       string
+}
+
+// hostFileMounts reads the controller's Deployment's host file volumes and mounts.
+func hostFileMounts(t *testing.T) hostFilesOf {
 	t.Helper()
 	d := getDeployment(t, operator.ControllerComponentName)
 	spec := d.Spec.Template.Spec
-	volumes, mounts := map[string]corev1.HostPathVolumeSource{}, map[string]corev1.VolumeMount{}
-	byName := map[string]string{}
+	got := hostFilesOf{volumes: map[string]corev1.HostPathVolumeSource{}, initMounts: map[string]corev1.VolumeMount{},
+		copies: map[string]corev1.VolumeMount{}, hash: d.Spec.Template.Annotations[operator.AnnotationLinkedObjectsHash]}
+	hostFile, inMemory := map[string]string{}, map[string]bool{}
 	for _, v := range spec.Volumes {
-		if v.HostPath != nil && v.HostPath.Type != nil && *v.HostPath.Type == corev1.HostPathFile {
-			volumes[v.HostPath.Path] = *v.HostPath
-			byName[v.Name] = v.HostPath.Path
+		switch {
+		case v.HostPath != nil && ptr.Deref(v.HostPath.Type, "") == corev1.HostPathFile:
+			got.volumes[v.HostPath.Path] = *v.HostPath
+			hostFile[v.Name] = v.HostPath.Path
+		case v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumMemory:
+			inMemory[v.Name] = true
+		}
+	}
+	for _, c := range spec.InitContainers {
+		got.initArgs = append(got.initArgs, c.Args)
+		for _, m := range c.VolumeMounts {
+			if path, ok := hostFile[m.Name]; ok {
+				got.initMounts[path] = m
+			}
 		}
 	}
 	for _, m := range spec.Containers[0].VolumeMounts {
-		if path, ok := byName[m.Name]; ok {
-			mounts[path] = m
+		if inMemory[m.Name] {
+			got.copies[m.MountPath] = m
+		}
+		if path, ok := hostFile[m.Name]; ok {
+			got.hostMounts = append(got.hostMounts, path)
 		}
 	}
-	return volumes, mounts, d.Spec.Template.Annotations[operator.AnnotationLinkedObjectsHash]
+	return got
 }
 
 // TestCredentialProviderHostFiles: hostFiles set through the ClusterPodPlacementConfig are
-// mounted read-only into the controller at their own paths and roll it out (the linked-objects
-// hash changes); removed, they are unmounted and the hash is the one before.
+// mounted read-only into the controller's init container, which copies them (the args the
+// archgate binary takes) into a memory-backed emptyDir, whose copies the controller mounts
+// read-only at the files' own paths without mounting the node; the change rolls the controller
+// out (the linked-objects hash changes). Removed, all of it goes and the hash is the one before.
 func TestCredentialProviderHostFiles(t *testing.T) {
 	installCredentialProviders(t, "credential-provider-files", aksCredentialProviderConfig, "/var/lib/kubelet/credential-provider")
-	volumes, _, before := hostFileMounts(t)
-	if len(volumes) > 0 || before == "" {
-		t.Fatalf("without hostFiles: host file volumes %v, hash %q", volumes, before)
+	without := hostFileMounts(t)
+	before := without.hash
+	if len(without.volumes) > 0 || len(without.initArgs) > 0 || before == "" {
+		t.Fatalf("without hostFiles: host file volumes %v, init containers %v, hash %q", without.volumes, without.initArgs, before)
 	}
 
 	files := []v1beta1.HostFilePath{"/etc/kubernetes/azure.json", "/etc/kubernetes/akscustom.json"}
 	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) {
 		c.Spec.ImageInspection.CredentialProviders.HostFiles = files
 	})
-	eventually(t, 30*time.Second, "the controller mounting the host files", func() error {
-		volumes, mounts, hash := hostFileMounts(t)
-		for _, f := range files {
+	eventually(t, 30*time.Second, "the controller mounting copies of the host files", func() error {
+		got := hostFileMounts(t)
+		var paths []string
+		for i, f := range files {
 			path := string(f)
-			if diff := cmp.Diff(corev1.HostPathVolumeSource{Path: path, Type: ptr.To(corev1.HostPathFile)}, volumes[path]); diff != "" {
+			paths = append(paths, path)
+			if diff := cmp.Diff(corev1.HostPathVolumeSource{Path: path, Type: ptr.To(corev1.HostPathFile)}, got.volumes[path]); diff != "" {
 				return fmt.Errorf("volume of %s (-want +got):\n%s", path, diff)
 			}
-			if m := mounts[path]; m.MountPath != path || !m.ReadOnly {
-				return fmt.Errorf("mount of %s: %+v, want read-only at the same path", path, m)
+			if m := got.initMounts[path]; m.MountPath != fmt.Sprintf("%s/%d", operator.HostFilesDir, i) || !m.ReadOnly {
+				return fmt.Errorf("init container's mount of %s: %+v, want read-only at %s/%d", path, m, operator.HostFilesDir, i)
+			}
+			if m := got.copies[path]; m.SubPath != strconv.Itoa(i) || !m.ReadOnly {
+				return fmt.Errorf("controller's mount at %s: %+v, want copy %d read-only", path, m, i)
 			}
 		}
-		if hash == before {
-			return fmt.Errorf("linked-objects hash %q unchanged: the controller is not rolled out", hash)
+		if len(got.hostMounts) > 0 {
+			return fmt.Errorf("the controller mounts host files %v itself", got.hostMounts)
+		}
+		if diff := cmp.Diff([][]string{operator.CopyHostFilesArgs(paths)}, got.initArgs); diff != "" {
+			return fmt.Errorf("init containers' args (-want +got):\n%s", diff)
+		}
+		if got.hash == before {
+			return fmt.Errorf("linked-objects hash %q unchanged: the controller is not rolled out", got.hash)
 		}
 		return nil
 	})
 
 	updateCluster(t, func(c *v1beta1.ClusterPodPlacementConfig) { c.Spec.ImageInspection.CredentialProviders.HostFiles = nil })
 	eventually(t, 30*time.Second, "the controller without the host files", func() error {
-		volumes, mounts, hash := hostFileMounts(t)
-		if len(volumes) > 0 || len(mounts) > 0 || hash != before {
-			return fmt.Errorf("host file volumes %v, mounts %v, hash %q (want none and %q)", volumes, mounts, hash, before)
+		got := hostFileMounts(t)
+		if len(got.volumes) > 0 || len(got.copies) > 0 || len(got.initArgs) > 0 || got.hash != before {
+			return fmt.Errorf("host file volumes %v, copies %v, init containers %v, hash %q (want none and %q)", got.volumes, got.copies, got.initArgs, got.hash, before)
 		}
 		return nil
 	})

@@ -157,6 +157,20 @@ const (
 	// .dockerconfigjson is mounted as the auth file MirrorCredentialsFile.
 	MirrorCredentialsDir  = "/etc/archgate/mirror-credentials"
 	MirrorCredentialsFile = "auth.json"
+	// HostFilesDir is where the controller's init container mounts the host files of
+	// credentialProviders.hostFiles, each under its index; HostFilesCopyDir is the
+	// memory-backed emptyDir it copies them into, which the controller mounts file by file at
+	// the files' host paths. Both are under reserved directories (v1beta1.ReservedHostPaths).
+	HostFilesDir     = "/var/lib/archgate/host-files"
+	HostFilesCopyDir = "/var/run/archgate/host-files"
+)
+
+// ControllerUID and ControllerGID are the user and group the controller runs as with
+// credentialProviders.hostFiles, set explicitly so that they are the ones the copies are given
+// to: the image's own user (image.NonRootUser, which a test compares).
+const (
+	ControllerUID = 65532
+	ControllerGID = 65532
 )
 
 // ManagedLabels returns the labels of every object the operator creates for a component.

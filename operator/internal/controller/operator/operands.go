@@ -19,6 +19,7 @@ package operator
 import (
 	"cmp"
 	"fmt"
+	"strconv"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -26,6 +27,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -557,22 +559,76 @@ func controllerDeployment(p operandParams) *appsv1ac.DeploymentApplyConfiguratio
 			WithMountPath(CredentialProviderBinDir).WithReadOnly(true))
 		tmpl.Spec.WithVolumes(corev1ac.Volume().WithName("credential-provider-bin").
 			WithHostPath(corev1ac.HostPathVolumeSource().WithPath(p.credentialProvidersHostBinDir).WithType(corev1.HostPathDirectory)))
-		withHostFiles(tmpl.Spec, p.credentialProvidersHostFiles)
+		withHostFiles(p, tmpl.Spec)
 	}
 	return d
 }
 
-// withHostFiles mounts each host file the plugins' args name (credentialProviders.hostFiles)
-// read-only at its own path, so that the args work unchanged in the controller's pod. The type
-// File (not FileOrCreate) keeps a pod whose node lacks the file from starting, visibly, and
-// never creates an empty file on the node. Volumes are named by index: a path is no DNS label.
-func withHostFiles(spec *corev1ac.PodSpecApplyConfiguration, files []string) {
-	for i, f := range files {
-		name := fmt.Sprintf("credential-provider-file-%d", i)
-		spec.Containers[0].WithVolumeMounts(corev1ac.VolumeMount().WithName(name).WithMountPath(f).WithReadOnly(true))
-		spec.WithVolumes(corev1ac.Volume().WithName(name).
-			WithHostPath(corev1ac.HostPathVolumeSource().WithPath(f).WithType(corev1.HostPathFile)))
+// withHostFiles gives the controller the host files the plugins' args name
+// (credentialProviders.hostFiles) at their own paths, so that the args work unchanged in its
+// pod, without the controller reading the node: an init container (hostFilesContainer) copies
+// each from its read-only hostPath into a memory-backed emptyDir, owned by the controller's
+// user with mode 0400, and the controller mounts each copy read-only by subPath. The hostPath
+// type File (not FileOrCreate) keeps a pod whose node lacks a file from starting, visibly, and
+// never creates an empty file on the node. Volumes and copies are named by index: a path is no
+// DNS label. The copies are made at the pod's start only.
+func withHostFiles(p operandParams, spec *corev1ac.PodSpecApplyConfiguration) {
+	files := p.credentialProvidersHostFiles
+	if len(files) == 0 {
+		return
 	}
+	const copies = "credential-provider-files"
+	copier := hostFilesContainer(p, files).
+		WithVolumeMounts(corev1ac.VolumeMount().WithName(copies).WithMountPath(HostFilesCopyDir))
+	controller := &spec.Containers[0]
+	controller.SecurityContext.WithRunAsUser(ControllerUID).WithRunAsGroup(ControllerGID)
+	for i, f := range files {
+		name := strconv.Itoa(i)
+		volume := "credential-provider-file-" + name
+		copier.WithVolumeMounts(corev1ac.VolumeMount().WithName(volume).WithMountPath(HostFilesDir + "/" + name).WithReadOnly(true))
+		spec.WithVolumes(corev1ac.Volume().WithName(volume).
+			WithHostPath(corev1ac.HostPathVolumeSource().WithPath(f).WithType(corev1.HostPathFile)))
+		controller.WithVolumeMounts(corev1ac.VolumeMount().WithName(copies).WithMountPath(f).WithSubPath(name).WithReadOnly(true))
+	}
+	spec.WithInitContainers(copier)
+	// At most 8 files of at most hostfiles.MaxSize (64 KiB) each: 512 KiB.
+	spec.WithVolumes(corev1ac.Volume().WithName(copies).WithEmptyDir(corev1ac.EmptyDirVolumeSource().
+		WithMedium(corev1.StorageMediumMemory).WithSizeLimit(resource.MustParse("1Mi"))))
+}
+
+// CopyHostFilesArgs is the command line of the controller's init container for the host files
+// (`archgate copy-host-files`): file i is read from HostFilesDir/i and copied to
+// HostFilesCopyDir/i for the controller's user.
+func CopyHostFilesArgs(files []string) []string {
+	args := []string{"copy-host-files", "--from-dir=" + HostFilesDir, "--to=" + HostFilesCopyDir,
+		fmt.Sprintf("--owner=%d:%d", ControllerUID, ControllerGID)}
+	for i, f := range files {
+		args = append(args, fmt.Sprintf("--file=%d=%s", i, f))
+	}
+	return args
+}
+
+// hostFilesContainer is the init container that copies the host files. It runs as root, the
+// files' owner on the nodes (AKS's azure.json is root's, mode 0600), but with no capability
+// other than CHOWN (to give the copies to the controller's user) and DAC_READ_SEARCH (to read
+// a file of another user that root's own bits do not open), a read-only root filesystem and no
+// privilege escalation; its only mounts are the listed files and the emptyDir. Its memory is
+// bounded (the archgate binary peaks at about 50 MiB resident for this command), and its
+// request does not add to the pod's: init containers run before the others.
+func hostFilesContainer(p operandParams, files []string) *corev1ac.ContainerApplyConfiguration {
+	return corev1ac.Container().
+		WithName("copy-host-files").
+		WithImage(p.image).
+		WithArgs(CopyHostFilesArgs(files)...).
+		WithResources(corev1ac.ResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")})).
+		WithSecurityContext(corev1ac.SecurityContext().
+			WithRunAsUser(0).WithRunAsGroup(0).WithRunAsNonRoot(false).
+			WithAllowPrivilegeEscalation(false).
+			WithReadOnlyRootFilesystem(true).
+			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL").WithAdd("CHOWN", "DAC_READ_SEARCH"))).
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError)
 }
 
 // deployment is the part the two components share: restricted security context, probes,

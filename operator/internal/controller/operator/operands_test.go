@@ -18,22 +18,26 @@ package operator
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/certs"
+	"github.com/archgate/archgate/operator/internal/ownimage"
 	"github.com/archgate/archgate/operator/internal/webhook"
 )
 
@@ -349,26 +353,39 @@ func TestControllerDeploymentMountsCredentialProviders(t *testing.T) {
 }
 
 // TestControllerDeploymentMountsHostFiles: each credentialProviders.hostFiles entry is a
-// read-only hostPath of type File at its own path, only with credential providers configured.
+// read-only hostPath of type File mounted into the init container only, and the controller
+// mounts its copy from the memory-backed emptyDir read-only at the file's own path, only with
+// credential providers configured.
 func TestControllerDeploymentMountsHostFiles(t *testing.T) {
 	files := []string{"/etc/kubernetes/azure.json", "/etc/kubernetes/custom-cloud.json"}
+	hostFile := func(i, path string) corev1.Volume {
+		return corev1.Volume{Name: "credential-provider-file-" + i, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: path, Type: ptr.To(corev1.HostPathFile)}}}
+	}
 	tests := map[string]struct {
-		hostBinDir  string
-		wantVolumes []corev1.Volume
-		wantMounts  []corev1.VolumeMount
+		hostBinDir                              string
+		wantVolumes                             []corev1.Volume
+		wantInitMounts, wantControllerMounts    []corev1.VolumeMount
+		wantControllerUser, wantControllerGroup *int64
 	}{
 		"with credential providers": {
 			hostBinDir: "/var/lib/kubelet/credential-provider",
 			wantVolumes: []corev1.Volume{
-				{Name: "credential-provider-file-0", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: "/etc/kubernetes/azure.json", Type: ptr.To(corev1.HostPathFile)}}},
-				{Name: "credential-provider-file-1", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: "/etc/kubernetes/custom-cloud.json", Type: ptr.To(corev1.HostPathFile)}}},
+				hostFile("0", "/etc/kubernetes/azure.json"),
+				hostFile("1", "/etc/kubernetes/custom-cloud.json"),
+				{Name: "credential-provider-files", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+					Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi"))}}},
 			},
-			wantMounts: []corev1.VolumeMount{
-				{Name: "credential-provider-file-0", MountPath: "/etc/kubernetes/azure.json", ReadOnly: true},
-				{Name: "credential-provider-file-1", MountPath: "/etc/kubernetes/custom-cloud.json", ReadOnly: true},
+			wantInitMounts: []corev1.VolumeMount{
+				{Name: "credential-provider-files", MountPath: "/var/run/archgate/host-files"},
+				{Name: "credential-provider-file-0", MountPath: "/var/lib/archgate/host-files/0", ReadOnly: true},
+				{Name: "credential-provider-file-1", MountPath: "/var/lib/archgate/host-files/1", ReadOnly: true},
 			},
+			wantControllerMounts: []corev1.VolumeMount{
+				{Name: "credential-provider-files", MountPath: "/etc/kubernetes/azure.json", SubPath: "0", ReadOnly: true},
+				{Name: "credential-provider-files", MountPath: "/etc/kubernetes/custom-cloud.json", SubPath: "1", ReadOnly: true},
+			},
+			wantControllerUser: ptr.To[int64](65532), wantControllerGroup: ptr.To[int64](65532),
 		},
 		"without credential providers the files are not mounted": {},
 	}
@@ -378,26 +395,84 @@ func TestControllerDeploymentMountsHostFiles(t *testing.T) {
 			p.credentialProvidersHostBinDir = tc.hostBinDir
 			p.credentialProvidersHostFiles = files
 			spec := typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec
-			isHostFile := func(name string) bool { return strings.HasPrefix(name, "credential-provider-file-") }
+			isHostFile := func(name string) bool { return strings.HasPrefix(name, "credential-provider-file") }
 			var gotVolumes []corev1.Volume
 			for _, v := range spec.Volumes {
 				if isHostFile(v.Name) {
 					gotVolumes = append(gotVolumes, v)
 				}
 			}
-			var gotMounts []corev1.VolumeMount
+			var gotControllerMounts, gotInitMounts []corev1.VolumeMount
 			for _, m := range spec.Containers[0].VolumeMounts {
 				if isHostFile(m.Name) {
-					gotMounts = append(gotMounts, m)
+					gotControllerMounts = append(gotControllerMounts, m)
 				}
+			}
+			for _, c := range spec.InitContainers {
+				gotInitMounts = append(gotInitMounts, c.VolumeMounts...)
 			}
 			if diff := cmp.Diff(tc.wantVolumes, gotVolumes); diff != "" {
 				t.Errorf("host file volumes (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantMounts, gotMounts); diff != "" {
-				t.Errorf("host file mounts (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.wantInitMounts, gotInitMounts); diff != "" {
+				t.Errorf("init container mounts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantControllerMounts, gotControllerMounts); diff != "" {
+				t.Errorf("controller's host file mounts (-want +got):\n%s", diff)
+			}
+			sc := spec.Containers[0].SecurityContext
+			if diff := cmp.Diff([]*int64{tc.wantControllerUser, tc.wantControllerGroup}, []*int64{sc.RunAsUser, sc.RunAsGroup}); diff != "" {
+				t.Errorf("controller's runAsUser, runAsGroup (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestHostFilesInitContainer: the init container that copies the host files runs the archgate
+// image's copy-host-files with the files by index, for the controller's user, as root with
+// only CHOWN and DAC_READ_SEARCH, a read-only root filesystem and no privilege escalation; the
+// controller keeps its restricted context (no capabilities) and the pod's runAsNonRoot.
+func TestHostFilesInitContainer(t *testing.T) {
+	p := params()
+	p.credentialProvidersHostBinDir = "/var/lib/kubelet/credential-provider"
+	p.credentialProvidersHostFiles = []string{"/etc/kubernetes/azure.json", "/etc/kubernetes/custom-cloud.json"}
+	spec := typed[appsv1.Deployment](t, controllerDeployment(p)).Spec.Template.Spec
+	if len(spec.InitContainers) != 1 {
+		t.Fatalf("%d init containers, want 1", len(spec.InitContainers))
+	}
+	got := spec.InitContainers[0]
+	want := corev1.Container{
+		Name:  "copy-host-files",
+		Image: "registry.example/archgate:1",
+		Args: []string{"copy-host-files", "--from-dir=/var/lib/archgate/host-files", "--to=/var/run/archgate/host-files", "--owner=65532:65532",
+			"--file=0=/etc/kubernetes/azure.json", "--file=1=/etc/kubernetes/custom-cloud.json"},
+		SecurityContext: &corev1.SecurityContext{
+			RunAsUser: ptr.To[int64](0), RunAsGroup: ptr.To[int64](0), RunAsNonRoot: ptr.To(false),
+			AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"CHOWN", "DAC_READ_SEARCH"}},
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(corev1.Container{}, "VolumeMounts", "Resources")); diff != "" {
+		t.Errorf("init container (-want +got):\n%s", diff)
+	}
+	if got.Resources.Limits.Memory().IsZero() {
+		t.Errorf("init container without a memory limit: %+v", got.Resources)
+	}
+	controller := spec.Containers[0].SecurityContext
+	if diff := cmp.Diff(&corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}, controller.Capabilities); diff != "" {
+		t.Errorf("controller's capabilities (-want +got):\n%s", diff)
+	}
+	if !ptr.Deref(spec.SecurityContext.RunAsNonRoot, false) || controller.RunAsNonRoot != nil {
+		t.Errorf("pod runAsNonRoot %v, controller's %v: want the pod's true, the controller's unset", spec.SecurityContext.RunAsNonRoot, controller.RunAsNonRoot)
+	}
+}
+
+// TestControllerUserIsTheImages: the user the host file copies are given to is the one the
+// image runs as.
+func TestControllerUserIsTheImages(t *testing.T) {
+	if got := fmt.Sprintf("%d:%d", ControllerUID, ControllerGID); got != ownimage.NonRootUser {
+		t.Errorf("ControllerUID:ControllerGID = %s, the image's user %s", got, ownimage.NonRootUser)
 	}
 }
 
@@ -433,7 +508,8 @@ func TestHostFilesAvoidOwnMounts(t *testing.T) {
 		}
 	}
 	for name, d := range deployments {
-		for _, c := range d.Spec.Template.Spec.Containers {
+		spec := d.Spec.Template.Spec
+		for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
 			for _, m := range c.VolumeMounts {
 				if slices.Contains(p.credentialProvidersHostFiles, m.MountPath) {
 					continue // the host file itself
