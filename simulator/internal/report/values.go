@@ -9,92 +9,132 @@ import (
 
 // Values flattens the report into the metrics that expectations and compare
 // name (see scenario.Metrics). Metrics the run did not produce are absent.
-// It is long on purpose: one put per metric reads as the table of names it is; split, the
-// names would scatter over helpers.
 func (r *Report) Values() map[string]float64 {
-	v := map[string]float64{}
-	put := func(name string, x float64) {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			v[name] = x
+	v := values{}
+	v.pass("", r.Main)
+	v.attacker(r.attacker())
+	v.pass("baseline.", r.Baseline)
+	v.pass("handwritten.", r.Handwritten)
+	v.timeline(r.Timeline)
+	v.ratios(r)
+	v.ceiling(r)
+	v.operator(r.Operator)
+	v.registry(r.Registry)
+	v.mainExtras(r.Main)
+	v.put("wallTime", r.WallSeconds)
+	v.resources(r.Resources.Processes)
+	return v
+}
+
+// values is the flattened report being built: one method per part of the report, each a
+// table of the metric names that part yields.
+type values map[string]float64
+
+// put records a finite value; NaN and infinities mean "not measured".
+func (v values) put(name string, x float64) {
+	if !math.IsNaN(x) && !math.IsInf(x, 0) {
+		v[name] = x
+	}
+}
+
+// pass records one pass's figures under prefix ("" for the main pass).
+func (v values) pass(prefix string, p *Pass) {
+	if p == nil {
+		return
+	}
+	for fam, s := range p.Latency {
+		if s.N == 0 {
+			continue
+		}
+		for _, st := range scenario.LatencyStats {
+			v.put(prefix+fam+"."+st, s.Get(st))
 		}
 	}
-	pass := func(prefix string, p *Pass) {
-		if p == nil {
-			return
-		}
-		for fam, s := range p.Latency {
-			if s.N == 0 {
-				continue
-			}
-			for _, st := range scenario.LatencyStats {
-				put(prefix+fam+"."+st, s.Get(st))
-			}
-		}
-		put(prefix+"throughput", p.Throughput)
-		put(prefix+"pods", float64(p.Pods))
-		put(prefix+"boundPods", float64(p.BoundPods))
-		for _, arch := range v1beta1.SupportedArchitectures() {
-			put(prefix+"boundPods."+arch, float64(p.BoundByArch[arch]))
-		}
-		for _, os := range scenario.OperatingSystems {
-			put(prefix+"boundPods.os."+os, float64(p.BoundByOS[os]))
-		}
-		put(prefix+"misplacedPods", float64(p.MisplacedPods))
-		put(prefix+"gatedAtEnd", float64(p.GatedAtEnd))
-		put(prefix+"unboundAtEnd", float64(p.UnboundAtEnd))
-		put(prefix+"recorderDrops", float64(p.Recorder.Drops))
-		put(prefix+"arrivalLag.max", p.ArrivalLagMaxSeconds)
-		if p.CalibrationSeconds > 0 {
-			put(prefix+"calibration", p.CalibrationSeconds)
-		}
-		if x := p.ExecFormat; x != nil {
-			put(prefix+"execFormatReportedPods", float64(x.ReportedPods))
-			if p.Operator {
-				put(prefix+"execFormatDetectedPods", float64(x.DetectedPods))
-				put(prefix+"execFormatMissedPods", float64(x.MissedPods))
-				put(prefix+"execFormatFalseDetections", float64(x.FalseDetections))
-			}
-		}
-		if len(p.Steps) > 0 {
-			put(prefix+"sustainedRate", p.SustainedRate)
-		}
-		if c := p.Cost; c != nil {
-			put(prefix+"cost.cpuPer1kPods", c.CPUSecondsPer1kPods)
-			if c.Utilization > 0 {
-				put(prefix+"utilization", c.Utilization)
-			}
-			for _, comp := range c.Components {
-				put(prefix+"cost.cpuPer1kPods."+comp.Name, comp.CPUSecondsPer1kPods)
-				put(prefix+"cost.peakRSS."+comp.Name, float64(comp.PeakRSSBytes))
-				if comp.PeakReplicaRSSBytes > 0 {
-					put(prefix+"cost.peakReplicaRSS."+comp.Name, float64(comp.PeakReplicaRSSBytes))
-				}
-			}
-			if len(c.APIRequests) > 0 {
-				put(prefix+"cost.apiWritesPerPod", c.APIWritesPerPod)
-				put(prefix+"cost.apiRequestsPerPod", c.APIRequestsPerPod)
-			}
-		}
-		if p.Operator {
-			put(prefix+"inspectionFailedPods", float64(p.Placements["inspection-failed"]))
-			put(prefix+"gateAgeExceededPods", float64(p.Placements["gate-age-exceeded"]))
-			put(prefix+"noCommonArchPods", float64(p.Placements["no-common-arch"]))
-			put(prefix+"neverGatedPods", float64(p.NeverGatedPods))
-			put(prefix+"placedAtAdmissionPods", float64(p.PlacedAtAdmissionPods))
-			put(prefix+"fallbackPods", float64(p.FallbackPods))
+	v.put(prefix+"throughput", p.Throughput)
+	v.put(prefix+"pods", float64(p.Pods))
+	v.put(prefix+"boundPods", float64(p.BoundPods))
+	for _, arch := range v1beta1.SupportedArchitectures() {
+		v.put(prefix+"boundPods."+arch, float64(p.BoundByArch[arch]))
+	}
+	for _, os := range scenario.OperatingSystems {
+		v.put(prefix+"boundPods.os."+os, float64(p.BoundByOS[os]))
+	}
+	v.put(prefix+"misplacedPods", float64(p.MisplacedPods))
+	v.put(prefix+"gatedAtEnd", float64(p.GatedAtEnd))
+	v.put(prefix+"unboundAtEnd", float64(p.UnboundAtEnd))
+	v.put(prefix+"recorderDrops", float64(p.Recorder.Drops))
+	v.put(prefix+"arrivalLag.max", p.ArrivalLagMaxSeconds)
+	if p.CalibrationSeconds > 0 {
+		v.put(prefix+"calibration", p.CalibrationSeconds)
+	}
+	if len(p.Steps) > 0 {
+		v.put(prefix+"sustainedRate", p.SustainedRate)
+	}
+	v.execFormat(prefix, p)
+	v.cost(prefix, p.Cost)
+	if p.Operator {
+		v.put(prefix+"inspectionFailedPods", float64(p.Placements["inspection-failed"]))
+		v.put(prefix+"gateAgeExceededPods", float64(p.Placements["gate-age-exceeded"]))
+		v.put(prefix+"noCommonArchPods", float64(p.Placements["no-common-arch"]))
+		v.put(prefix+"neverGatedPods", float64(p.NeverGatedPods))
+		v.put(prefix+"placedAtAdmissionPods", float64(p.PlacedAtAdmissionPods))
+		v.put(prefix+"fallbackPods", float64(p.FallbackPods))
+	}
+}
+
+// execFormat records a pass's exec-format-error detection; detection figures only where
+// the operator ran.
+func (v values) execFormat(prefix string, p *Pass) {
+	x := p.ExecFormat
+	if x == nil {
+		return
+	}
+	v.put(prefix+"execFormatReportedPods", float64(x.ReportedPods))
+	if p.Operator {
+		v.put(prefix+"execFormatDetectedPods", float64(x.DetectedPods))
+		v.put(prefix+"execFormatMissedPods", float64(x.MissedPods))
+		v.put(prefix+"execFormatFalseDetections", float64(x.FalseDetections))
+	}
+}
+
+// cost records a pass's CPU, memory and apiserver requests per pod.
+func (v values) cost(prefix string, c *Cost) {
+	if c == nil {
+		return
+	}
+	v.put(prefix+"cost.cpuPer1kPods", c.CPUSecondsPer1kPods)
+	if c.Utilization > 0 {
+		v.put(prefix+"utilization", c.Utilization)
+	}
+	for _, comp := range c.Components {
+		v.put(prefix+"cost.cpuPer1kPods."+comp.Name, comp.CPUSecondsPer1kPods)
+		v.put(prefix+"cost.peakRSS."+comp.Name, float64(comp.PeakRSSBytes))
+		if comp.PeakReplicaRSSBytes > 0 {
+			v.put(prefix+"cost.peakReplicaRSS."+comp.Name, float64(comp.PeakReplicaRSSBytes))
 		}
 	}
-	pass("", r.Main)
-	if a := r.attacker(); a != nil {
-		put("attacker.pods", float64(a.Pods))
-		put("attacker.boundPods", float64(a.BoundPods))
-		put("attacker.gatedAtEnd", float64(a.GatedAtEnd))
-		put("attacker.gateHold.max", a.GateHoldMaxSeconds)
-		put("attacker.overMaxGateAge", float64(a.OverMaxGateAge))
+	if len(c.APIRequests) > 0 {
+		v.put(prefix+"cost.apiWritesPerPod", c.APIWritesPerPod)
+		v.put(prefix+"cost.apiRequestsPerPod", c.APIRequestsPerPod)
 	}
-	pass("baseline.", r.Baseline)
-	pass("handwritten.", r.Handwritten)
-	for _, ev := range r.Timeline {
+}
+
+// attacker records the hostile tenant's pods, where the scenario has one.
+func (v values) attacker(a *Attacker) {
+	if a == nil {
+		return
+	}
+	v.put("attacker.pods", float64(a.Pods))
+	v.put("attacker.boundPods", float64(a.BoundPods))
+	v.put("attacker.gatedAtEnd", float64(a.GatedAtEnd))
+	v.put("attacker.gateHold.max", a.GateHoldMaxSeconds)
+	v.put("attacker.overMaxGateAge", float64(a.OverMaxGateAge))
+}
+
+// timeline records the slowest failover per mode and the webhook's fail-open times, over
+// the steps that succeeded.
+func (v values) timeline(events []AppliedEvent) {
+	for _, ev := range events {
 		if fo := ev.Failover; fo != nil && fo.ResumedAt >= 0 && ev.Error == "" {
 			name := "failover." + fo.Mode
 			v[name] = max(v[name], fo.Seconds)
@@ -107,78 +147,106 @@ func (r *Report) Values() map[string]float64 {
 			}
 		}
 	}
+}
+
+// ratios records the main pass against the scheduler alone and the handwritten pass.
+func (v values) ratios(r *Report) {
 	for k, x := range r.Ratios {
-		put("ratio."+k, x)
+		v.put("ratio."+k, x)
 	}
 	for k, x := range r.HandwrittenRatios {
-		put("handwrittenRatio."+k, x)
+		v.put("handwrittenRatio."+k, x)
 	}
 	for _, o := range []struct {
 		name string
 		pass *Pass
 	}{{"ratio.sustainedRate", r.Baseline}, {"handwrittenRatio.sustainedRate", r.Handwritten}} {
 		if r.Main != nil && o.pass != nil && o.pass.SustainedRate > 0 {
-			put(o.name, r.Main.SustainedRate/o.pass.SustainedRate)
+			v.put(o.name, r.Main.SustainedRate/o.pass.SustainedRate)
 		}
 	}
-	// The write-bound ceiling: if the apiserver's writes were all that
-	// limited the cluster, the operator's extra write per pod would bind
-	// W/(W+1) of the pods per second the scheduler alone binds.
-	if b := r.Baseline; b != nil && b.Cost != nil && b.Cost.APIWritesPerPod > 0 {
-		w := b.Cost.APIWritesPerPod
-		put("ceiling.throughput", w/(w+1))
-		if t, ok := r.Ratios["throughput"]; ok {
-			put("ratio.throughputOfCeiling", t/(w/(w+1)))
-		}
+}
+
+// ceiling records the write-bound ceiling: if the apiserver's writes were all that limited
+// the cluster, the operator's extra write per pod would bind W/(W+1) of the pods per second
+// the scheduler alone binds.
+func (v values) ceiling(r *Report) {
+	b := r.Baseline
+	if b == nil || b.Cost == nil || b.Cost.APIWritesPerPod <= 0 {
+		return
 	}
-	if o := r.Operator; o != nil {
-		if o.CacheHits+o.CacheMisses > 0 {
-			put("cacheHitRate", o.CacheHitRate)
-		}
-		var errs float64
-		for _, n := range o.InspectionErrors {
-			errs += n
-		}
-		put("inspectionErrors", errs)
-		if o.Restarts != nil {
-			put("componentRestarts", float64(sumValues(o.Restarts)))
-			put("componentOOMKills", float64(sumValues(o.OOMKills)))
-		}
+	w := b.Cost.APIWritesPerPod
+	v.put("ceiling.throughput", w/(w+1))
+	if t, ok := r.Ratios["throughput"]; ok {
+		v.put("ratio.throughputOfCeiling", t/(w/(w+1)))
 	}
-	if g := r.Registry; g != nil {
-		put("registryRequests", float64(g.Total))
-		put("registryMinimumRequests", float64(g.MinimumRequests))
-		put("registryProtocolOverhead", float64(g.ProtocolOverhead.Total))
-		if g.MinimumRequests > 0 {
-			put("registryRequestsPerMinimum", g.PerMinimum)
-		}
-		if g.UniqueImages > 0 {
-			put("registryOverheadPerImage", g.ProtocolOverhead.PerImage)
-		}
+}
+
+// operator records the operator's cache, inspection errors and restarts.
+func (v values) operator(o *OperatorStats) {
+	if o == nil {
+		return
 	}
-	if r.Main != nil && r.Main.Admission != nil {
-		put("admission.mutatingSecondsPerPod", r.Main.Admission.MutatingSecondsPerPod)
-		put("admission.webhookCallsPerPod", r.Main.Admission.WebhookCallsPerPod)
+	if o.CacheHits+o.CacheMisses > 0 {
+		v.put("cacheHitRate", o.CacheHitRate)
 	}
-	if r.Main != nil && r.Main.SchedulerSLI != nil {
-		put("schedulerSLI.p50", r.Main.SchedulerSLI.P50)
-		put("schedulerSLI.p99", r.Main.SchedulerSLI.P99)
+	var errs float64
+	for _, n := range o.InspectionErrors {
+		errs += n
 	}
-	put("wallTime", r.WallSeconds)
+	v.put("inspectionErrors", errs)
+	if o.Restarts != nil {
+		v.put("componentRestarts", float64(sumValues(o.Restarts)))
+		v.put("componentOOMKills", float64(sumValues(o.OOMKills)))
+	}
+}
+
+// registry records the registry's requests against the minimum the images need.
+func (v values) registry(g *RegistryStats) {
+	if g == nil {
+		return
+	}
+	v.put("registryRequests", float64(g.Total))
+	v.put("registryMinimumRequests", float64(g.MinimumRequests))
+	v.put("registryProtocolOverhead", float64(g.ProtocolOverhead.Total))
+	if g.MinimumRequests > 0 {
+		v.put("registryRequestsPerMinimum", g.PerMinimum)
+	}
+	if g.UniqueImages > 0 {
+		v.put("registryOverheadPerImage", g.ProtocolOverhead.PerImage)
+	}
+}
+
+// mainExtras records the main pass's apiserver admission cost and scheduler SLI.
+func (v values) mainExtras(m *Pass) {
+	if m == nil {
+		return
+	}
+	if a := m.Admission; a != nil {
+		v.put("admission.mutatingSecondsPerPod", a.MutatingSecondsPerPod)
+		v.put("admission.webhookCallsPerPod", a.WebhookCallsPerPod)
+	}
+	if s := m.SchedulerSLI; s != nil {
+		v.put("schedulerSLI.p50", s.P50)
+		v.put("schedulerSLI.p99", s.P99)
+	}
+}
+
+// resources records the run's CPU time and peak memory over every process.
+func (v values) resources(procs []ProcessStats) {
 	var cpu float64
 	var all int64
-	for _, p := range r.Resources.Processes {
+	for _, p := range procs {
 		cpu += p.CPUSeconds
 		all += p.PeakRSSBytes
 		if p.Name == "simulator" || p.Name == ComponentHarness {
-			put("peakRSS", float64(p.PeakRSSBytes))
+			v.put("peakRSS", float64(p.PeakRSSBytes))
 		}
 	}
-	if len(r.Resources.Processes) > 0 {
-		put("cpuTime", cpu)
-		put("peakRSSAll", float64(all))
+	if len(procs) > 0 {
+		v.put("cpuTime", cpu)
+		v.put("peakRSSAll", float64(all))
 	}
-	return v
 }
 
 // sumValues adds up the counts of m.
