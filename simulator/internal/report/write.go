@@ -183,28 +183,46 @@ func ratioTexts(ratios map[string]float64) []string {
 	return out
 }
 
-// passRows are the rows of the passes table.
-// It is long on purpose: one row per line of the passes table, in the order shown.
+// passRows are the rows of the passes table: what the passes did, how fast, and on what
+// machine; a row no pass measured (exec format errors without the fake kubelets' errors)
+// says nothing and is left out.
 func passRows(passes []*Pass) []summaryRow {
-	d := func(x float64) string { return scenario.FormatValue(scenario.UnitDuration, x) }
-	row := func(label string, f func(p *Pass) string) summaryRow {
-		out := summaryRow{Label: label}
-		for _, p := range passes {
-			out.Cells = append(out.Cells, f(p))
-		}
-		return out
+	t := passTable(passes)
+	rows := slices.Concat(t.latencyRows(), t.outcomeRows(), t.machineRows())
+	return slices.DeleteFunc(rows, func(r summaryRow) bool {
+		return !slices.ContainsFunc(r.Cells, func(c string) bool { return c != "—" })
+	})
+}
+
+// passTable builds rows of the passes table, one cell per pass.
+type passTable []*Pass
+
+// row is a row labelled label whose cells f computes per pass.
+func (t passTable) row(label string, f func(p *Pass) string) summaryRow {
+	out := summaryRow{Label: label}
+	for _, p := range t {
+		out.Cells = append(out.Cells, f(p))
 	}
+	return out
+}
+
+// tableDuration formats seconds as the passes table shows durations.
+func tableDuration(x float64) string { return scenario.FormatValue(scenario.UnitDuration, x) }
+
+// latencyRows: counts, throughput and every latency family, whole and split at StartWindow.
+func (t passTable) latencyRows() []summaryRow {
+	d := tableDuration
 	rows := []summaryRow{
-		row("pods created / bound", func(p *Pass) string {
+		t.row("pods created / bound", func(p *Pass) string {
 			if p.DeadlineHit {
 				return fmt.Sprintf("%d / %d (deadline hit)", p.Pods, p.BoundPods)
 			}
 			return fmt.Sprintf("%d / %d", p.Pods, p.BoundPods)
 		}),
-		row("throughput", func(p *Pass) string { return fmt.Sprintf("%.1f pods/s over %.1fs", p.Throughput, p.DurationSeconds) }),
+		t.row("throughput", func(p *Pass) string { return fmt.Sprintf("%.1f pods/s over %.1fs", p.Throughput, p.DurationSeconds) }),
 	}
 	for _, fam := range []string{"gateHold", "schedule", "total", "create", "execFormatDetection"} {
-		rows = append(rows, row(fam+" p50 / p90 / p99 / max", func(p *Pass) string {
+		rows = append(rows, t.row(fam+" p50 / p90 / p99 / max", func(p *Pass) string {
 			s, ok := p.Latency[fam]
 			if !ok || s.N == 0 {
 				return "—"
@@ -213,7 +231,7 @@ func passRows(passes []*Pass) []summaryRow {
 		}))
 	}
 	for _, fam := range []string{"gateHold", "create", "schedule", "total"} {
-		rows = append(rows, row(fmt.Sprintf("%s p50 / p99: first %s, then the rest", fam, StartWindow), func(p *Pass) string {
+		rows = append(rows, t.row(fmt.Sprintf("%s p50 / p99: first %s, then the rest", fam, StartWindow), func(p *Pass) string {
 			a, aok := p.StartLatency[fam]
 			b, bok := p.RestLatency[fam]
 			if !aok || !bok || a.N == 0 || b.N == 0 {
@@ -222,61 +240,69 @@ func passRows(passes []*Pass) []summaryRow {
 			return fmt.Sprintf("%s / %s, then %s / %s", d(a.P50), d(a.P99), d(b.P50), d(b.P99))
 		}))
 	}
-	rows = append(rows,
-		row("scheduler SLI p50 / p99 (cross-check)", func(p *Pass) string {
+	return append(rows,
+		t.row("scheduler SLI p50 / p99 (cross-check)", func(p *Pass) string {
 			if p.SchedulerSLI == nil {
 				return "—"
 			}
 			return fmt.Sprintf("%s / %s (n=%.0f)", d(p.SchedulerSLI.P50), d(p.SchedulerSLI.P99), p.SchedulerSLI.Count)
 		}),
-		row("apiserver mutating admission per pod: time / webhook calls / policy checks", func(p *Pass) string {
+		t.row("apiserver mutating admission per pod: time / webhook calls / policy checks", func(p *Pass) string {
 			if p.Admission == nil {
 				return "—"
 			}
 			a := p.Admission
 			return fmt.Sprintf("%s / %.2f (%s) / %.2f", d(a.MutatingSecondsPerPod), a.WebhookCallsPerPod, d(a.WebhookSecondsPerPod), a.PolicyChecksPerPod)
 		}),
-		row("misplaced pods", func(p *Pass) string { return fmt.Sprint(p.MisplacedPods) }),
-		row("gated / unbound at end", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.GatedAtEnd, p.UnboundAtEnd) }),
-		row("Pending by design", func(p *Pass) string {
+	)
+}
+
+// outcomeRows: where the pods ended and how archgate placed them.
+func (t passTable) outcomeRows() []summaryRow {
+	return []summaryRow{
+		t.row("misplaced pods", func(p *Pass) string { return fmt.Sprint(p.MisplacedPods) }),
+		t.row("gated / unbound at end", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.GatedAtEnd, p.UnboundAtEnd) }),
+		t.row("Pending by design", func(p *Pass) string {
 			if p.PendingByDesign == 0 {
 				return "0"
 			}
 			return fmt.Sprintf("%d (%s)", p.PendingByDesign, p.PendingReason)
 		}),
-		row("placements", func(p *Pass) string { return formatCounts(p.Placements) }),
-		row("never gated / placed at admission", func(p *Pass) string {
+		t.row("placements", func(p *Pass) string { return formatCounts(p.Placements) }),
+		t.row("never gated / placed at admission", func(p *Pass) string {
 			if !p.Operator {
 				return "—"
 			}
 			return fmt.Sprintf("%d / %d", p.NeverGatedPods, p.PlacedAtAdmissionPods)
 		}),
-		row("exec format errors: reported / detected / missed / false", func(p *Pass) string {
+		t.row("exec format errors: reported / detected / missed / false", func(p *Pass) string {
 			x := p.ExecFormat
 			if x == nil {
 				return "—"
 			}
 			return fmt.Sprintf("%d / %d / %d / %d", x.ReportedPods, x.DetectedPods, x.MissedPods, x.FalseDetections)
 		}),
-		row("arrival lag max", func(p *Pass) string { return d(p.ArrivalLagMaxSeconds) }),
-		row("machine CPU busy over the pass (all cores, other work included)", func(p *Pass) string {
+	}
+}
+
+// machineRows: what the harness and the machine did during the pass.
+func (t passTable) machineRows() []summaryRow {
+	return []summaryRow{
+		t.row("arrival lag max", func(p *Pass) string { return tableDuration(p.ArrivalLagMaxSeconds) }),
+		t.row("machine CPU busy over the pass (all cores, other work included)", func(p *Pass) string {
 			if p.Cost == nil || p.Cost.Utilization == 0 {
 				return "—"
 			}
 			return scenario.FormatValue(scenario.UnitRatio, p.Cost.Utilization)
 		}),
-		row("machine speed before the pass (calibration, lower is faster)", func(p *Pass) string {
+		t.row("machine speed before the pass (calibration, lower is faster)", func(p *Pass) string {
 			if p.CalibrationSeconds == 0 {
 				return "—"
 			}
 			return fmt.Sprintf("%.2fµs", p.CalibrationSeconds*1e6) // three digits: passes differ by a few percent
 		}),
-		row("recorder events / drops", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.Recorder.Events, p.Recorder.Drops) }),
-	)
-	// A row no pass measured (exec format errors without the fake kubelets' errors) says nothing.
-	return slices.DeleteFunc(rows, func(r summaryRow) bool {
-		return !slices.ContainsFunc(r.Cells, func(c string) bool { return c != "—" })
-	})
+		t.row("recorder events / drops", func(p *Pass) string { return fmt.Sprintf("%d / %d", p.Recorder.Events, p.Recorder.Drops) }),
+	}
 }
 
 func countPassed(os []Outcome) int {
