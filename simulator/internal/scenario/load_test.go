@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/archgate/archgate/fakeregistry/strictyaml"
+	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
 // valid is a minimal scenario; tests break one thing at a time.
@@ -394,6 +395,20 @@ func TestShippedScenarios(t *testing.T) {
 			}
 			if len(l.Checks) == 0 {
 				t.Error("no expectations: a scenario must say what has to hold")
+			}
+			// Every spec the operator is given reaches the simulated registries, which listen
+			// on loopback: one without the simulated networks gets the API's default, which
+			// blocks loopback, and every inspection then fails as blocked.
+			specs := map[string]*v1beta1.ClusterPodPlacementConfigSpec{"operator.clusterConfig": &l.Scenario.Operator.ClusterConfig}
+			for i, ev := range l.Scenario.Timeline {
+				if ev.ClusterConfigChanged != nil {
+					specs[strictyaml.IndexPath("timeline", i)+".clusterConfigChanged.spec"] = &ev.ClusterConfigChanged.Spec
+				}
+			}
+			for path, spec := range specs {
+				if ii := spec.ImageInspection; ii == nil || len(ii.BlockedNetworks) == 0 {
+					t.Errorf("%s: no blockedNetworks after validation: the API's default blocks the simulated registries", path)
+				}
 			}
 		})
 	}

@@ -297,8 +297,8 @@ func validateRates(e *errs, path string, r ErrorRatesSpec) {
 	}
 }
 
-// validateOperator checks and defaults the operator block. It is long on purpose: one check
-// per field, in the schema's order, so that a field's rule is found where the field is.
+// validateOperator checks and defaults the operator block, one check per field in the
+// schema's order, so that a field's rule is found where the field is.
 func validateOperator(e *errs, s *Scenario) {
 	o := &s.Operator
 	if o.Namespace == "" {
@@ -334,25 +334,34 @@ func validateOperator(e *errs, s *Scenario) {
 	if o.GlobalPullSecret && s.Registry.Auth == nil {
 		e.add("operator.globalPullSecret", true, "needs registry.auth (without auth there is nothing to authenticate)")
 	}
-	c := &o.ClusterConfig
+	validateClusterConfig(e, "operator.clusterConfig", &o.ClusterConfig)
+	validatePodPlacementConfigs(e, o.PodPlacementConfigs, s.Workload.Namespaces)
+}
+
+// validateClusterConfig checks a ClusterPodPlacementConfig spec a scenario writes at path
+// (operator.clusterConfig, or a timeline's clusterConfigChanged spec, which replaces it): the
+// references the simulator sets itself are refused, and the blocked networks default to what
+// the simulated registries allow, so that every spec the operator sees reaches them.
+func validateClusterConfig(e *errs, path string, c *v1beta1.ClusterPodPlacementConfigSpec) {
+	at := func(field string) string { return strictyaml.JoinPath(path, field) }
 	if c.GlobalPullSecretRef != nil {
-		e.add("operator.clusterConfig.globalPullSecretRef", c.GlobalPullSecretRef, "set by the simulator: use operator.globalPullSecret")
+		e.add(at("globalPullSecretRef"), c.GlobalPullSecretRef, "set by the simulator: use operator.globalPullSecret")
 	}
 	if c.CABundleConfigmapRef != nil {
-		e.add("operator.clusterConfig.caBundleConfigmapRef", c.CABundleConfigmapRef, "set by the simulator: the registry's CA is passed as a certs.d directory")
+		e.add(at("caBundleConfigmapRef"), c.CABundleConfigmapRef, "set by the simulator: the registry's CA is passed as a certs.d directory")
 	}
 	if c.RegistriesConfConfigmapRef != nil {
-		e.add("operator.clusterConfig.registriesConfConfigmapRef", c.RegistriesConfConfigmapRef, "not supported by the simulator yet: the controller runs without a registries.conf")
+		e.add(at("registriesConfConfigmapRef"), c.RegistriesConfConfigmapRef, "not supported by the simulator yet: the controller runs without a registries.conf")
 	}
 	if c.RegistryCertsConfigmapRef != nil {
-		e.add("operator.clusterConfig.registryCertsConfigmapRef", c.RegistryCertsConfigmapRef, "set by the simulator: the registry's CA is passed as a certs.d directory")
+		e.add(at("registryCertsConfigmapRef"), c.RegistryCertsConfigmapRef, "set by the simulator: the registry's CA is passed as a certs.d directory")
 	}
 	if c.LogVerbosity != "" && c.LogVerbosity.Level() == 0 && c.LogVerbosity != v1beta1.LogVerbosityNormal {
-		e.add("operator.clusterConfig.logVerbosity", c.LogVerbosity, "want Normal, Debug, Trace or TraceAll")
+		e.add(at("logVerbosity"), c.LogVerbosity, "want Normal, Debug, Trace or TraceAll")
 	}
-	validatePlugins(e, "operator.clusterConfig.plugins", c.Plugins)
+	validatePlugins(e, at("plugins"), c.Plugins)
 	if len(c.PlacementRules) > 0 {
-		e.add("operator.clusterConfig.placementRules", len(c.PlacementRules), "%s", placementRulesUnsupported)
+		e.add(at("placementRules"), len(c.PlacementRules), "%s", placementRulesUnsupported)
 	}
 	if ii := c.ImageInspection; ii == nil || len(ii.BlockedNetworks) == 0 {
 		// The simulated cluster's registries listen on loopback (a registry inside the
@@ -364,11 +373,15 @@ func validateOperator(e *errs, s *Scenario) {
 		c.ImageInspection.BlockedNetworks = SimulatedBlockedNetworks()
 	}
 	// The API's own bounds (v1beta1.ImageInspectionSettings.Validate), on the resolved settings.
-	for _, fe := range c.ImageInspection.Settings().Validate(field.NewPath("operator", "clusterConfig", "imageInspection")) {
+	for _, fe := range c.ImageInspection.Settings().Validate(field.NewPath(at("imageInspection"))) {
 		e.add(fe.Field, fe.BadValue, "%s", fe.Detail)
 	}
+}
+
+// validatePodPlacementConfigs checks the namespaced placement configurations.
+func validatePodPlacementConfigs(e *errs, ppcs []PodPlacementConfigSpec, namespaces int) {
 	names := map[string]bool{}
-	for i, p := range o.PodPlacementConfigs {
+	for i, p := range ppcs {
 		path := strictyaml.IndexPath("operator.podPlacementConfigs", i)
 		if !dnsLabelRE.MatchString(p.Name) {
 			e.add(strictyaml.JoinPath(path, "name"), p.Name, "want a DNS label")
@@ -376,7 +389,7 @@ func validateOperator(e *errs, s *Scenario) {
 			e.add(strictyaml.JoinPath(path, "name"), p.Name, "duplicate name")
 		}
 		names[p.Name] = true
-		if p.Namespaces < 0 || p.Namespaces > max(s.Workload.Namespaces, 1) {
+		if p.Namespaces < 0 || p.Namespaces > max(namespaces, 1) {
 			e.add(strictyaml.JoinPath(path, "namespaces"), p.Namespaces, "must be within [0, workload.namespaces] (0 means all)")
 		}
 		if p.Spec.Priority < 0 || p.Spec.Priority > 255 {
@@ -414,8 +427,8 @@ func validatePlugins(e *errs, path string, p *v1beta1.Plugins) {
 	}
 }
 
-// validateWorkload checks and defaults the workload block. It is long on purpose: one check
-// per field, in the schema's order, so that a field's rule is found where the field is.
+// validateWorkload checks and defaults the workload block, one check per field in the
+// schema's order, so that a field's rule is found where the field is.
 func validateWorkload(e *errs, s *Scenario) {
 	w := &s.Workload
 	if w.Pods < 1 {
@@ -436,7 +449,15 @@ func validateWorkload(e *errs, s *Scenario) {
 	} else if w.InitContainers.Min < 0 || w.InitContainers.Max < w.InitContainers.Min || w.InitContainers.Max > MaxContainers {
 		e.add("workload.initContainers", w.InitContainers, "want 0 <= min <= max <= %d", MaxContainers)
 	}
-	im := &w.Images
+	validateImages(e, &w.Images)
+	validateShares(e, s)
+	positive(e, "workload.requests.cpu", &w.Requests.CPU, "10m")
+	positive(e, "workload.requests.memory", &w.Requests.Memory, "16Mi")
+	validateArrival(e, &w.Arrival)
+}
+
+// validateImages checks and defaults how pods pick their images.
+func validateImages(e *errs, im *ImageChoiceSpec) {
 	switch im.Popularity {
 	case "":
 		im.Popularity = PopularityUniform
@@ -454,6 +475,11 @@ func validateWorkload(e *errs, s *Scenario) {
 		e.add("workload.images.zipfS", im.ZipfS, "must be greater than 1")
 	}
 	share(e, "workload.images.digestShare", im.DigestShare)
+}
+
+// validateShares checks the shares of pods with their own constraints or pull secrets.
+func validateShares(e *errs, s *Scenario) {
+	w := &s.Workload
 	share(e, "workload.ownArchAffinityShare", w.OwnArchAffinityShare)
 	share(e, "workload.nodeSelectorShare", w.NodeSelectorShare)
 	share(e, "workload.pullSecretShare", w.PullSecretShare)
@@ -463,9 +489,10 @@ func validateWorkload(e *errs, s *Scenario) {
 	if w.PullSecretShare > 0 && s.Registry.Auth == nil {
 		e.add("workload.pullSecretShare", w.PullSecretShare, "needs registry.auth (without auth there is nothing to authenticate)")
 	}
-	positive(e, "workload.requests.cpu", &w.Requests.CPU, "10m")
-	positive(e, "workload.requests.memory", &w.Requests.Memory, "16Mi")
-	a := &w.Arrival
+}
+
+// validateArrival checks and defaults the arrival schedule.
+func validateArrival(e *errs, a *ArrivalSpec) {
 	switch a.Mode {
 	case ArrivalBurst:
 		if a.Rate != 0 {
@@ -645,13 +672,7 @@ func validateTimeline(e *errs, s *Scenario) {
 			if s.Operator.Mode != OperatorModeOperator {
 				e.add(apath, nil, "needs operator.mode operator (the operator renders the change)")
 			}
-			c := ev.ClusterConfigChanged.Spec
-			if c.GlobalPullSecretRef != nil || c.CABundleConfigmapRef != nil || c.RegistriesConfConfigmapRef != nil || c.RegistryCertsConfigmapRef != nil {
-				e.add(strictyaml.JoinPath(apath, "spec"), nil, "the references are set by the simulator (operator.globalPullSecret, the registry's CA)")
-			}
-			if len(c.PlacementRules) > 0 {
-				e.add(strictyaml.JoinPath(strictyaml.JoinPath(apath, "spec"), "placementRules"), len(c.PlacementRules), "%s", placementRulesUnsupported)
-			}
+			validateClusterConfig(e, strictyaml.JoinPath(apath, "spec"), &ev.ClusterConfigChanged.Spec)
 		case ev.ClusterConfigDeleted != nil:
 			if ev.ClusterConfigDeleted.RecreateAfter < 0 {
 				e.add(strictyaml.JoinPath(apath, "recreateAfter"), ev.ClusterConfigDeleted.RecreateAfter, "must not be negative")
