@@ -23,6 +23,7 @@ import (
 
 	"github.com/archgate/archgate/simulator/internal/compare"
 	"github.com/archgate/archgate/simulator/internal/procs"
+	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/runner"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
@@ -95,28 +96,18 @@ killed run). See docs/simulator-existing-cluster.md.`,
 	return cmd
 }
 
-// runScenario loads the scenario, runs it and writes and prints its report. It is long on
-// purpose: the command's wiring (logs, signals, guard, options, report files, exit codes) in
-// the order it happens, flags and options only, no rules.
+// runScenario loads the scenario, runs it and writes and prints its report: the command's
+// wiring (logs, signals, guard, options, report files, exit codes) in the order it happens.
 func runScenario(parent context.Context, f runFlags) error {
-	loaded, err := scenario.Load(f.scenario)
+	loaded, err := loadScenario(f)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	if f.expectations != "" {
-		if err := loaded.LoadExpectations(f.expectations); err != nil {
-			return &exitError{code: exitUsage, err: err}
-		}
+	logger, closeLog, err := runLogger(f)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
 	}
-	logger := logr.Discard()
-	if f.logFile != "" {
-		lf, err := os.Create(f.logFile)
-		if err != nil {
-			return &exitError{code: exitUsage, err: err}
-		}
-		defer lf.Close()
-		logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(lf), textlogger.Verbosity(f.logVerbosity)))
-	}
+	defer closeLog()
 	ctrllog.SetLogger(logger)
 
 	guard, err := procs.StartGuard()
@@ -137,13 +128,52 @@ func runScenario(parent context.Context, f runFlags) error {
 		os.Exit(exitInterrupted)
 	})
 
+	opts, err := f.runOptions(loaded, logger, guard)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	rep, runErr := runner.Run(ctx, opts)
+	runErr = errors.Join(runErr, writeReport(rep, f.out))
+	return verdict(rep, runErr, interrupted.Load())
+}
+
+// loadScenario reads the scenario file and any expectations file the flags name.
+func loadScenario(f runFlags) (*scenario.Loaded, error) {
+	loaded, err := scenario.Load(f.scenario)
+	if err != nil {
+		return nil, err
+	}
+	if f.expectations != "" {
+		if err := loaded.LoadExpectations(f.expectations); err != nil {
+			return nil, err
+		}
+	}
+	return loaded, nil
+}
+
+// runLogger is the components' logger: the log file the flags name, or none. Call the
+// returned function when the run is over.
+func runLogger(f runFlags) (logr.Logger, func(), error) {
+	if f.logFile == "" {
+		return logr.Discard(), func() {}, nil
+	}
+	lf, err := os.Create(f.logFile)
+	if err != nil {
+		return logr.Logger{}, nil, err
+	}
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(lf), textlogger.Verbosity(f.logVerbosity)))
+	return logger, func() { lf.Close() }, nil
+}
+
+// runOptions are the runner's options from the flags.
+func (f runFlags) runOptions(loaded *scenario.Loaded, logger logr.Logger, guard *procs.Guard) (runner.Options, error) {
 	var status io.Writer
 	if !f.quiet {
 		status = os.Stderr
 	}
 	progress, live, err := progressOutput(f.progress, f.quiet, term.IsTerminal(int(os.Stdout.Fd())))
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return runner.Options{}, err
 	}
 	opts := runner.Options{
 		Scenario:     loaded,
@@ -156,25 +186,33 @@ func runScenario(parent context.Context, f runFlags) error {
 		Guard:        guard,
 	}
 	if f.kubeconfig != "" {
-		if opts.Existing, err = f.existing.options(); err != nil {
-			return &exitError{code: exitUsage, err: err}
-		}
-	} else if err := f.components(&opts, loaded.Scenario.Name); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		opts.Existing, err = f.existing.options()
+		return opts, err
 	}
-	rep, runErr := runner.Run(ctx, opts)
-	if rep != nil && rep.Main != nil {
-		files, werr := rep.Write(f.out)
-		rep.WriteText(os.Stdout)
-		if files.JSON != "" {
-			fmt.Fprintf(os.Stdout, "report: %s\nsummary: %s\n", files.JSON, files.Markdown)
-		}
-		if werr != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("writing report: %w", werr))
-		}
+	return opts, f.components(&opts, loaded.Scenario.Name)
+}
+
+// writeReport writes the report's files under dir and prints its summary, when a main pass
+// ran.
+func writeReport(rep *report.Report, dir string) error {
+	if rep == nil || rep.Main == nil {
+		return nil
 	}
+	files, err := rep.Write(dir)
+	rep.WriteText(os.Stdout)
+	if files.JSON != "" {
+		fmt.Fprintf(os.Stdout, "report: %s\nsummary: %s\n", files.JSON, files.Markdown)
+	}
+	if err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
+
+// verdict is the command's exit: interrupted, failed to run, not judged, failed, or passed.
+func verdict(rep *report.Report, runErr error, interrupted bool) error {
 	switch {
-	case interrupted.Load():
+	case interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
 	case runErr != nil:
 		return &exitError{code: exitFailed, err: runErr}
