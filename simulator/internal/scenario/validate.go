@@ -604,8 +604,9 @@ func validateMode(e *errs, s *Scenario) {
 // evaluate CEL, so the two passes would place pods differently.
 const placementRulesUnsupported = "not supported by the simulator yet: the handwritten pass does not evaluate placement rules"
 
-// validateTimeline checks each timeline event. It is long on purpose: one case per action, so
-// that an action's rules are found in one place.
+// validateTimeline checks each timeline event: its time, that it has exactly one action, and
+// the action's own rules (one case per action, so that an action's rules are found in one
+// place).
 func validateTimeline(e *errs, s *Scenario) {
 	defer overlaps(e, s)
 	for i, ev := range s.Timeline {
@@ -622,61 +623,79 @@ func validateTimeline(e *errs, s *Scenario) {
 			e.add(strictyaml.JoinPath(path, actions[0]), nil, "needs operator.enabled (without the operator nothing reacts to it)")
 		}
 		apath := strictyaml.JoinPath(path, actions[0])
-		window := func(d Duration) {
-			if d <= 0 {
-				e.add(strictyaml.JoinPath(apath, "duration"), d, "must be greater than zero")
-			}
+		if !validateRegistryEvent(e, apath, ev) {
+			validateComponentEvent(e, apath, ev, s.Operator.Mode)
 		}
-		switch {
-		case ev.RegistryOutage != nil:
-			window(ev.RegistryOutage.Duration)
-			switch ev.RegistryOutage.Mode {
-			case "":
-				ev.RegistryOutage.Mode = string(fakeregistry.OutageUnavailable)
-			case string(fakeregistry.OutageUnavailable), string(fakeregistry.OutageReset):
-			default:
-				e.add(strictyaml.JoinPath(apath, "mode"), ev.RegistryOutage.Mode, "want unavailable or reset")
-			}
-		case ev.RegistrySlowdown != nil:
-			window(ev.RegistrySlowdown.Duration)
-			validateLatency(e, strictyaml.JoinPath(apath, "latency"), ev.RegistrySlowdown.Latency)
-		case ev.RegistryErrors != nil:
-			window(ev.RegistryErrors.Duration)
-			validateRates(e, strictyaml.JoinPath(apath, "rates"), ev.RegistryErrors.Rates)
-		case ev.ImagesDeleted != nil:
-			if ev.ImagesDeleted.Prefix == "" {
-				e.add(strictyaml.JoinPath(apath, "prefix"), ev.ImagesDeleted.Prefix, "required: the repositories whose images are deleted")
-			}
-			if ev.ImagesDeleted.Count < 1 {
-				e.add(strictyaml.JoinPath(apath, "count"), ev.ImagesDeleted.Count, "must be at least 1")
-			}
-		case ev.ControllerRestart != nil:
-			if ev.ControllerRestart.Downtime < 0 {
-				e.add(strictyaml.JoinPath(apath, "downtime"), ev.ControllerRestart.Downtime, "must not be negative")
-			}
-			switch ev.ControllerRestart.Mode {
-			case "":
-				ev.ControllerRestart.Mode = RestartGraceful
-			case RestartGraceful, RestartCrash:
-			default:
-				e.add(strictyaml.JoinPath(apath, "mode"), ev.ControllerRestart.Mode, "want graceful or crash")
-			}
-		case ev.WebhookDown != nil:
-			window(ev.WebhookDown.Duration)
-		case ev.ControllerDown != nil:
-			window(ev.ControllerDown.Duration)
-			if s.Operator.Mode != OperatorModeOperator {
-				e.add(apath, nil, "needs operator.mode operator (the operator's Deployment is what goes down)")
-			}
-		case ev.ClusterConfigChanged != nil:
-			if s.Operator.Mode != OperatorModeOperator {
-				e.add(apath, nil, "needs operator.mode operator (the operator renders the change)")
-			}
-			validateClusterConfig(e, strictyaml.JoinPath(apath, "spec"), &ev.ClusterConfigChanged.Spec)
-		case ev.ClusterConfigDeleted != nil:
-			if ev.ClusterConfigDeleted.RecreateAfter < 0 {
-				e.add(strictyaml.JoinPath(apath, "recreateAfter"), ev.ClusterConfigDeleted.RecreateAfter, "must not be negative")
-			}
+	}
+}
+
+// window checks the duration of an action that lasts a while.
+func window(e *errs, apath string, d Duration) {
+	if d <= 0 {
+		e.add(strictyaml.JoinPath(apath, "duration"), d, "must be greater than zero")
+	}
+}
+
+// validateRegistryEvent checks an action on the registry; false when ev is not one.
+func validateRegistryEvent(e *errs, apath string, ev Event) bool {
+	switch {
+	case ev.RegistryOutage != nil:
+		window(e, apath, ev.RegistryOutage.Duration)
+		switch ev.RegistryOutage.Mode {
+		case "":
+			ev.RegistryOutage.Mode = string(fakeregistry.OutageUnavailable)
+		case string(fakeregistry.OutageUnavailable), string(fakeregistry.OutageReset):
+		default:
+			e.add(strictyaml.JoinPath(apath, "mode"), ev.RegistryOutage.Mode, "want unavailable or reset")
+		}
+	case ev.RegistrySlowdown != nil:
+		window(e, apath, ev.RegistrySlowdown.Duration)
+		validateLatency(e, strictyaml.JoinPath(apath, "latency"), ev.RegistrySlowdown.Latency)
+	case ev.RegistryErrors != nil:
+		window(e, apath, ev.RegistryErrors.Duration)
+		validateRates(e, strictyaml.JoinPath(apath, "rates"), ev.RegistryErrors.Rates)
+	case ev.ImagesDeleted != nil:
+		if ev.ImagesDeleted.Prefix == "" {
+			e.add(strictyaml.JoinPath(apath, "prefix"), ev.ImagesDeleted.Prefix, "required: the repositories whose images are deleted")
+		}
+		if ev.ImagesDeleted.Count < 1 {
+			e.add(strictyaml.JoinPath(apath, "count"), ev.ImagesDeleted.Count, "must be at least 1")
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// validateComponentEvent checks an action on archgate's components or its configuration.
+func validateComponentEvent(e *errs, apath string, ev Event, mode OperatorMode) {
+	switch {
+	case ev.ControllerRestart != nil:
+		if ev.ControllerRestart.Downtime < 0 {
+			e.add(strictyaml.JoinPath(apath, "downtime"), ev.ControllerRestart.Downtime, "must not be negative")
+		}
+		switch ev.ControllerRestart.Mode {
+		case "":
+			ev.ControllerRestart.Mode = RestartGraceful
+		case RestartGraceful, RestartCrash:
+		default:
+			e.add(strictyaml.JoinPath(apath, "mode"), ev.ControllerRestart.Mode, "want graceful or crash")
+		}
+	case ev.WebhookDown != nil:
+		window(e, apath, ev.WebhookDown.Duration)
+	case ev.ControllerDown != nil:
+		window(e, apath, ev.ControllerDown.Duration)
+		if mode != OperatorModeOperator {
+			e.add(apath, nil, "needs operator.mode operator (the operator's Deployment is what goes down)")
+		}
+	case ev.ClusterConfigChanged != nil:
+		if mode != OperatorModeOperator {
+			e.add(apath, nil, "needs operator.mode operator (the operator renders the change)")
+		}
+		validateClusterConfig(e, strictyaml.JoinPath(apath, "spec"), &ev.ClusterConfigChanged.Spec)
+	case ev.ClusterConfigDeleted != nil:
+		if ev.ClusterConfigDeleted.RecreateAfter < 0 {
+			e.add(strictyaml.JoinPath(apath, "recreateAfter"), ev.ClusterConfigDeleted.RecreateAfter, "must not be negative")
 		}
 	}
 }
