@@ -158,6 +158,35 @@ generate:
 				Reason: "no format with weight > 0 in the mix can hold this many platforms",
 			}},
 		},
+		"generator with broken mixes": {
+			yaml: `
+generate:
+- count: 1
+  prefix: gen/x
+  archSets: []
+  formats: [{format: zip, weight: -1}, {format: oci-manifest, weight: 0}]
+`,
+			want: []strictyaml.FieldError{
+				{File: file, Path: "generate[0].formats[0].weight", Value: "-1", Reason: "weight must not be negative"},
+				{File: file, Path: "generate[0].formats[0].format", Value: `"zip"`, Reason: unknownFormatReason()},
+				{File: file, Path: "generate[0].formats", Value: `[{"format":"zip","weight":-1},{"format":"oci-manifest","weight":0}]`, Reason: "format weights sum to zero"},
+				{File: file, Path: "generate[0].archSets", Value: "[]", Reason: "empty arch-set mix"},
+			},
+		},
+		"generator with arch-set weights summing to zero": {
+			yaml: `
+generate:
+- count: 1
+  prefix: gen/x
+  archSets: [{platforms: [linux/amd64], weight: -2}, {platforms: [linux/arm64], weight: 0}]
+  formats: []
+`,
+			want: []strictyaml.FieldError{
+				{File: file, Path: "generate[0].formats", Value: "[]", Reason: "empty format mix"},
+				{File: file, Path: "generate[0].archSets[0].weight", Value: "-2", Reason: "weight must not be negative"},
+				{File: file, Path: "generate[0].archSets", Value: `[{"platforms":["linux/amd64"],"weight":-2},{"platforms":["linux/arm64"],"weight":0}]`, Reason: "arch-set weights sum to zero"},
+			},
+		},
 		"generator with unknown format": {
 			yaml: `
 generate:

@@ -128,47 +128,54 @@ func validateGenerate(path string, g GenerateSpec) []*strictyaml.FieldError {
 	if g.Attestations < 0 || g.Attestations > 1 {
 		errs = append(errs, strictyaml.Field(strictyaml.JoinPath(path, "attestations"), g.Attestations, "fraction must be within [0, 1]"))
 	}
-	fpath := strictyaml.JoinPath(path, "formats")
-	formatTotal := 0
-	if len(g.Formats) == 0 {
-		errs = append(errs, strictyaml.Field(fpath, []WeightedFormat{}, "empty format mix"))
-	}
-	for i, f := range g.Formats {
-		p := strictyaml.IndexPath(fpath, i)
-		if f.Weight < 0 {
-			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(p, "weight"), f.Weight, "weight must not be negative"))
-		}
-		formatTotal += max(f.Weight, 0)
-		if !slices.Contains(Formats(), f.Format) {
-			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(p, "format"), f.Format, unknownFormatReason()))
-		}
-	}
-	if len(g.Formats) > 0 && formatTotal == 0 {
-		errs = append(errs, strictyaml.Field(fpath, g.Formats, "format weights sum to zero"))
-	}
-	apath := strictyaml.JoinPath(path, "archSets")
-	archTotal := 0
-	if len(g.ArchSets) == 0 {
-		errs = append(errs, strictyaml.Field(apath, []WeightedArchSet{}, "empty arch-set mix"))
-	}
-	for i, s := range g.ArchSets {
-		p := strictyaml.IndexPath(apath, i)
-		if s.Weight < 0 {
-			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(p, "weight"), s.Weight, "weight must not be negative"))
-		}
-		archTotal += max(s.Weight, 0)
-		errs = append(errs, validatePlatforms(strictyaml.JoinPath(p, "platforms"), s.Platforms)...)
-		// Only judge compatibility once the format mix itself is valid, to avoid a follow-on error.
-		formatsValid := len(validFormats(g.Formats)) == len(g.Formats) && formatTotal > 0
-		if formatsValid && s.Weight > 0 && len(s.Platforms) > 0 && len(compatibleFormats(g.Formats, len(s.Platforms))) == 0 {
-			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(p, "platforms"), s.Platforms,
-				"no format with weight > 0 in the mix can hold this many platforms"))
-		}
-	}
-	if len(g.ArchSets) > 0 && archTotal == 0 {
-		errs = append(errs, strictyaml.Field(apath, g.ArchSets, "arch-set weights sum to zero"))
-	}
+	formatErrs, formatTotal := validateMix(strictyaml.JoinPath(path, "formats"), "format", g.Formats,
+		func(f WeightedFormat) int { return f.Weight },
+		func(p string, f WeightedFormat) []*strictyaml.FieldError {
+			if !slices.Contains(Formats(), f.Format) {
+				return []*strictyaml.FieldError{strictyaml.Field(strictyaml.JoinPath(p, "format"), f.Format, unknownFormatReason())}
+			}
+			return nil
+		})
+	errs = append(errs, formatErrs...)
+	// Only judge compatibility once the format mix itself is valid, to avoid a follow-on error.
+	formatsValid := len(validFormats(g.Formats)) == len(g.Formats) && formatTotal > 0
+	archErrs, _ := validateMix(strictyaml.JoinPath(path, "archSets"), "arch-set", g.ArchSets,
+		func(s WeightedArchSet) int { return s.Weight },
+		func(p string, s WeightedArchSet) []*strictyaml.FieldError {
+			errs := validatePlatforms(strictyaml.JoinPath(p, "platforms"), s.Platforms)
+			if formatsValid && s.Weight > 0 && len(s.Platforms) > 0 && len(compatibleFormats(g.Formats, len(s.Platforms))) == 0 {
+				errs = append(errs, strictyaml.Field(strictyaml.JoinPath(p, "platforms"), s.Platforms,
+					"no format with weight > 0 in the mix can hold this many platforms"))
+			}
+			return errs
+		})
+	errs = append(errs, archErrs...)
 	return errs
+}
+
+// validateMix checks a weighted mix at path: not empty, no weight negative, weights not summing
+// to zero; item adds an entry's own checks at its path, after its weight's. It returns the errors
+// and the sum of the weights that are not negative.
+func validateMix[T any](path, what string, mix []T, weight func(T) int,
+	item func(p string, x T) []*strictyaml.FieldError) ([]*strictyaml.FieldError, int) {
+	var errs []*strictyaml.FieldError
+	if len(mix) == 0 {
+		errs = append(errs, strictyaml.Field(path, []T{}, "empty "+what+" mix"))
+	}
+	total := 0
+	for i, x := range mix {
+		p := strictyaml.IndexPath(path, i)
+		w := weight(x)
+		if w < 0 {
+			errs = append(errs, strictyaml.Field(strictyaml.JoinPath(p, "weight"), w, "weight must not be negative"))
+		}
+		total += max(w, 0)
+		errs = append(errs, item(p, x)...)
+	}
+	if len(mix) > 0 && total == 0 {
+		errs = append(errs, strictyaml.Field(path, mix, what+" weights sum to zero"))
+	}
+	return errs, total
 }
 
 // validFormats drops unknown formats from a mix.

@@ -102,30 +102,10 @@ func classifyPath(r *http.Request) requestInfo {
 	elems := strings.Split(strings.TrimSuffix(rest, "/"), "/")
 	n := len(elems)
 	if n >= 3 && elems[n-2] == "manifests" {
-		info := requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1],
-			endpoint: endpointManifests}
-		switch r.Method {
-		case http.MethodGet:
-			info.kind = KindManifestGet
-		case http.MethodHead:
-			info.kind = KindManifestHead
-		case http.MethodDelete:
-			info.kind = KindManifestDelete
-		}
-		return info
+		return referenceRequest(r.Method, elems, endpointManifests, KindManifestGet, KindManifestHead, KindManifestDelete)
 	}
 	if n >= 3 && elems[n-2] == "blobs" && elems[n-1] != "uploads" {
-		info := requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1],
-			endpoint: endpointBlobs}
-		switch r.Method {
-		case http.MethodGet:
-			info.kind = KindBlobGet
-		case http.MethodHead:
-			info.kind = KindBlobHead
-		case http.MethodDelete:
-			info.kind = KindBlobDelete
-		}
-		return info
+		return referenceRequest(r.Method, elems, endpointBlobs, KindBlobGet, KindBlobHead, KindBlobDelete)
 	}
 	if n >= 3 && elems[n-2] == "referrers" {
 		return requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1],
@@ -141,4 +121,20 @@ func classifyPath(r *http.Request) requestInfo {
 		}
 	}
 	return requestInfo{kind: KindOther}
+}
+
+// referenceRequest classifies a request on <name>/<endpoint>/<reference> (elems, at least three),
+// whose method picks the kind: get, head or del; any other method is KindOther.
+func referenceRequest(method string, elems []string, ep endpoint, get, head, del RequestKind) requestInfo {
+	n := len(elems)
+	info := requestInfo{kind: KindOther, repository: strings.Join(elems[:n-2], "/"), reference: elems[n-1], endpoint: ep}
+	switch method {
+	case http.MethodGet:
+		info.kind = get
+	case http.MethodHead:
+		info.kind = head
+	case http.MethodDelete:
+		info.kind = del
+	}
+	return info
 }

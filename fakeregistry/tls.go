@@ -31,6 +31,7 @@ type tlsMaterial struct {
 
 // newTLSMaterial generates an ECDSA P-256 CA and a serving certificate for 127.0.0.1, ::1, localhost and
 // hostname.
+// Not shared with operator/internal/certs: fakeregistry imports nothing of archgate (the operator's tests import it).
 func newTLSMaterial(hostname string) (*tlsMaterial, error) {
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

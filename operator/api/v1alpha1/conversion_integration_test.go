@@ -20,7 +20,6 @@ package v1alpha1_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -31,7 +30,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -74,30 +72,15 @@ func (w *warningRecorder) take() []string {
 
 var _ rest.WarningHandler = (*warningRecorder)(nil)
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
+func TestMain(m *testing.M) {
 	logf.SetLogger(logr.Discard())
-	env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{"../../config/crd/bases"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	scheme := runtime.NewScheme()
-	if err := v1beta1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.WarningHandler = warnings
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(testenv.Main(m, testenv.Options{CRDDirectoryPaths: []string{"../../config/crd/bases"}}, func(env *testenv.Env) error {
+		cfg := rest.CopyConfig(env.Config)
+		cfg.WarningHandler = warnings
+		var err error
+		k8s, err = testenv.Client(cfg, v1beta1.AddToScheme, v1alpha1.AddToScheme)
+		return err
+	}))
 }
 
 // deleteCluster removes the singleton and waits until it is gone, so the next test can create it.

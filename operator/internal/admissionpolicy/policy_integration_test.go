@@ -20,7 +20,6 @@ package admissionpolicy_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -29,7 +28,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
@@ -45,28 +43,13 @@ import (
 // k8s talks to the package's control plane as an administrator; set up by TestMain.
 var k8s client.Client
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
+func TestMain(m *testing.M) {
 	logf.SetLogger(logr.Discard())
-	env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{"../../config/crd/bases"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(testenv.Main(m, testenv.Options{CRDDirectoryPaths: []string{"../../config/crd/bases"}}, func(env *testenv.Env) error {
+		var err error
+		k8s, err = testenv.Client(env.Config, clientgoscheme.AddToScheme, v1beta1.AddToScheme)
+		return err
+	}))
 }
 
 // installPolicy applies the policy and binding rendered for cluster, with params, and waits

@@ -390,10 +390,8 @@ func FuzzParse(f *testing.F) {
 // content is not written again.
 func TestPublisherWritesParameters(t *testing.T) {
 	scheme := runtime.NewScheme()
-	if err := v1beta1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := corev1.AddToScheme(scheme); err != nil {
+	builder := runtime.NewSchemeBuilder(v1beta1.AddToScheme, corev1.AddToScheme)
+	if err := builder.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	ppc := func(ns, name string) *v1beta1.PodPlacementConfig {

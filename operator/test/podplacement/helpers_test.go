@@ -301,15 +301,3 @@ func labelsMatch(m *dto.Metric, want map[string]string) bool {
 	}
 	return true
 }
-
-func archIn(archs ...string) corev1.NodeSelectorRequirement {
-	return corev1.NodeSelectorRequirement{Key: v1beta1.NodeArchLabel, Operator: corev1.NodeSelectorOpIn, Values: archs}
-}
-
-func requiredAffinity(terms ...[]corev1.NodeSelectorRequirement) *corev1.Affinity {
-	sel := &corev1.NodeSelector{}
-	for _, t := range terms {
-		sel.NodeSelectorTerms = append(sel.NodeSelectorTerms, corev1.NodeSelectorTerm{MatchExpressions: t})
-	}
-	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}
-}

@@ -95,7 +95,7 @@ func TestPlacesPodsByImageArchitectures(t *testing.T) {
 			}
 			var want *corev1.Affinity
 			if tc.wantArchs != nil {
-				want = requiredAffinity([]corev1.NodeSelectorRequirement{archIn(tc.wantArchs...)})
+				want = objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn(tc.wantArchs...)})
 			}
 			if diff := cmp.Diff(want, p.Spec.Affinity); diff != "" {
 				t.Errorf("affinity (-want +got):\n%s", diff)
@@ -129,11 +129,11 @@ func TestKeepsUserConstraints(t *testing.T) {
 
 	t.Run("the unpinned term gets the architectures, the pinned one is kept", func(t *testing.T) {
 		p := pod(ns, "mixed-terms", multi)
-		p.Spec.Affinity = requiredAffinity([]corev1.NodeSelectorRequirement{zoneA}, []corev1.NodeSelectorRequirement{archIn("arm64")})
+		p.Spec.Affinity = objects.RequiredAffinity([]corev1.NodeSelectorRequirement{zoneA}, []corev1.NodeSelectorRequirement{objects.ArchIn("arm64")})
 		got := waitUngated(t, create(t, p, true))
-		want := requiredAffinity(
-			[]corev1.NodeSelectorRequirement{zoneA, archIn("amd64", "arm64", "ppc64le", "s390x")},
-			[]corev1.NodeSelectorRequirement{archIn("arm64")},
+		want := objects.RequiredAffinity(
+			[]corev1.NodeSelectorRequirement{zoneA, objects.ArchIn("amd64", "arm64", "ppc64le", "s390x")},
+			[]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")},
 		)
 		if diff := cmp.Diff(want, got.Spec.Affinity); diff != "" {
 			t.Errorf("affinity (-want +got):\n%s", diff)
@@ -144,9 +144,9 @@ func TestKeepsUserConstraints(t *testing.T) {
 	})
 	t.Run("every term pinned: untouched", func(t *testing.T) {
 		p := pod(ns, "pinned-terms", multi)
-		p.Spec.Affinity = requiredAffinity([]corev1.NodeSelectorRequirement{archIn("s390x")})
+		p.Spec.Affinity = objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("s390x")})
 		got := waitUngated(t, create(t, p, true))
-		if diff := cmp.Diff(requiredAffinity([]corev1.NodeSelectorRequirement{archIn("s390x")}), got.Spec.Affinity); diff != "" {
+		if diff := cmp.Diff(objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("s390x")}), got.Spec.Affinity); diff != "" {
 			t.Errorf("affinity (-want +got):\n%s", diff)
 		}
 		if got.Labels[v1beta1.LabelPlacement] != placement.OutcomeUserPinned.LabelValue() {
@@ -175,7 +175,7 @@ func TestKeepsUserConstraints(t *testing.T) {
 			probe := waitUngated(t, create(t, pod(ns, fmt.Sprintf("probe-%d", probes), multi), true))
 			return probe.Annotations[v1beta1.AnnotationPreferredAffinitySource] == "PodPlacementConfig "+ns+"/arm-first", nil
 		})
-		userPreferred := []corev1.PreferredSchedulingTerm{{Weight: 5, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{archIn("s390x")}}}}
+		userPreferred := []corev1.PreferredSchedulingTerm{{Weight: 5, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{objects.ArchIn("s390x")}}}}
 		p := pod(ns, "user-preferred", multi)
 		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: userPreferred}}
 		got := waitUngated(t, create(t, p, true))
@@ -189,8 +189,8 @@ func TestKeepsUserConstraints(t *testing.T) {
 		// Without a preference of its own, the pod gets the configuration's weights.
 		q := waitUngated(t, create(t, pod(ns, "config-preferred", multi), true))
 		want := []corev1.PreferredSchedulingTerm{
-			{Weight: 75, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{archIn("arm64")}}},
-			{Weight: 25, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{archIn("amd64")}}},
+			{Weight: 75, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{objects.ArchIn("arm64")}}},
+			{Weight: 25, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{objects.ArchIn("amd64")}}},
 		}
 		if diff := cmp.Diff(want, q.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution); diff != "" {
 			t.Errorf("preferred terms (-want +got):\n%s", diff)
@@ -222,7 +222,7 @@ func TestPrivateRepository(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	userAffinity := requiredAffinity([]corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpExists}})
+	userAffinity := objects.RequiredAffinity([]corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpExists}})
 
 	t.Run("with the right pull secret", func(t *testing.T) {
 		p := pod(ns, "with-secret", image)
@@ -320,7 +320,7 @@ func TestRegistryOutage(t *testing.T) {
 	s.flaky.Counters().Reset()
 	retriesBefore := metric(t, s.controllerMetrics, "archgate_placement_inspection_retries_total", nil)
 
-	userAffinity := requiredAffinity([]corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpExists}})
+	userAffinity := objects.RequiredAffinity([]corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpExists}})
 	p := pod(ns, "outage", s.flaky.Reference("flaky/app", "v1"))
 	p.Spec.Affinity = userAffinity.DeepCopy()
 	got := waitUngated(t, create(t, p, true))
@@ -451,7 +451,7 @@ func TestNoCommonArchitecture(t *testing.T) {
 	if got.Labels[v1beta1.LabelPlacement] != placement.OutcomeNoCommonArch.LabelValue() {
 		t.Errorf("placement label = %q", got.Labels[v1beta1.LabelPlacement])
 	}
-	want := requiredAffinity([]corev1.NodeSelectorRequirement{placement.NoSupportedArchitectureRequirement()})
+	want := objects.RequiredAffinity([]corev1.NodeSelectorRequirement{placement.NoSupportedArchitectureRequirement()})
 	if diff := cmp.Diff(want, got.Spec.Affinity); diff != "" {
 		t.Errorf("affinity (-want +got):\n%s", diff)
 	}

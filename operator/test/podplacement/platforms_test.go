@@ -30,6 +30,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 func osIn(oses ...string) corev1.NodeSelectorRequirement {
@@ -62,7 +63,7 @@ func TestOperatingSystemPlacement(t *testing.T) {
 	eventually(t, "the controller placing by operating system", func(context.Context) (bool, error) {
 		probes++
 		probe := waitUngated(t, create(t, pod(ns, fmt.Sprintf("probe-%d", probes), linuxOnly), true))
-		return cmp.Equal(probe.Spec.Affinity, requiredAffinity([]corev1.NodeSelectorRequirement{osIn("linux"), archIn("amd64", "arm64", "ppc64le", "s390x")})), nil
+		return cmp.Equal(probe.Spec.Affinity, objects.RequiredAffinity([]corev1.NodeSelectorRequirement{osIn("linux"), objects.ArchIn("amd64", "arm64", "ppc64le", "s390x")})), nil
 	})
 
 	for i, tc := range []struct {
@@ -71,12 +72,12 @@ func TestOperatingSystemPlacement(t *testing.T) {
 		want   *corev1.Affinity
 	}{
 		{name: "an image of two operating systems: a term each", images: []string{multiOS},
-			want: requiredAffinity([]corev1.NodeSelectorRequirement{osIn("linux"), archIn("amd64", "arm")},
-				[]corev1.NodeSelectorRequirement{osIn("windows"), archIn("amd64")})},
+			want: objects.RequiredAffinity([]corev1.NodeSelectorRequirement{osIn("linux"), objects.ArchIn("amd64", "arm")},
+				[]corev1.NodeSelectorRequirement{osIn("windows"), objects.ArchIn("amd64")})},
 		{name: "a windows-only image goes to windows nodes", images: []string{windowsOnly},
-			want: requiredAffinity([]corev1.NodeSelectorRequirement{osIn("windows"), archIn("amd64")})},
+			want: objects.RequiredAffinity([]corev1.NodeSelectorRequirement{osIn("windows"), objects.ArchIn("amd64")})},
 		{name: "with a linux-only image, only linux pairs remain", images: []string{multiOS, linuxOnly},
-			want: requiredAffinity([]corev1.NodeSelectorRequirement{osIn("linux"), archIn("amd64")})},
+			want: objects.RequiredAffinity([]corev1.NodeSelectorRequirement{osIn("linux"), objects.ArchIn("amd64")})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := waitUngated(t, create(t, pod(ns, fmt.Sprintf("os-%d", i), tc.images...), true))

@@ -31,6 +31,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/placement"
+	"github.com/archgate/archgate/operator/pkg/testing/objects"
 )
 
 // TestPlacementRules: placement rules created through the ClusterPodPlacementConfig place pods
@@ -68,8 +69,8 @@ func TestPlacementRules(t *testing.T) {
 		return p
 	}
 	wantML := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution:  &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{archIn("arm64", "s390x")}}}},
-		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 80, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{archIn("arm64")}}}},
+		RequiredDuringSchedulingIgnoredDuringExecution:  &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{objects.ArchIn("arm64", "s390x")}}}},
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 80, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{objects.ArchIn("arm64")}}}},
 	}}
 
 	// The controller reads the configuration from its informer: probe pods until one is placed
@@ -108,7 +109,7 @@ func TestPlacementRules(t *testing.T) {
 	})
 	t.Run("a rule that fails for a pod does not apply, and is reported", func(t *testing.T) {
 		got := waitUngated(t, noOwner)
-		if diff := cmp.Diff(requiredAffinity([]corev1.NodeSelectorRequirement{archIn("amd64", "arm64", "ppc64le", "s390x")}), got.Spec.Affinity); diff != "" {
+		if diff := cmp.Diff(objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("amd64", "arm64", "ppc64le", "s390x")}), got.Spec.Affinity); diff != "" {
 			t.Errorf("affinity (-want +got):\n%s", diff)
 		}
 		if a, ok := got.Annotations[v1beta1.AnnotationPlacementRules]; ok {

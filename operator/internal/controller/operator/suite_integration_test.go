@@ -88,10 +88,8 @@ func run(m *testing.M) int {
 		log = zap.New(zap.UseDevMode(true))
 	}
 	ctrl.SetLogger(log)
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
+	builder := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, v1beta1.AddToScheme)
+	if err := builder.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
 

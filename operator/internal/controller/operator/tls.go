@@ -72,6 +72,7 @@ type WebhookTLSOptions struct {
 // ValidatingWebhookConfiguration; with cert-manager or service-ca it sets the resources and
 // annotations that make them do it. It runs on the leader only.
 type WebhookTLS struct {
+	certLoop
 	c      client.Client // uncached
 	scheme *runtime.Scheme
 	opts   WebhookTLSOptions
@@ -96,22 +97,9 @@ func NewWebhookTLS(c client.Client, scheme *runtime.Scheme, opts WebhookTLSOptio
 	if opts.Provider == "" {
 		opts.Provider = certs.ProviderSelfSigned
 	}
-	if opts.Interval <= 0 {
-		opts.Interval = time.Hour
-	}
-	if opts.RetryInterval <= 0 {
-		opts.RetryInterval = 30 * time.Second
-	}
-	return &WebhookTLS{c: c, scheme: scheme, opts: opts}
-}
-
-// NeedLeaderElection is true: one writer of certificates.
-func (w *WebhookTLS) NeedLeaderElection() bool { return true }
-
-// Start runs Ensure at once, then every Interval (or RetryInterval after a failure), until ctx ends.
-func (w *WebhookTLS) Start(ctx context.Context) error {
-	runEvery(logf.IntoContext(ctx, logf.FromContext(ctx).WithName("webhook-tls")), w.Ensure, w.opts.Interval, w.opts.RetryInterval)
-	return nil
+	w := &WebhookTLS{c: c, scheme: scheme, opts: opts}
+	w.certLoop = newCertLoop("webhook-tls", w.Ensure, opts.Interval, opts.RetryInterval)
+	return w
 }
 
 // Ensure does one round of work and returns when the certificate is due for renewal (0 when an
@@ -185,6 +173,7 @@ type MetricsTLSOptions struct {
 // or, with service-ca, by OpenShift for the annotated metrics Service. It runs on the leader
 // only; every replica serves the Secret's certificate (certs.SecretSource).
 type MetricsTLS struct {
+	certLoop
 	c    client.Client // uncached
 	opts MetricsTLSOptions
 }
@@ -199,22 +188,9 @@ func NewMetricsTLS(c client.Client, opts MetricsTLSOptions) *MetricsTLS {
 	opts.ServiceName = cmp.Or(opts.ServiceName, DefaultOperatorMetricsServiceName)
 	opts.SecretName = cmp.Or(opts.SecretName, DefaultOperatorMetricsSecretName)
 	opts.Provider = cmp.Or(opts.Provider, certs.ProviderSelfSigned)
-	if opts.Interval <= 0 {
-		opts.Interval = time.Hour
-	}
-	if opts.RetryInterval <= 0 {
-		opts.RetryInterval = 30 * time.Second
-	}
-	return &MetricsTLS{c: c, opts: opts}
-}
-
-// NeedLeaderElection is true: one writer of certificates.
-func (m *MetricsTLS) NeedLeaderElection() bool { return true }
-
-// Start runs Ensure at once, then every Interval (or RetryInterval after a failure), until ctx ends.
-func (m *MetricsTLS) Start(ctx context.Context) error {
-	runEvery(logf.IntoContext(ctx, logf.FromContext(ctx).WithName("metrics-tls")), m.Ensure, m.opts.Interval, m.opts.RetryInterval)
-	return nil
+	m := &MetricsTLS{c: c, opts: opts}
+	m.certLoop = newCertLoop("metrics-tls", m.Ensure, opts.Interval, opts.RetryInterval)
+	return m
 }
 
 // Ensure does one round of work and returns when the certificate is due for renewal (0 when
@@ -234,6 +210,34 @@ func (m *MetricsTLS) Ensure(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Until(earliest(renewAt, ca.RenewAt)), nil
+}
+
+// certLoop is the schedule WebhookTLS and MetricsTLS share: Start runs ensure at once, then every
+// interval, on the leader only.
+type certLoop struct {
+	name            string
+	ensure          func(context.Context) (time.Duration, error)
+	interval, retry time.Duration
+}
+
+// newCertLoop defaults interval to an hour and retry to 30s.
+func newCertLoop(name string, ensure func(context.Context) (time.Duration, error), interval, retry time.Duration) certLoop {
+	if interval <= 0 {
+		interval = time.Hour
+	}
+	if retry <= 0 {
+		retry = 30 * time.Second
+	}
+	return certLoop{name: name, ensure: ensure, interval: interval, retry: retry}
+}
+
+// NeedLeaderElection is true: one writer of certificates.
+func (l certLoop) NeedLeaderElection() bool { return true }
+
+// Start runs ensure at once, then every interval (or retry after a failure), until ctx ends.
+func (l certLoop) Start(ctx context.Context) error {
+	runEvery(logf.IntoContext(ctx, logf.FromContext(ctx).WithName(l.name)), l.ensure, l.interval, l.retry)
+	return nil
 }
 
 // runEvery runs ensure at once, then every interval (sooner when ensure says the certificate

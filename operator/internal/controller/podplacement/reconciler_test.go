@@ -239,20 +239,8 @@ func gatedPod(name string, images ...string) *objects.PodBuilder {
 // ago is the time d before the harness's clock starts.
 func ago(d time.Duration) time.Time { return testEpoch.Add(-d) }
 
-func archTerm(archs ...string) corev1.NodeSelectorRequirement {
-	return corev1.NodeSelectorRequirement{Key: v1beta1.NodeArchLabel, Operator: corev1.NodeSelectorOpIn, Values: archs}
-}
-
-func required(terms ...[]corev1.NodeSelectorRequirement) *corev1.Affinity {
-	sel := &corev1.NodeSelector{}
-	for _, t := range terms {
-		sel.NodeSelectorTerms = append(sel.NodeSelectorTerms, corev1.NodeSelectorTerm{MatchExpressions: t})
-	}
-	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}
-}
-
 func prefer(weight int32, arch string) corev1.PreferredSchedulingTerm {
-	return corev1.PreferredSchedulingTerm{Weight: weight, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{archTerm(arch)}}}
+	return corev1.PreferredSchedulingTerm{Weight: weight, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{objects.ArchIn(arch)}}}
 }
 
 func cppc(maxRetries *int32, platforms ...v1beta1.NodeAffinityScoringPlatformTerm) *v1beta1.ClusterPodPlacementConfig {
@@ -294,9 +282,9 @@ func TestReconcile(t *testing.T) {
 			bundle: {{any: true}},
 		}
 	}
-	userTerms := required(
+	userTerms := objects.RequiredAffinity(
 		[]corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}},
-		[]corev1.NodeSelectorRequirement{archTerm("arm64")},
+		[]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")},
 	)
 
 	tests := map[string]struct {
@@ -320,38 +308,38 @@ func TestReconcile(t *testing.T) {
 		"multi-arch image": {
 			pod:         gatedPod("p", multi).Build(),
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm(all...)}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn(all...)}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x"},
 			wantCalls:   1, wantWrites: 1,
 		},
 		"init and regular containers intersect": {
 			pod:         gatedPod("p", multi, amd).WithInitImage(multi).Build(),
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("amd64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64"},
 			wantCalls:   2, wantWrites: 1,
 		},
 		"user terms are kept, the unpinned one gets the architectures": {
 			pod:         gatedPod("p", multi).WithAffinity(userTerms.DeepCopy()).Build(),
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff: required(
-				[]corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}, archTerm(all...)},
-				[]corev1.NodeSelectorRequirement{archTerm("arm64")},
+			wantAff: objects.RequiredAffinity(
+				[]corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}, objects.ArchIn(all...)},
+				[]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")},
 			),
 			wantAnn:   map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x"},
 			wantCalls: 1, wantWrites: 1,
 		},
 		"user pinned every term": {
-			pod:         gatedPod("p", amd).WithAffinity(required([]corev1.NodeSelectorRequirement{archTerm("arm64")})).Build(),
+			pod:         gatedPod("p", amd).WithAffinity(objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")})).Build(),
 			wantOutcome: placement.OutcomeUserPinned,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64"},
 			wantCalls:   1, wantWrites: 1,
 		},
 		"no common architecture: ungated, unsatisfiable, warned": {
 			pod:         gatedPod("p", amd, arm).Build(),
 			wantOutcome: placement.OutcomeNoCommonArch,
-			wantAff:     required([]corev1.NodeSelectorRequirement{placement.NoSupportedArchitectureRequirement()}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{placement.NoSupportedArchitectureRequirement()}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: ""},
 			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonNoCommonArchitecture}},
 			wantCalls:   2, wantWrites: 1,
@@ -365,14 +353,14 @@ func TestReconcile(t *testing.T) {
 		"image without binaries does not narrow": {
 			pod:         gatedPod("p", bundle, arm).Build(),
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
 			wantCalls:   2, wantWrites: 1,
 		},
 		"other scheduling gates stay": {
 			pod:         gatedPod("p", arm).WithSchedulingGates("example.com/first", v1beta1.SchedulingGateName, "example.com/last").Build(),
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
 			wantGates:   []corev1.PodSchedulingGate{{Name: "example.com/first"}, {Name: "example.com/last"}},
 			wantCalls:   1, wantWrites: 1,
@@ -382,7 +370,7 @@ func TestReconcile(t *testing.T) {
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonNetwork), fail(inspect.ReasonRateLimited), ok("arm64")}},
 			maxRetries:  5,
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
 			wantCalls:   3, wantWrites: 1,
 		},
@@ -439,7 +427,7 @@ func TestReconcile(t *testing.T) {
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonNotFound), ok("arm64")}},
 			maxRetries:  5,
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
 			wantCalls:   2, wantWrites: 1,
 		},
@@ -448,7 +436,7 @@ func TestReconcile(t *testing.T) {
 			objs:        []client.Object{cppc(nil, objects.Platform("amd64", 10)), objects.PodPlacementConfig(testNamespace, "arm-first").WithPriority(10).WithPlatforms(objects.Platform("arm64", 75), objects.Platform("amd64", 25)).Build()},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff: func() *corev1.Affinity {
-				a := required([]corev1.NodeSelectorRequirement{archTerm(all...)})
+				a := objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn(all...)})
 				a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.PreferredSchedulingTerm{prefer(75, "arm64"), prefer(25, "amd64")}
 				return a
 			}(),
@@ -462,7 +450,7 @@ func TestReconcile(t *testing.T) {
 			objs:        []client.Object{cppc(nil, objects.Platform("arm64", 90), objects.Platform("amd64", 10))},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff: func() *corev1.Affinity {
-				a := required([]corev1.NodeSelectorRequirement{archTerm("amd64")})
+				a := objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("amd64")})
 				a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.PreferredSchedulingTerm{prefer(10, "amd64")}
 				return a
 			}(),
@@ -477,7 +465,7 @@ func TestReconcile(t *testing.T) {
 			objs:        []client.Object{cppc(nil, objects.Platform("amd64", 10))},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff: func() *corev1.Affinity {
-				a := required([]corev1.NodeSelectorRequirement{archTerm(all...)})
+				a := objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn(all...)})
 				a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.PreferredSchedulingTerm{prefer(5, "s390x")}
 				return a
 			}(),
@@ -516,14 +504,14 @@ func TestReconcile(t *testing.T) {
 			pod:         gatedPod("p", multi, amd).Build(),
 			maxImages:   2,
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("amd64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64"},
 			wantCalls:   2, wantWrites: 1,
 		},
 		"a pod younger than the maximum gate age is placed as usual": {
 			pod:         gatedPod("p", arm).WithCreationTimestamp(ago(9 * time.Minute)).Build(),
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "arm64"},
 			wantCalls:   1, wantWrites: 1,
 		},
@@ -541,7 +529,7 @@ func TestReconcile(t *testing.T) {
 			pod:         gatedPod("p", multi).Build(),
 			objs:        []client.Object{fallbackCPPC("")},
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm(all...)}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn(all...)}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64,arm64,ppc64le,s390x"},
 			wantTols:    []corev1.Toleration{armToleration},
 			wantCalls:   1, wantWrites: 1,
@@ -554,18 +542,18 @@ func TestReconcile(t *testing.T) {
 			wantOutcome: placement.OutcomeInspectionFailed,
 			wantLabels: map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved,
 				v1beta1.LabelPlacement: v1beta1.PlacementInspectionFailed, v1beta1.LabelFallbackArchitecture: "arm64"},
-			wantAff:    required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAff:    objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")}),
 			wantAnn:    map[string]string{v1beta1.AnnotationInspectionError: "network: " + arm},
 			wantTols:   []corev1.Toleration{armToleration},
 			wantEvents: []recordedEvent{{corev1.EventTypeWarning, reasonFallbackArchitecture}},
 			wantCalls:  2, wantWrites: 1,
 		},
 		"the fallback architecture never overrides the user's pin": {
-			pod:         gatedPod("p", arm).WithAffinity(required([]corev1.NodeSelectorRequirement{archTerm("amd64")})).Build(),
+			pod:         gatedPod("p", arm).WithAffinity(objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("amd64")})).Build(),
 			objs:        []client.Object{fallbackCPPC("arm64")},
 			scripts:     map[string][]answer{arm: {fail(inspect.ReasonBlocked)}},
 			wantOutcome: placement.OutcomeInspectionFailed,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("amd64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationInspectionError: "blocked: " + arm},
 			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonInspectionFailed}},
 			wantCalls:   1, wantWrites: 1,
@@ -576,7 +564,7 @@ func TestReconcile(t *testing.T) {
 			wantOutcome: placement.OutcomeGateAgeExceeded,
 			wantLabels: map[string]string{"app": "web", v1beta1.LabelSchedulingGate: v1beta1.LabelValueRemoved,
 				v1beta1.LabelPlacement: v1beta1.PlacementGateAgeExceeded, v1beta1.LabelFallbackArchitecture: "amd64"},
-			wantAff:    required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
+			wantAff:    objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("amd64")}),
 			wantAnn:    map[string]string{v1beta1.AnnotationInspectionError: "gate held longer than maxGateAge (10m0s)"},
 			wantEvents: []recordedEvent{{corev1.EventTypeWarning, reasonFallbackArchitecture}},
 			wantCalls:  0, wantWrites: 1,

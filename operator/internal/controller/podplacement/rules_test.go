@@ -77,7 +77,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 		"matched rules narrow the required architectures and are recorded": {
 			pod: gatedPod("p", multi).Build(), rules: []v1beta1.PlacementRule{noMatch, webArm},
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64", "s390x")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64", "s390x")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: allAnn, v1beta1.AnnotationPlacementRules: "web-arm"},
 			wantMetrics: map[metric]float64{{"prod", "unmatched"}: 1, {"web-arm", "matched"}: 1},
 		},
@@ -89,7 +89,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 			}(),
 			rules:       []v1beta1.PlacementRule{batch},
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: allAnn, v1beta1.AnnotationPlacementRules: "batch"},
 			wantMetrics: map[metric]float64{{"batch", "matched"}: 1},
 		},
@@ -97,7 +97,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 			pod: gatedPod("p", multi).Build(), rules: []v1beta1.PlacementRule{mlPrefers},
 			wantOutcome: placement.OutcomeArchSet,
 			wantAff: func() *corev1.Affinity {
-				a := required([]corev1.NodeSelectorRequirement{archTerm(all...)})
+				a := objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn(all...)})
 				a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.PreferredSchedulingTerm{prefer(60, "arm64")}
 				return a
 			}(),
@@ -108,7 +108,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 		"rules that cannot be evaluated do not apply: one Warning Event names them": {
 			pod: gatedPod("p", multi).Build(), rules: []v1beta1.PlacementRule{noTeam, webArm, noOwner},
 			wantOutcome: placement.OutcomeArchSet,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("arm64", "s390x")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("arm64", "s390x")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: allAnn, v1beta1.AnnotationPlacementRules: "web-arm"},
 			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonPlacementRuleFailed}},
 			wantNotes:   []string{"team: no such key: team; owner: no such key: annotations"},
@@ -117,7 +117,7 @@ func TestReconcilePlacementRules(t *testing.T) {
 		"rules that leave no architecture keep the pod Pending, and say so": {
 			pod: gatedPod("p", amd).Build(), rules: []v1beta1.PlacementRule{webArm},
 			wantOutcome: placement.OutcomeNoCommonArch,
-			wantAff: required([]corev1.NodeSelectorRequirement{{Key: placement.NoSupportedArchitectureKey,
+			wantAff: objects.RequiredAffinity([]corev1.NodeSelectorRequirement{{Key: placement.NoSupportedArchitectureKey,
 				Operator: corev1.NodeSelectorOpExists}}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: "amd64", v1beta1.AnnotationPlacementRules: "web-arm"},
 			wantEvents:  []recordedEvent{{corev1.EventTypeWarning, reasonNoCommonArchitecture}},
@@ -125,10 +125,10 @@ func TestReconcilePlacementRules(t *testing.T) {
 			wantMetrics: map[metric]float64{{"web-arm", "matched"}: 1},
 		},
 		"a user's pin is never narrowed": {
-			pod:         gatedPod("p", multi).WithAffinity(required([]corev1.NodeSelectorRequirement{archTerm("amd64")})).Build(),
+			pod:         gatedPod("p", multi).WithAffinity(objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("amd64")})).Build(),
 			rules:       []v1beta1.PlacementRule{webArm},
 			wantOutcome: placement.OutcomeUserPinned,
-			wantAff:     required([]corev1.NodeSelectorRequirement{archTerm("amd64")}),
+			wantAff:     objects.RequiredAffinity([]corev1.NodeSelectorRequirement{objects.ArchIn("amd64")}),
 			wantAnn:     map[string]string{v1beta1.AnnotationArchitectures: allAnn, v1beta1.AnnotationPlacementRules: "web-arm"},
 			wantMetrics: map[metric]float64{{"web-arm", "matched"}: 1},
 		},
