@@ -44,6 +44,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/apidiscovery"
 	"github.com/archgate/archgate/operator/internal/knownimages"
 	"github.com/archgate/archgate/operator/internal/placement"
 	"github.com/archgate/archgate/operator/internal/webhook"
@@ -395,13 +396,5 @@ func Wanted(spec *v1beta1.ClusterPodPlacementConfigSpec) (bool, string) {
 // Served reports whether the apiserver behind mapper serves admissionregistration.k8s.io/v1
 // MutatingAdmissionPolicy (which says nothing of whether it applies policies: see the probe).
 func Served(mapper meta.RESTMapper) (bool, error) {
-	gk := admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy").GroupKind()
-	_, err := mapper.RESTMapping(gk, admissionregistrationv1.SchemeGroupVersion.Version)
-	switch {
-	case meta.IsNoMatchError(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("discovering MutatingAdmissionPolicy: %w", err)
-	}
-	return true, nil
+	return apidiscovery.Served(mapper, admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy"))
 }

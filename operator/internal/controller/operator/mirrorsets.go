@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/apidiscovery"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/mirrorsets"
 )
@@ -66,12 +67,12 @@ func newMirrorSetWatcher(c controller.Controller, informers cache.Cache) mirrorS
 func (r *Reconciler) readMirrorSets(ctx context.Context) (mirrorSetObjects, error) {
 	var objs mirrorSetObjects
 	for _, gvk := range mirrorsets.Kinds() {
-		_, err := r.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-		switch {
-		case meta.IsNoMatchError(err):
+		served, err := apidiscovery.Served(r.client.RESTMapper(), gvk)
+		if err != nil {
+			return objs, err
+		}
+		if !served {
 			continue
-		case err != nil:
-			return objs, fmt.Errorf("discovering %s: %w", gvk.Kind, err)
 		}
 		if err := r.watchMirrorSets(ctx, gvk); err != nil {
 			return objs, err
