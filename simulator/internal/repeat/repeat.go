@@ -20,11 +20,11 @@ import (
 // them, besides those the scenario's expectations name.
 var Headline = []string{
 	"throughput", "utilization", "gateHold.p50", "gateHold.p99", "create.p50", "create.p99",
-	"schedule.p50", "schedule.p99", "total.p50", "total.p99", "cost.cpuPer1kPods",
+	"schedule.p50", "schedule.p99", "total.p50", "total.p99", "cost.cpuPer1kPods", "cost.relativeCPU",
 	"cost.cpuPer1kPods.kube-apiserver", "cost.cpuPer1kPods.scheduler", "cost.cpuPer1kPods.webhook", "cost.cpuPer1kPods.controller",
 	"handwritten.utilization", "handwritten.create.p99", "handwritten.schedule.p99", "handwritten.total.p99", "handwritten.cost.cpuPer1kPods",
-	"baseline.utilization", "baseline.create.p99", "baseline.schedule.p99", "baseline.cost.cpuPer1kPods",
-	"calibration",
+	"handwritten.cost.relativeCPU", "baseline.utilization", "baseline.create.p99", "baseline.schedule.p99", "baseline.cost.cpuPer1kPods",
+	"baseline.cost.relativeCPU", "calibration",
 }
 
 // Figure is one metric across the runs.

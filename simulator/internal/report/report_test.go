@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func sample(scale float64) *Report {
 		Main:          pass("main", true),
 		Baseline:      pass("baseline", false),
 		Ratios: map[string]float64{"throughput": 0.9, "schedule.p50": 1.1, "schedule.p99": 1.2, "total.p50": 1.3, "total.p99": 1.4,
-			"create.p99": 2, "cost.cpuPer1kPods": 2, "cost.apiWritesPerPod": 1.33, "calibration": 1},
+			"create.p99": 2, "cost.cpuPer1kPods": 2, "cost.relativeCPU": 1.2, "cost.apiWritesPerPod": 1.33, "calibration": 1},
 		Operator: &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0},
 			Restarts: map[string]int{}, OOMKills: map[string]int{}},
 		Registry:  &RegistryStats{Requests: map[string]uint64{"ping": 1, "manifest_get": 2}, Total: 3, UniqueImages: 1, MinimumRequests: 2, ContentRequests: 2, PerMinimum: 1, ProtocolOverhead: ProtocolOverhead{Pings: 1, Total: 1, PerImage: 1}},
@@ -294,6 +295,33 @@ func TestMarkdownClusterBlock(t *testing.T) {
 				if !slices.Contains(lines, w) {
 					t.Errorf("summary lacks the line %q:\n%s", w, md.String())
 				}
+			}
+		})
+	}
+}
+
+// TestRelativeCPU checks the speed-corrected cost: the components' CPU but the
+// harness's, in units of the harness's; unmeasured without a harness of its own.
+func TestRelativeCPU(t *testing.T) {
+	cost := func(total float64, comps ...ComponentCost) *Cost {
+		return &Cost{CPUSecondsPer1kPods: total, Components: comps}
+	}
+	harness := func(s float64) ComponentCost { return ComponentCost{Name: ComponentHarness, CPUSecondsPer1kPods: s} }
+	apiserver := ComponentCost{Name: "kube-apiserver", CPUSecondsPer1kPods: 8}
+	for _, tc := range []struct {
+		name string
+		cost *Cost
+		want float64 // NaN: not measured
+	}{
+		{name: "the rest in harness units", cost: cost(10, apiserver, harness(2)), want: 4},
+		{name: "a host twice as slow reads the same", cost: cost(20, ComponentCost{Name: "kube-apiserver", CPUSecondsPer1kPods: 16}, harness(4)), want: 4},
+		{name: "no harness apart (in-process)", cost: cost(10, ComponentCost{Name: "simulator", CPUSecondsPer1kPods: 10}), want: math.NaN()},
+		{name: "harness idle", cost: cost(8, apiserver, harness(0)), want: math.NaN()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.cost.RelativeCPU()
+			if math.IsNaN(tc.want) != math.IsNaN(got) || (!math.IsNaN(got) && math.Abs(got-tc.want) > 1e-9) {
+				t.Errorf("RelativeCPU() = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -64,10 +64,15 @@ func (r *Report) writeRatiosText(w io.Writer) {
 		to     string
 		ratios map[string]float64
 	}{{"baseline", r.Ratios}, {"handwritten affinity", r.HandwrittenRatios}} {
-		if len(rs.ratios) > 0 {
-			fmt.Fprintf(w, "ratio to %s: throughput ×%.2f, schedule p99 ×%.2f, total p99 ×%.2f, CPU per pod ×%.2f\n",
-				rs.to, rs.ratios["throughput"], rs.ratios["schedule.p99"], rs.ratios["total.p99"], rs.ratios["cost.cpuPer1kPods"])
+		if len(rs.ratios) == 0 {
+			continue
 		}
+		fmt.Fprintf(w, "ratio to %s: throughput ×%.2f, schedule p99 ×%.2f, total p99 ×%.2f, CPU per pod ×%.2f",
+			rs.to, rs.ratios["throughput"], rs.ratios["schedule.p99"], rs.ratios["total.p99"], rs.ratios["cost.cpuPer1kPods"])
+		if rel, ok := rs.ratios["cost.relativeCPU"]; ok {
+			fmt.Fprintf(w, " (speed-corrected ×%.2f)", rel)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

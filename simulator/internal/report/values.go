@@ -103,6 +103,7 @@ func (v values) cost(prefix string, c *Cost) {
 		return
 	}
 	v.put(prefix+"cost.cpuPer1kPods", c.CPUSecondsPer1kPods)
+	v.put(prefix+"cost.relativeCPU", c.RelativeCPU())
 	if c.Utilization > 0 {
 		v.put(prefix+"utilization", c.Utilization)
 	}

@@ -183,6 +183,14 @@ func TestEvaluateNotJudged(t *testing.T) {
 			checks:        []string{"handwrittenRatio.cost.cpuPer1kPods < 10"},
 			wantNotJudged: map[string]string{"handwrittenRatio.cost.cpuPer1kPods < 10": "machine unsteady"}, wantReportNotJudged: true,
 		},
+		"speed changed beyond three times the bound: the speed-corrected CPU ratio still judged": {
+			headroom: &scenario.HeadroomSpec{MaxSpeedChange: 0.05}, handwrittenCalibration: 1.2,
+			checks: []string{"handwrittenRatio.cost.relativeCPU <= 1.35"}, wantPassed: true,
+		},
+		"speed changed beyond three times the bound: the speed-corrected CPU ratio fails as measured": {
+			headroom: &scenario.HeadroomSpec{MaxSpeedChange: 0.05}, handwrittenCalibration: 1.2,
+			checks: []string{"handwrittenRatio.cost.relativeCPU <= 1.1"},
+		},
 		"saturated and unsteady: both reasons named": {
 			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6, MaxSpeedChange: 0.05}, mainUtil: 0.9, handwrittenCalibration: 1.1,
 			checks:        []string{"handwrittenRatio.create.p99 <= 2"},

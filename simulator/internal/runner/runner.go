@@ -361,6 +361,7 @@ func ratios(m, b *report.Pass) map[string]float64 {
 	}
 	if m.Cost != nil && b.Cost != nil {
 		div("cost.cpuPer1kPods", m.Cost.CPUSecondsPer1kPods, b.Cost.CPUSecondsPer1kPods)
+		div("cost.relativeCPU", m.Cost.RelativeCPU(), b.Cost.RelativeCPU())
 		div("cost.apiWritesPerPod", m.Cost.APIWritesPerPod, b.Cost.APIWritesPerPod)
 		for _, c := range m.Cost.Components {
 			if bc, ok := b.Cost.Component(c.Name); ok {

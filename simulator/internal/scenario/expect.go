@@ -72,10 +72,12 @@ type MetricInfo struct {
 	Help string
 }
 
-// ComparesPasses is true for a ratio between two passes; the calibration
-// ratios are not, since they are the measure of whether two passes compare.
+// ComparesPasses is true for a ratio between two passes whose verdict needs
+// the passes to have run at one machine speed; the calibration ratios are
+// not, since they are the measure of whether two passes compare, and nor are
+// the relativeCPU ratios, which carry their own correction for the speed.
 func (m MetricInfo) ComparesPasses() bool {
-	return len(m.Passes()) > 1 && !strings.HasSuffix(m.Name, ".calibration")
+	return len(m.Passes()) > 1 && !strings.HasSuffix(m.Name, ".calibration") && !strings.HasSuffix(m.Name, ".relativeCPU")
 }
 
 // Passes names the passes a metric is measured on: "main", "baseline" or
@@ -156,6 +158,7 @@ func buildMetrics() []MetricInfo {
 		out = append(out,
 			MetricInfo{Name: prefix + "sustainedRate", Unit: UnitRate, Needs: needs, Higher: true, Timing: true, Help: "highest arrival step rate whose total p99 held sustainLatency (arrival mode steps)"},
 			MetricInfo{Name: prefix + "cost.cpuPer1kPods", Unit: UnitDuration, Needs: needs, Help: "CPU seconds of every component per 1,000 pods over the pass"},
+			MetricInfo{Name: prefix + "cost.relativeCPU", Unit: UnitFactor, Needs: needs, Help: "CPU of every component but the harness in units of the harness's CPU over the pass: at a fixed arrival rate the harness does the same work in every pass, so the figure does not move with the machine's speed"},
 			MetricInfo{Name: prefix + "cost.apiWritesPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver write requests (POST, PUT, PATCH, DELETE) per pod over the pass"},
 			MetricInfo{Name: prefix + "cost.apiRequestsPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver requests per pod over the pass"},
 		)
@@ -183,7 +186,7 @@ func buildMetrics() []MetricInfo {
 	pass("", NeedsNothing, false)
 	pass("baseline.", NeedsBaseline, true)
 	pass("handwritten.", NeedsHandwritten, true)
-	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99", "cost.cpuPer1kPods", "cost.apiWritesPerPod", "calibration"}
+	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99", "cost.cpuPer1kPods", "cost.relativeCPU", "cost.apiWritesPerPod", "calibration"}
 	for _, c := range CostComponents {
 		ratios = append(ratios, "cost.cpuPer1kPods."+c)
 	}
