@@ -99,7 +99,7 @@ type APIRequestCount struct {
 // is the machine's speed over that very pass. A host that slows scales every
 // process's CPU alike and leaves this figure where it was: across 63 stored
 // runs of 10k-pods, the handwritten pass's CPU per pod read ×1.04–1.48 of the
-// scheduler-alone pass's, and its RelativeCPU ×1.06–1.18. The SHA-256
+// scheduler-alone pass's, and its RelativeCPU ×1.06–1.20. The SHA-256
 // calibration cannot do this: it runs before the pass, for seconds, in the
 // CPU's caches, while the cluster's work is memory-bound and the host moves
 // within minutes. In a burst the passes last as long as their throughput
