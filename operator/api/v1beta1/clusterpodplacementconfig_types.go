@@ -111,8 +111,10 @@ type ClusterPodPlacementConfigSpec struct {
 	// pod gets the node affinity, labels and
 	// annotations the controller would write, and costs the cluster no gate-removal write. The
 	// controller publishes those images in the ConfigMap archgate-known-images of the operator's
-	// namespace. Every other pod is gated as before. Disable it when another mutating webhook
-	// changes pod images after archgate's.
+	// namespace. Every other pod is gated as before. When another mutating webhook changes a pod
+	// after archgate's (a mirror rewriter, a policy engine that rewrites images), the apiserver
+	// calls archgate's webhook again, which takes its placement off and decides again on the pod
+	// as it then is.
 	// +optional
 	// +kubebuilder:default=Enabled
 	AdmissionPlacement AdmissionPlacementPolicy `json:"admissionPlacement,omitempty"`
@@ -124,7 +126,9 @@ type ClusterPodPlacementConfigSpec struct {
 	// archgate-placement-parameters of the operator's namespace. The webhook stays registered
 	// for every pod the policy leaves alone, so a policy that is not applied, or fails, changes nothing for the pods.
 	// Only with admissionPlacement Enabled and localPlacement Disabled. The condition
-	// AdmissionPolicyInEffect says whether it is in effect, and why not. Disabled by default:
+	// AdmissionPolicyInEffect says whether it is in effect, and why not. A pod the policy placed
+	// is not decided again when a later mutating webhook changes it: leave the policy Disabled
+	// where another mutating webhook rewrites pod images. Disabled by default:
 	// measured against the webhook, the policy costs the apiserver about what it saves the
 	// webhook (docs/performance.md).
 	// +optional

@@ -163,6 +163,12 @@ const (
 	// the names of the placement rules (spec.placementRules) whose expression matched the pod;
 	// absent when none did.
 	AnnotationPlacementRules = "multiarch.openshift.io/placement-rules"
+	// AnnotationAdmissionPlacement lists, comma-separated, the JSON pointers of what the webhook
+	// added to the affinity and the tolerations of a pod it placed at admission. When the pod
+	// comes back to the webhook (another mutating webhook changed it afterwards, its images for
+	// example, or it is a copy of a placed pod), the webhook takes exactly those additions off
+	// and decides again on the pod as it now is.
+	AnnotationAdmissionPlacement = "multiarch.openshift.io/admission-placement"
 )
 
 // Architecture names, as in the kubernetes.io/arch node label and the OCI image index.

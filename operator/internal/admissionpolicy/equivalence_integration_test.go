@@ -21,6 +21,7 @@ package admissionpolicy_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -212,7 +213,11 @@ func placementOf(pod *corev1.Pod) string {
 	tolerations := slices.DeleteFunc(slices.Clone(pod.Spec.Tolerations), func(t corev1.Toleration) bool {
 		return t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable
 	})
-	p := placement{Labels: pod.Labels, Annotations: pod.Annotations, Affinity: pod.Spec.Affinity, SchedulingGates: pod.Spec.SchedulingGates,
+	// The webhook records where it added the placement, to undo it when the pod comes back
+	// changed; the policy, which a later webhook's change does not call again, writes no record.
+	annotations := maps.Clone(pod.Annotations)
+	delete(annotations, v1beta1.AnnotationAdmissionPlacement)
+	p := placement{Labels: pod.Labels, Annotations: annotations, Affinity: pod.Spec.Affinity, SchedulingGates: pod.Spec.SchedulingGates,
 		Tolerations: tolerations}
 	var canonical placement
 	raw, _ := json.Marshal(p)

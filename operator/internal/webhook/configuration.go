@@ -77,7 +77,9 @@ func LocalEntryName(namespace string) string {
 // webhook with the apiserver, named o.Name:
 //
 //   - pods, CREATE only, failurePolicy Ignore (a webhook outage admits pods ungated, it never
-//     blocks them), sideEffects None, timeoutSeconds WebhookTimeoutSeconds, reinvocation Never;
+//     blocks them), sideEffects None, timeoutSeconds WebhookTimeoutSeconds, reinvocation
+//     IfNeeded: a pod that a later mutating webhook changes comes back, and a placement made at
+//     admission is made again for the pod as it then is (undo.go);
 //   - clientConfig is a Service or a URL; a Service without a path gets Path; CABundle,
 //     when not empty, replaces clientConfig.caBundle;
 //   - namespaceSelector is the user's selector (nil selects every namespace) ANDed with
@@ -118,7 +120,7 @@ func Configuration(o ConfigurationOptions) *admissionregistrationv1.MutatingWebh
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 			TimeoutSeconds:          ptr.To[int32](TimeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
-			ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+			ReinvocationPolicy:      ptr.To(admissionregistrationv1.IfNeededReinvocationPolicy),
 			MatchConditions:         matchConditions(o.PolicyInEffect),
 		}},
 	}
@@ -148,9 +150,13 @@ func ExemptionConditions() []admissionregistrationv1.MatchCondition {
 }
 
 // PolicyHandledCondition is the CEL expression that is false for a pod the admission policy
-// labelled: it carries the scheduling-gate label (gated, or placed at admission).
+// labelled: it carries the scheduling-gate label (gated, or placed at admission) without the
+// admission-placement record the webhook writes. A pod the webhook placed thus comes back to it
+// when a later webhook changes it (the apiserver evaluates match conditions again on
+// reinvocation).
 func PolicyHandledCondition() string {
-	return fmt.Sprintf("!has(object.metadata.labels) || !(%q in object.metadata.labels)", v1beta1.LabelSchedulingGate)
+	return fmt.Sprintf("!has(object.metadata.labels) || !(%q in object.metadata.labels) || %q in object.metadata.?annotations.orValue({})",
+		v1beta1.LabelSchedulingGate, v1beta1.AnnotationAdmissionPlacement)
 }
 
 // NamespaceSelector returns the namespaces archgate acts in: selector (nil selects every

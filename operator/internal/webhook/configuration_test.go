@@ -93,7 +93,7 @@ func TestConfiguration(t *testing.T) {
 				t.Errorf("rules (-want +got):\n%s", diff)
 			}
 			if *wh.FailurePolicy != admissionregistrationv1.Ignore || *wh.SideEffects != admissionregistrationv1.SideEffectClassNone ||
-				*wh.TimeoutSeconds != TimeoutSeconds || *wh.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy {
+				*wh.TimeoutSeconds != TimeoutSeconds || *wh.ReinvocationPolicy != admissionregistrationv1.IfNeededReinvocationPolicy {
 				t.Errorf("policies: failure %v sideEffects %v timeout %v reinvocation %v", *wh.FailurePolicy, *wh.SideEffects, *wh.TimeoutSeconds, *wh.ReinvocationPolicy)
 			}
 			wantCondition := "!(request.namespace.startsWith('kube-') || request.namespace.startsWith('openshift-') || request.namespace.startsWith('hypershift-'))"
@@ -120,7 +120,8 @@ func TestConfigurationWithThePolicyInEffect(t *testing.T) {
 			t.Errorf("policy in effect %t: match conditions (-want +got):\n%s", inEffect, diff)
 		}
 	}
-	if want := `!has(object.metadata.labels) || !("multiarch.openshift.io/scheduling-gate" in object.metadata.labels)`; PolicyHandledCondition() != want {
+	if want := `!has(object.metadata.labels) || !("multiarch.openshift.io/scheduling-gate" in object.metadata.labels) || ` +
+		`"multiarch.openshift.io/admission-placement" in object.metadata.?annotations.orValue({})`; PolicyHandledCondition() != want {
 		t.Errorf("PolicyHandledCondition() = %s, want %s", PolicyHandledCondition(), want)
 	}
 }

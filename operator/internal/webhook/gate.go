@@ -61,8 +61,9 @@ const (
 	SkipDaemonSet SkipReason = "daemonset"
 	// SkipAlreadyGated: the pod already carries the gate.
 	SkipAlreadyGated SkipReason = "already-gated"
-	// SkipPlacedAtAdmission: the pod is labelled placed at admission (by the admission policy,
-	// or copied from a placed pod): its affinity already holds the placement.
+	// SkipPlacedAtAdmission: the pod is labelled placed at admission without the webhook's
+	// admission-placement record (by the admission policy, or copied from a pod it placed): its
+	// affinity already holds the placement. (A pod with the record is undone and decided again.)
 	SkipPlacedAtAdmission SkipReason = "placed-at-admission"
 	// SkipNodeSelectorArch: spec.nodeSelector pins kubernetes.io/arch. The controller would
 	// change nothing (the pin is one architecture, so no weight can matter), and the gate would
@@ -78,6 +79,11 @@ const (
 	// more writes of a pod that large (each costs the apiserver the pod's managed fields). The
 	// admission response warns the pod's creator instead.
 	SkipTooManyImages SkipReason = "too-many-images"
+	// SkipPlacementNotUndone: the pod carries the admission-placement annotation of an earlier
+	// placement, and it does not fit the pod (a path it names is gone, or names a field archgate
+	// never writes): the pod is admitted as it is, with a warning to its creator; counted in
+	// archgate_webhook_failed_intercepts_total and logged as an error.
+	SkipPlacementNotUndone SkipReason = "placement-not-undone"
 	// SkipPanic: evaluating the pod panicked. The pod is admitted unchanged rather than denied
 	// (controller-runtime answers a panic with an error, which the apiserver treats as a denial
 	// whatever the failurePolicy); counted in archgate_webhook_failed_intercepts_total and
@@ -89,7 +95,8 @@ const (
 func SkipReasons() []SkipReason {
 	return []SkipReason{
 		SkipNotPodCreate, SkipReservedNamespace, SkipOperatorNamespace, SkipNodeNameSet,
-		SkipDaemonSet, SkipAlreadyGated, SkipPlacedAtAdmission, SkipNodeSelectorArch, SkipTooManyImages, SkipUndecodable, SkipPanic,
+		SkipDaemonSet, SkipAlreadyGated, SkipPlacedAtAdmission, SkipNodeSelectorArch, SkipTooManyImages, SkipUndecodable,
+		SkipPlacementNotUndone, SkipPanic,
 	}
 }
 
@@ -167,6 +174,9 @@ type decision struct {
 	// placeErr is set when admission placement failed to read its configurations; the pod was
 	// gated.
 	placeErr error
+	// undone is set when the webhook took its earlier admission placement off the pod and
+	// decided again (undo.go).
+	undone bool
 }
 
 // Handle gates a new pod, or lets it through unchanged; it never denies a request.
@@ -222,6 +232,22 @@ func (h *SchedulingGate) handle(ctx context.Context, req admission.Request) (adm
 		// apiserver validates the pod itself); admit it unchanged, counted and logged.
 		return admission.Allowed(""), decision{skip: SkipUndecodable, err: err}
 	}
+	undo, pod, err := undoPlacement(req.Object.Raw, pod)
+	if err != nil {
+		return admission.Allowed("").WithWarnings("archgate: " + err.Error() + "; the pod keeps the placement it carries"),
+			decision{skip: SkipPlacementNotUndone, err: err}
+	}
+	resp, d := h.decide(ctx, pod)
+	if len(undo) > 0 {
+		// The operations apply in order: the undoing first, then the decision on the pod it left.
+		resp.Patches = append(undo, resp.Patches...)
+		d.undone = true
+	}
+	return resp, d
+}
+
+// decide gates pod, places it at admission, or lets it through unchanged.
+func (h *SchedulingGate) decide(ctx context.Context, pod *corev1.Pod) (admission.Response, decision) {
 	if reason := skipReason(pod); reason != "" {
 		if ops := labelCarriedGate(pod); len(ops) > 0 {
 			return admission.Patched("", ops...), decision{skip: reason}

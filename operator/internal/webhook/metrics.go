@@ -62,6 +62,7 @@ type Metrics struct {
 	podsGated        prometheus.Counter
 	podsPlaced       *prometheus.CounterVec
 	placeErrors      prometheus.Counter
+	placementsUndone prometheus.Counter
 	sourcesSkipped   *prometheus.CounterVec
 	podsSkipped      *prometheus.CounterVec
 	failedIntercepts prometheus.Counter
@@ -97,6 +98,11 @@ func NewMetrics() *Metrics {
 			Name: "archgate_webhook_placement_errors_total",
 			Help: "Pods gated because admission placement could not read the placement configurations.",
 		}),
+		placementsUndone: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "archgate_webhook_placements_undone_total",
+			Help: "Pods placed at admission that came back to the webhook changed (another mutating webhook rewrote them, or they copy a placed pod): " +
+				"the webhook took its placement off and decided again on the pod as it was then.",
+		}),
 		podsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricPodsSkipped,
 			Help: "Admission requests the webhook let through unchanged, by reason.",
@@ -122,12 +128,15 @@ func NewMetrics() *Metrics {
 
 // Register registers every collector with r; it returns the errors of those that failed, joined.
 func (m *Metrics) Register(r prometheus.Registerer) error {
-	return collectors.Register(r, m.requestDuration, m.podsProcessed, m.podsGated, m.podsPlaced, m.placeErrors, m.sourcesSkipped, m.podsSkipped, m.failedIntercepts)
+	return collectors.Register(r, m.requestDuration, m.podsProcessed, m.podsGated, m.podsPlaced, m.placeErrors, m.placementsUndone, m.sourcesSkipped, m.podsSkipped, m.failedIntercepts)
 }
 
 // observe records one handled request.
 func (m *Metrics) observe(d decision, elapsed time.Duration) {
 	m.podsProcessed.Inc()
+	if d.undone {
+		m.placementsUndone.Inc()
+	}
 	switch {
 	case d.err != nil:
 		m.podsSkipped.WithLabelValues(string(d.skip)).Inc()

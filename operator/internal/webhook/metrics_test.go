@@ -55,6 +55,7 @@ func TestMetricsRegister(t *testing.T) {
 	want := []string{
 		"archgate_webhook_failed_intercepts_total",
 		"archgate_webhook_placement_errors_total",
+		"archgate_webhook_placements_undone_total",
 		"archgate_webhook_pods_gated_total",
 		"archgate_webhook_pods_placed_total",
 		"archgate_webhook_pods_processed_total",

@@ -58,8 +58,11 @@ type KnownImages interface {
 //     (A configuration skipped for a higher-priority one is the documented precedence; it is
 //     only counted, here as in the controller.)
 //
-// An image rewritten by a mutating webhook that runs after this one would not be seen; clusters
-// with such a webhook turn admission placement off (spec.admissionPlacement: Disabled).
+// A mutating webhook that runs after this one and changes the pod (a mirror rewriter or a policy
+// engine that rewrites images, one that adds tolerations) makes the apiserver call this webhook
+// again (reinvocationPolicy IfNeeded): the webhook then takes its own additions off and decides on
+// the pod as it now is (undo.go), so no pod runs with a placement made for images it no longer
+// has.
 
 // placeAtAdmission returns the patch that places pod, which runs images, at admission, or
 // ok=false when the pod must be gated. An error reading the configurations is returned for the
@@ -125,16 +128,33 @@ func (h *SchedulingGate) placementConfigs(ctx context.Context, namespace string)
 }
 
 // placementPatch returns the operations that turn pod into placed, touching nothing else: the
-// placement labels and the architectures annotation one by one, and the node affinity as the
-// difference between the two typed affinities (fields of the request that these Go types do not
-// know are thus never removed).
+// placement labels and the annotations one by one, and the node affinity as the difference
+// between the two typed affinities (fields of the request that these Go types do not know are
+// thus never removed). The admission-placement annotation records where the affinity and the
+// tolerations were added to (undo.go).
 func placementPatch(pod, placed *corev1.Pod, d placement.Decision) ([]jsonpatch.JsonPatchOperation, error) {
+	spec, err := specPatch(pod, placed, d)
+	if err != nil {
+		return nil, err
+	}
+	record, err := admissionRecord(spec, len(pod.Spec.Tolerations))
+	if err != nil {
+		return nil, err
+	}
+	annotations := d.Annotations()
+	annotations[v1beta1.AnnotationAdmissionPlacement] = record
 	ops := setMapEntries(pod.Labels, "/metadata/labels", map[string]string{
 		v1beta1.LabelSchedulingGate: v1beta1.LabelValueAdmission,
 		v1beta1.LabelPlacement:      d.Outcome.LabelValue(),
 	})
-	ops = append(ops, setMapEntries(pod.Annotations, "/metadata/annotations", d.Annotations())...)
-	ops = append(ops, appendListItems(len(pod.Spec.Tolerations) > 0, "/spec/tolerations", d.Tolerations)...)
+	ops = append(ops, setMapEntries(pod.Annotations, "/metadata/annotations", annotations)...)
+	return append(ops, spec...), nil
+}
+
+// specPatch returns the operations that add the tolerations and the node affinity of placed to
+// pod's spec.
+func specPatch(pod, placed *corev1.Pod, d placement.Decision) ([]jsonpatch.JsonPatchOperation, error) {
+	ops := appendListItems(len(pod.Spec.Tolerations) > 0, "/spec/tolerations", d.Tolerations)
 	if pod.Spec.Affinity == nil {
 		if placed.Spec.Affinity != nil {
 			ops = append(ops, jsonpatch.NewOperation("add", "/spec/affinity", placed.Spec.Affinity))

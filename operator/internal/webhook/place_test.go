@@ -239,6 +239,9 @@ func assertPatchPlaces(t *testing.T, raw string, patch []byte, objects []client.
 		want.Annotations = map[string]string{}
 	}
 	maps.Copy(want.Annotations, d.Annotations())
+	// The record is checked by what it does: undoing it gives the pod back as it came.
+	want.Annotations[v1beta1.AnnotationAdmissionPlacement] = after.Annotations[v1beta1.AnnotationAdmissionPlacement]
+	assertUndoRestores(t, raw, patch, before, after)
 	if _, ok := want.Annotations[v1beta1.AnnotationPreferredAffinitySource]; ok != (len(d.Preferred.Applied) > 0) {
 		t.Errorf("preferred-affinity-source annotation present = %t, weights applied = %v", ok, d.Preferred.Applied)
 	}

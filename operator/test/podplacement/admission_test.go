@@ -82,7 +82,13 @@ func TestAdmissionPlacement(t *testing.T) {
 // labelNamespace moves ns to the admission-placement webhook.
 func labelNamespace(t *testing.T, ns string) {
 	t.Helper()
-	patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:"on"}}}`, admissionPlacementLabel))
+	labelNamespaceWith(t, ns, admissionPlacementLabel, "on")
+}
+
+// labelNamespaceWith sets the label key=value on ns.
+func labelNamespaceWith(t *testing.T, ns, key, value string) {
+	t.Helper()
+	patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value))
 	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 	if err := s.client.Patch(s.ctx, obj, client.RawPatch("application/merge-patch+json", patch)); err != nil {
 		t.Fatal(err)

@@ -264,6 +264,8 @@ func startRegistries(ctx context.Context, dir string) error {
 		repo("library/multi", "latest", fakeregistry.FormatOCIIndex, true, "linux/amd64", "linux/arm64/v8", "linux/ppc64le", "linux/s390x"),
 		repo("team/api", "v1", fakeregistry.FormatOCIManifest, false, "linux/arm64"),
 		repo("legacy/tool", "3.1", fakeregistry.FormatDockerManifest, false, "linux/amd64"),
+		// Only TestAdmissionPlacementAfterImageRewrite names it, so it is never published before.
+		repo("legacy/rewrite-target", "1", fakeregistry.FormatDockerManifest, false, "linux/amd64"),
 		repo("team/dockerlist", "v2", fakeregistry.FormatDockerManifestList, false, "linux/amd64", "linux/arm/v7", "windows/amd64"),
 		repo("team/windows-app", "v1", fakeregistry.FormatOCIManifest, false, "windows/amd64"),
 		{Name: "operators/bundle", Images: []fakeregistry.ImageSpec{{Tags: []string{"v0.1.0"}, Format: fakeregistry.FormatOCIManifest, Platforms: []string{"linux/amd64"}, NoBinaries: true}}},
