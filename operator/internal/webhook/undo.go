@@ -93,7 +93,7 @@ func parseRecord(value string) ([]string, error) {
 	}
 	for _, p := range paths {
 		if p != wholeAffinity && !strings.HasPrefix(p, "/spec/affinity/nodeAffinity") && !strings.HasPrefix(p, "/spec/tolerations/") {
-			return nil, fmt.Errorf("path %q is neither in the node affinity nor a toleration", p)
+			return nil, fmt.Errorf("path %.100q is neither in the node affinity nor a toleration", p)
 		}
 	}
 	return paths, nil
@@ -110,7 +110,9 @@ func undoPlacement(raw []byte, pod *corev1.Pod) ([]jsonpatch.JsonPatchOperation,
 		return nil, pod, nil
 	}
 	fail := func(err error) error {
-		return fmt.Errorf("the %s annotation %q does not fit the pod: %w", v1beta1.AnnotationAdmissionPlacement, record, err)
+		// The record is the pod creator's to write: its first 200 characters are enough to
+		// recognize it in the warning and the log.
+		return fmt.Errorf("the %s annotation %.200q does not fit the pod: %w", v1beta1.AnnotationAdmissionPlacement, record, err)
 	}
 	paths, err := parseRecord(record)
 	if err != nil {
