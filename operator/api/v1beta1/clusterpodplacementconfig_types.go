@@ -127,8 +127,8 @@ type ClusterPodPlacementConfigSpec struct {
 	// for every pod the policy leaves alone, so a policy that is not applied, or fails, changes nothing for the pods.
 	// Only with admissionPlacement Enabled and localPlacement Disabled. The condition
 	// AdmissionPolicyInEffect says whether it is in effect, and why not. A pod the policy placed
-	// is not decided again when a later mutating webhook changes it: leave the policy Disabled
-	// where another mutating webhook rewrites pod images. Disabled by default:
+	// whose images a later mutating webhook rewrites has that placement taken off and is gated:
+	// the controller places it for the images it then runs. Disabled by default:
 	// measured against the webhook, the policy costs the apiserver about what it saves the
 	// webhook (docs/performance.md).
 	// +optional

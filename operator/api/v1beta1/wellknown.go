@@ -169,6 +169,12 @@ const (
 	// example, or it is a copy of a placed pod), the webhook takes exactly those additions off
 	// and decides again on the pod as it now is.
 	AnnotationAdmissionPlacement = "multiarch.openshift.io/admission-placement"
+	// AnnotationAdmissionPolicyPlacement is AnnotationAdmissionPlacement for a pod the admission
+	// policy placed: the same JSON pointers. When another mutating webhook changes the pod
+	// afterwards, the apiserver applies the policy again, which takes those additions off and
+	// gates the pod for the controller. A key of its own keeps the webhook from being called
+	// for the pods the policy placed.
+	AnnotationAdmissionPolicyPlacement = "multiarch.openshift.io/admission-policy-placement"
 )
 
 // Architecture names, as in the kubernetes.io/arch node label and the OCI image index.

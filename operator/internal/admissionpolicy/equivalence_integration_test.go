@@ -24,6 +24,8 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,13 +212,33 @@ type placement struct {
 // DefaultTolerationSeconds admission adds before the policy runs are left out: the webhook's
 // oracle admits the pod as written.
 func placementOf(pod *corev1.Pod) string {
-	tolerations := slices.DeleteFunc(slices.Clone(pod.Spec.Tolerations), func(t corev1.Toleration) bool {
+	defaulted := func(t corev1.Toleration) bool {
 		return t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable
-	})
-	// The webhook records where it added the placement, to undo it when the pod comes back
-	// changed; the policy, which a later webhook's change does not call again, writes no record.
+	}
+	tolerations := slices.DeleteFunc(slices.Clone(pod.Spec.Tolerations), defaulted)
+	// Each path records where it added the placement, under a key of its own: the records must
+	// name the same paths (the policy's also names the images, after a semicolon), the
+	// tolerations counted without the defaulted ones.
 	annotations := maps.Clone(pod.Annotations)
-	delete(annotations, v1beta1.AnnotationAdmissionPlacement)
+	if record, ok := annotations[v1beta1.AnnotationAdmissionPolicyPlacement]; ok {
+		delete(annotations, v1beta1.AnnotationAdmissionPolicyPlacement)
+		annotations[v1beta1.AnnotationAdmissionPlacement], _, _ = strings.Cut(record, ";")
+	}
+	if record, ok := annotations[v1beta1.AnnotationAdmissionPlacement]; ok && record != "" {
+		paths := strings.Split(record, ",")
+		for i, p := range paths {
+			if n, err := strconv.Atoi(strings.TrimPrefix(p, "/spec/tolerations/")); err == nil {
+				before := 0
+				for _, t := range pod.Spec.Tolerations[:min(n, len(pod.Spec.Tolerations))] {
+					if defaulted(t) {
+						before++
+					}
+				}
+				paths[i] = "/spec/tolerations/" + strconv.Itoa(n-before)
+			}
+		}
+		annotations[v1beta1.AnnotationAdmissionPlacement] = strings.Join(paths, ",")
+	}
 	p := placement{Labels: pod.Labels, Annotations: annotations, Affinity: pod.Spec.Affinity, SchedulingGates: pod.Spec.SchedulingGates,
 		Tolerations: tolerations}
 	var canonical placement

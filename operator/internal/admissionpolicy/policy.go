@@ -28,6 +28,10 @@ limitations under the License.
 // PodPlacementConfigs (label selectors), images not published, images that share no
 // architecture, and pods whose own preferred terms conflict with the cluster's weights (the
 // controller records an Event for both).
+//
+// A pod the policy placed carries a record of it (undoExpression): when a later mutating webhook
+// rewrites its images, the apiserver applies the policy again, which takes the placement off and
+// gates the pod for the controller.
 package admissionpolicy
 
 import (
@@ -95,8 +99,11 @@ func Policy(o Options) *admissionregistrationv1.MutatingAdmissionPolicy {
 			}},
 			// A failing expression admits the pod unchanged and unlabelled: the webhook then
 			// handles it.
-			FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
-			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+			FailurePolicy: ptr.To(admissionregistrationv1.Ignore),
+			// A pod the policy placed that a later mutating webhook changes (its images, for
+			// example) comes back: the policy then takes its placement off and gates the pod
+			// (undoExpression).
+			ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
 		},
 	}
 }
@@ -142,8 +149,12 @@ const imagesExpression = `(object.spec.?initContainers.orValue([]).map(c, c.?ima
 // matchConditions are the webhook's exemptions (webhook.exemptReason and the already-gated and
 // too-many-images checks): the policy leaves those pods to the webhook, which counts them; and,
 // with placement rules, the pods a rule matches (placementRulesCondition).
+//
+// A pod that carries the policy's record is matched whatever the others say: it was placed by
+// the policy, and a later webhook changed it (or it is a copy of such a pod), so the policy
+// takes its placement off. A pod that carries the webhook's record is the webhook's to undo.
 func matchConditions(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrationv1.MatchCondition {
-	conditions := []admissionregistrationv1.MatchCondition{{Name: "not-in-reserved-namespace", Expression: webhook.ReservedNamespaceCondition()}}
+	var conditions []admissionregistrationv1.MatchCondition
 	conditions = append(conditions, webhook.ExemptionConditions()...)
 	conditions = append(conditions,
 		admissionregistrationv1.MatchCondition{Name: "not-gated", Expression: fmt.Sprintf(`!object.spec.?schedulingGates.orValue([]).exists(g, g.name == %s)`, quote(v1beta1.SchedulingGateName))},
@@ -158,7 +169,29 @@ func matchConditions(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionreg
 	if c, ok := placementRulesCondition(spec.PlacementRules); ok {
 		conditions = append(conditions, c)
 	}
-	return conditions
+	for i := range conditions {
+		conditions[i].Expression = recordedExpression() + " || (\n" + conditions[i].Expression + "\n)"
+	}
+	return slices.Concat([]admissionregistrationv1.MatchCondition{
+		{Name: "not-in-reserved-namespace", Expression: webhook.ReservedNamespaceCondition()},
+		{Name: "not-placed-by-the-webhook", Expression: fmt.Sprintf(`!(%s in object.metadata.?annotations.orValue({}))`, quote(v1beta1.AnnotationAdmissionPlacement))},
+		// The apiserver applies the policy again to every pod it changed (reinvocationPolicy
+		// IfNeeded reinvokes after any mutation, the policy's own included): the pods whose
+		// images are still those their placement was decided for are skipped here, at the cost
+		// of comparing two strings.
+		{Name: "images-changed-since-placement", Expression: fmt.Sprintf(`!(%[1]s) ||
+  size(%[2]s.split(';', 2)) < 2 || %[2]s.split(';', 2)[1] != %[3]s.join(',')`, recordedExpression(), recordValue, imagesExpression)},
+	}, conditions)
+}
+
+// recordValue is the policy's record, read from a pod that carries it: "<paths>;<images>", the
+// paths of what it added to the pod (as the webhook's record lists them) and the pod's images
+// when it was placed, comma-separated.
+const recordValue = "object.metadata.annotations[" + `"` + v1beta1.AnnotationAdmissionPolicyPlacement + `"` + "]"
+
+// recordedExpression is true for a pod that carries the policy's record.
+func recordedExpression() string {
+	return fmt.Sprintf(`%s in object.metadata.?annotations.orValue({})`, quote(v1beta1.AnnotationAdmissionPolicyPlacement))
 }
 
 // placementRulesCondition leaves to the webhook every pod a placement rule matches: its
@@ -271,20 +304,68 @@ func clusterWeights(spec *v1beta1.ClusterPodPlacementConfigSpec) (string, []stri
 	return "{" + strings.Join(entries, ", ") + "}", order
 }
 
-// patchExpression returns the JSONPatch expression: the placement, or the gate. tolerate adds
-// the tolerations of the architecture taints (the newTolerations variable).
+// patchExpression returns the JSONPatch expression: the placement, or the gate; for a pod that
+// carries the policy's record, the undoing. tolerate adds the tolerations of the architecture
+// taints (the newTolerations variable).
 func patchExpression(tolerate bool) string {
+	gate := gatePatch()
+	place := placePatch(tolerate)
+	if tolerate {
+		place += " + " + tolerationsPatch()
+	}
+	return recordedExpression() + " ? " + undoExpression(gate) + " :\n!variables.place ? " + gate + " : " + place
+}
+
+// gatePatch adds the scheduling gate and the gated label.
+func gatePatch() string {
 	gateName := quote(v1beta1.SchedulingGateName)
-	gate := labelsPatch(map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated)}) + ` + [
+	return labelsPatch(map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated)}) + ` + [
     size(object.spec.?schedulingGates.orValue([])) > 0 ?
       JSONPatch{op: 'add', path: '/spec/schedulingGates/-', value: ` + typeGate + `{name: ` + gateName + `}} :
       JSONPatch{op: 'add', path: '/spec/schedulingGates', value: [` + typeGate + `{name: ` + gateName + `}]}
   ]`
-	place := placePatch()
-	if tolerate {
-		place += " + " + tolerationsPatch()
+}
+
+// maxRecordedPaths bounds the record a pod can make the policy read, as the webhook bounds its
+// own: one path per required term, preferred list and toleration added.
+const maxRecordedPaths = 256
+
+// undoExpression takes the policy's placement off a pod that comes back changed, as the webhook
+// takes its own off: the recorded node affinity parts and tolerations removed, last first, an
+// affinity the policy added whole pruned when nothing else is left in it, and the placement
+// labels and annotations removed. Then gate gates the pod, and the controller decides on the pod
+// as it now is. (The webhook decides again itself; the policy cannot, since one mutation reads
+// the pod as it was, and a second one would cost every pod a patch of its own.) A pod that is
+// now exempt (its nodeSelector pins the architecture, say) is only undone. A record that names
+// anything but the node affinity and the tolerations changes nothing; one that does not fit the
+// pod fails the patch, which admits the pod as it is (failurePolicy Ignore).
+func undoExpression(gate string) string {
+	record := recordValue + ".split(';', 2)[0]"
+	paths := "(" + record + " == '' ? [] : " + record + ".split(','))"
+	valid := fmt.Sprintf(`size(%[1]s) <= %[2]d && %[1]s.all(p, p == '/spec/affinity' || p.startsWith('/spec/affinity/nodeAffinity') || p.startsWith('/spec/tolerations/'))`,
+		paths, maxRecordedPaths)
+	removals := fmt.Sprintf(`%[1]s.reverse().map(p, JSONPatch{op: 'remove', path: p == '/spec/affinity' ? '/spec/affinity/nodeAffinity' : p}) +
+    ('/spec/affinity' in %[1]s && !object.spec.?affinity.?podAffinity.hasValue() && !object.spec.?affinity.?podAntiAffinity.hasValue() ?
+      [JSONPatch{op: 'remove', path: '/spec/affinity'}] : [])`, paths)
+	annotations := removeEntries("annotations", v1beta1.AnnotationArchitectures, v1beta1.AnnotationPreferredAffinitySource,
+		v1beta1.AnnotationPlacementRules, v1beta1.AnnotationAdmissionPolicyPlacement)
+	var exempt []string
+	for _, c := range webhook.ExemptionConditions() {
+		exempt = append(exempt, "("+c.Expression+")")
 	}
-	return "!variables.place ? " + gate + " : " + place
+	return fmt.Sprintf(`(object.metadata.?labels.orValue({})[?%[1]s].orValue('') != %[2]s || !(%[3]s) ? [] :
+  %[4]s + %[5]s +
+  (%[6]s ? %[7]s + %[8]s : %[9]s))`,
+		quote(v1beta1.LabelSchedulingGate), quote(v1beta1.LabelValueAdmission), valid,
+		removals, annotations,
+		strings.Join(exempt, " && "), removeEntries("labels", v1beta1.LabelPlacement), gate,
+		removeEntries("labels", v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement))
+}
+
+// removeEntries removes the keys that metadata.<field> holds.
+func removeEntries(field string, keys ...string) string {
+	return fmt.Sprintf(`%[2]s.filter(k, k in object.metadata.?%[1]s.orValue({})).map(k, JSONPatch{op: 'remove', path: '/metadata/%[1]s/' + jsonpatch.escapeKey(k)})`,
+		field, list(keys))
 }
 
 // tolerationsPatch appends the new tolerations to the pod's, or adds the list.
@@ -296,18 +377,51 @@ func tolerationsPatch() string {
       [JSONPatch{op: 'add', path: '/spec/tolerations', value: variables.newTolerations.map(t, %[1]s)}])`, toleration)
 }
 
-// placePatch sets the labels, the annotations and the node affinity of a placed pod.
-func placePatch() string {
+// placePatch sets the labels, the annotations (with the record, recordExpression) and the node
+// affinity of a placed pod. tolerate: the tolerations are added too (tolerationsPatch).
+func placePatch(tolerate bool) string {
 	labels := labelsPatch(map[string]string{
 		v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueAdmission),
 		v1beta1.LabelPlacement:      "variables.outcome",
 	})
 	archs := `(variables.anyArch ? '*' : variables.archs.join(','))`
+	record := recordExpression(tolerate)
 	annotations := fmt.Sprintf(`(variables.addPreferred ? %s : %s)`,
+		mapsPatch("annotations", fmt.Sprintf(`{%s: %s, %s: %s, %s: %s}`, quote(v1beta1.AnnotationArchitectures), archs,
+			quote(v1beta1.AnnotationPreferredAffinitySource), quote(placement.SourceRef{Kind: placement.KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}.String()),
+			quote(v1beta1.AnnotationAdmissionPolicyPlacement), record)),
 		mapsPatch("annotations", fmt.Sprintf(`{%s: %s, %s: %s}`, quote(v1beta1.AnnotationArchitectures), archs,
-			quote(v1beta1.AnnotationPreferredAffinitySource), quote(placement.SourceRef{Kind: placement.KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}.String()))),
-		mapsPatch("annotations", fmt.Sprintf(`{%s: %s}`, quote(v1beta1.AnnotationArchitectures), archs)))
+			quote(v1beta1.AnnotationAdmissionPolicyPlacement), record)))
 	return labels + " + " + annotations + " + " + affinityPatch()
+}
+
+// recordExpression is the value of the policy's record (recordValue): the paths of what
+// tolerationsPatch and affinityPatch add, as the webhook records its own (each toleration and
+// each appended entry with its index), and the images the placement is for.
+func recordExpression(tolerate bool) string {
+	const na = "/spec/affinity/nodeAffinity"
+	const required = na + "/requiredDuringSchedulingIgnoredDuringExecution"
+	const preferred = na + "/preferredDuringSchedulingIgnoredDuringExecution"
+	requiredPaths := fmt.Sprintf(`(!variables.setRequired ? [] :
+    !has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) ? ['%[1]s'] :
+    size(variables.terms) == 0 ? ['%[1]s/nodeSelectorTerms/0'] :
+    lists.range(size(variables.terms)).filter(i, variables.needy[i]).map(i,
+      has(variables.terms[i].matchExpressions) ?
+        '%[1]s/nodeSelectorTerms/' + string(i) + '/matchExpressions/' + string(size(variables.terms[i].matchExpressions)) :
+        '%[1]s/nodeSelectorTerms/' + string(i) + '/matchExpressions'))`, required)
+	preferredPaths := fmt.Sprintf(`(!variables.addPreferred ? [] :
+    has(object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) ?
+      lists.range(size(variables.preferredArchs)).map(j,
+        '%[1]s/' + string(size(object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) + j)) :
+      ['%[1]s'])`, preferred)
+	paths := fmt.Sprintf(`(!(variables.setRequired || variables.addPreferred) ? [] :
+  !has(object.spec.affinity) ? ['/spec/affinity'] :
+  !has(object.spec.affinity.nodeAffinity) ? ['%s'] :
+  %s + %s)`, na, requiredPaths, preferredPaths)
+	if tolerate {
+		paths = `lists.range(size(variables.newTolerations)).map(j, '/spec/tolerations/' + string(size(object.spec.?tolerations.orValue([])) + j)) + ` + paths
+	}
+	return "(" + paths + ").join(',') + ';' + variables.images.join(',')"
 }
 
 // affinityPatch adds the node affinity's new parts and nothing else: the user's terms are never

@@ -40,14 +40,22 @@ import (
 	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 )
 
-// k8s talks to the package's control plane as an administrator; set up by TestMain.
-var k8s client.Client
+// Set up by TestMain: k8s talks to the package's control plane as an administrator;
+// servingCertDir and servingCA are envtest's webhook serving certificate (for 127.0.0.1) and its
+// CA, for the webhooks the tests register.
+var (
+	k8s            client.Client
+	servingCertDir string
+	servingCA      []byte
+)
 
 func TestMain(m *testing.M) {
 	logf.SetLogger(logr.Discard())
 	os.Exit(testenv.Main(m, testenv.Options{CRDDirectoryPaths: []string{"../../config/crd/bases"}}, func(env *testenv.Env) error {
 		var err error
 		k8s, err = testenv.Client(env.Config, clientgoscheme.AddToScheme, v1beta1.AddToScheme)
+		servingCertDir = env.Environment.WebhookInstallOptions.LocalServingCertDir
+		servingCA = env.Environment.WebhookInstallOptions.LocalServingCAData
 		return err
 	}))
 }
@@ -102,9 +110,12 @@ func paramsConfigMap(data map[string]string) *corev1.ConfigMap {
 	}
 }
 
-func ensureNamespace(t *testing.T, name string) {
+func ensureNamespace(t *testing.T, name string) { ensureNamespaceWith(t, name, nil) }
+
+// ensureNamespaceWith creates the namespace name with labels, unless it exists.
+func ensureNamespaceWith(t *testing.T, name string, labels map[string]string) {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := k8s.Create(t.Context(), ns); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,23 @@ func admissionRecord(ops []jsonpatch.JsonPatchOperation, tolerations int) (strin
 			paths = append(paths, op.Path)
 		}
 	}
+	// The affinity's difference lists the required and the preferred terms in either order:
+	// the required first, as the admission policy records them. (Within each, the entries of a
+	// list come in their order, which the undo reverses.)
+	slices.SortStableFunc(paths, func(a, b string) int { return recordRank(a) - recordRank(b) })
 	return strings.Join(paths, ","), nil
+}
+
+// recordRank orders a record: the tolerations, the required terms, the preferred ones.
+func recordRank(path string) int {
+	switch {
+	case strings.HasPrefix(path, "/spec/tolerations"):
+		return 0
+	case strings.HasPrefix(path, "/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution"):
+		return 2
+	default:
+		return 1
+	}
 }
 
 // parseRecord returns the paths of an admission-placement annotation, refusing any that does
@@ -105,14 +121,23 @@ func parseRecord(value string) ([]string, error) {
 // the record (not placed at admission, or placed by the admission policy) gets none. An error
 // says why the record does not fit the pod.
 func undoPlacement(raw []byte, pod *corev1.Pod) ([]jsonpatch.JsonPatchOperation, *corev1.Pod, error) {
-	record, ok := pod.Annotations[v1beta1.AnnotationAdmissionPlacement]
+	key := v1beta1.AnnotationAdmissionPlacement
+	record, ok := pod.Annotations[key]
+	if !ok {
+		// A copy of a pod the admission policy placed, where the policy is no longer in effect
+		// (while it is, such pods are the policy's to undo and never reach the webhook).
+		// Its record ends with the images it was placed for, after a semicolon.
+		key = v1beta1.AnnotationAdmissionPolicyPlacement
+		record, ok = pod.Annotations[key]
+		record, _, _ = strings.Cut(record, ";")
+	}
 	if !ok || pod.Labels[v1beta1.LabelSchedulingGate] != v1beta1.LabelValueAdmission {
 		return nil, pod, nil
 	}
 	fail := func(err error) error {
 		// The record is the pod creator's to write: its first 200 characters are enough to
 		// recognize it in the warning and the log.
-		return fmt.Errorf("the %s annotation %.200q does not fit the pod: %w", v1beta1.AnnotationAdmissionPlacement, record, err)
+		return fmt.Errorf("the %s annotation %.200q does not fit the pod: %w", key, record, err)
 	}
 	paths, err := parseRecord(record)
 	if err != nil {
@@ -127,7 +152,8 @@ func undoPlacement(raw []byte, pod *corev1.Pod) ([]jsonpatch.JsonPatchOperation,
 	}
 	ops = append(ops, removeMapEntries(pod.Labels, "/metadata/labels", v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement)...)
 	ops = append(ops, removeMapEntries(pod.Annotations, "/metadata/annotations", v1beta1.AnnotationArchitectures,
-		v1beta1.AnnotationPreferredAffinitySource, v1beta1.AnnotationPlacementRules, v1beta1.AnnotationAdmissionPlacement)...)
+		v1beta1.AnnotationPreferredAffinitySource, v1beta1.AnnotationPlacementRules, v1beta1.AnnotationAdmissionPlacement,
+		v1beta1.AnnotationAdmissionPolicyPlacement)...)
 	undone, err := applyOperations(raw, ops)
 	if err != nil {
 		return nil, nil, fail(err)

@@ -87,6 +87,15 @@ func TestPlacementDecidedAgainWhenThePodComesBack(t *testing.T) {
 			pod: withUserFields, wantPlaced: true,
 			rewrite: []func(*corev1.Pod){func(p *corev1.Pod) { p.Labels["team"] = "ml" }},
 		},
+		"a copy of a pod the admission policy placed, with another image, where the policy is off": {
+			pod: simple, wantPlaced: true,
+			rewrite: []func(*corev1.Pod){image("arm:1"), func(p *corev1.Pod) {
+				if record, ok := p.Annotations[v1beta1.AnnotationAdmissionPlacement]; ok { // the placed pod, not the one as created
+					p.Annotations[v1beta1.AnnotationAdmissionPolicyPlacement] = record + ";multi:1"
+					delete(p.Annotations, v1beta1.AnnotationAdmissionPlacement)
+				}
+			}},
+		},
 		"the later webhook pins the architecture with a nodeSelector: archgate's placement taken off": {
 			pod: simple,
 			rewrite: []func(*corev1.Pod){func(p *corev1.Pod) {

@@ -20,35 +20,15 @@ package podplacement
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"gomodules.xyz/jsonpatch/v2"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
-)
-
-// The image rewriter stands for a mirror rewriter or a policy engine that rewrites images: a
-// mutating webhook the apiserver calls after archgate's (configurations are called in the order
-// of their names).
-const (
-	rewriterName       = "zz-image-rewriter"
-	rewriterPath       = "/rewrite-images"
-	rewriteImagesLabel = "archgate-test/rewrite-images"
-	// rewriteAnnotation asks the rewriter to replace one image: "<from>=<to>".
-	rewriteAnnotation = "archgate-test/rewrite-image"
+	"github.com/archgate/archgate/operator/pkg/testing/imagerewriter"
 )
 
 // TestAdmissionPlacementAfterImageRewrite: a webhook that runs after archgate's rewrites the
@@ -57,10 +37,10 @@ const (
 // when that image is not published yet, and the controller places it.
 func TestAdmissionPlacementAfterImageRewrite(t *testing.T) {
 	startController(t)
-	startImageRewriter(t)
+	imagerewriter.Start(t, imagerewriter.Options{CertDir: s.servingCertDir, CABundle: s.servingCA, Client: s.client})
 	ns := newNamespace(t)
 	labelNamespace(t, ns)
-	labelNamespaceWith(t, ns, rewriteImagesLabel, "on")
+	labelNamespaceWith(t, ns, imagerewriter.NamespaceLabel, "on")
 	multi := s.main.Reference("library/multi", "latest")  // four architectures
 	arm := s.main.Reference("team/api", "v1")             // arm64 only
 	amd := s.main.Reference("legacy/rewrite-target", "1") // amd64 only, never published before
@@ -85,7 +65,7 @@ func TestAdmissionPlacementAfterImageRewrite(t *testing.T) {
 
 	direct := create(t, pod(ns, "direct", arm), false)
 	rewritten := pod(ns, "rewritten", multi)
-	rewritten.Annotations = map[string]string{rewriteAnnotation: multi + "=" + arm}
+	rewritten.Annotations = map[string]string{imagerewriter.Annotation: multi + "=" + arm}
 	create(t, rewritten, false)
 	if got := rewritten.Spec.Containers[0].Image; got != arm {
 		t.Fatalf("the rewriter did not run: image %s, want %s", got, arm)
@@ -103,7 +83,7 @@ func TestAdmissionPlacementAfterImageRewrite(t *testing.T) {
 	}
 
 	unpublished := pod(ns, "rewritten-unpublished", multi)
-	unpublished.Annotations = map[string]string{rewriteAnnotation: multi + "=" + amd}
+	unpublished.Annotations = map[string]string{imagerewriter.Annotation: multi + "=" + amd}
 	placed := waitUngated(t, create(t, unpublished, true))
 	if got, want := requiredArchitectures(placed), []string{v1beta1.ArchitectureAMD64}; !cmp.Equal(got, want) {
 		t.Errorf("pod rewritten to an unpublished image: required architectures %v, want %v (the controller's, for %s)", got, want, amd)
@@ -125,71 +105,4 @@ func requiredArchitectures(p *corev1.Pod) []string {
 		}
 	}
 	return out
-}
-
-// startImageRewriter serves the image rewriter for the namespaces labelled rewriteImagesLabel
-// until the test ends.
-func startImageRewriter(t *testing.T) {
-	t.Helper()
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: s.servingCertDir})
-	srv.Register(rewriterPath, &admission.Webhook{Handler: admission.HandlerFunc(rewriteImage)})
-	ctx, cancel := context.WithCancel(s.ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("image rewriter: %v", err)
-		}
-	})
-	eventually(t, "the image rewriter serving", func(context.Context) (bool, error) {
-		return srv.StartedChecker()(nil) == nil, nil
-	})
-	url := "https://127.0.0.1:" + strconv.Itoa(port) + rewriterPath
-	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: rewriterName},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:         "rewrite-images.archgate-test.example",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: s.servingCA},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-			}},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{rewriteImagesLabel: "on"}},
-			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			AdmissionReviewVersions: []string{"v1"},
-		}},
-	}
-	if err := s.client.Create(s.ctx, mwc); err != nil {
-		t.Fatalf("registering the image rewriter: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.client.Delete(context.Background(), mwc); err != nil {
-			t.Errorf("removing the image rewriter: %v", err)
-		}
-	})
-}
-
-// rewriteImage replaces the image the pod's rewriteAnnotation names.
-func rewriteImage(_ context.Context, req admission.Request) admission.Response {
-	var p corev1.Pod
-	if err := json.Unmarshal(req.Object.Raw, &p); err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
-	}
-	from, to, ok := strings.Cut(p.Annotations[rewriteAnnotation], "=")
-	if !ok {
-		return admission.Allowed("")
-	}
-	var ops []jsonpatch.JsonPatchOperation
-	for i, c := range p.Spec.Containers {
-		if c.Image == from {
-			ops = append(ops, jsonpatch.NewOperation("replace", fmt.Sprintf("/spec/containers/%d/image", i), to))
-		}
-	}
-	return admission.Patched("", ops...)
 }

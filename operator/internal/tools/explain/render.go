@@ -133,7 +133,7 @@ func writtenLabels() []string {
 
 func writtenAnnotations() []string {
 	return []string{v1beta1.AnnotationArchitectures, v1beta1.AnnotationPreferredAffinitySource, v1beta1.AnnotationPlacementRules,
-		v1beta1.AnnotationInspectionError, v1beta1.AnnotationAdmissionPlacement}
+		v1beta1.AnnotationInspectionError, v1beta1.AnnotationAdmissionPlacement, v1beta1.AnnotationAdmissionPolicyPlacement}
 }
 
 // writeImages tabulates the containers' images and their architectures, then the intersection.
