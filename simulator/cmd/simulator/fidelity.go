@@ -13,7 +13,8 @@ import (
 )
 
 type fidelityFlags struct {
-	simulator, cluster, out string
+	simulator, cluster []string
+	out                string
 }
 
 // newFidelityCommand returns `simulator fidelity`: one scenario's simulator run beside its run on
@@ -21,20 +22,22 @@ type fidelityFlags struct {
 func newFidelityCommand() *cobra.Command {
 	var f fidelityFlags
 	cmd := &cobra.Command{
-		Use:   "fidelity --simulator REPORT.json --cluster REPORT.json [--out DIR]",
-		Short: "Compare a scenario's run in the simulator with its run on a real cluster",
-		Long: `Fidelity puts the main passes of two reports of one scenario file side by side:
-one run in the simulator (envtest) and one on a real cluster (run --kubeconfig,
-with --registry-metrics). Judged: misplaced pods and pods per architecture
-identical, registry requests per image identical, gate-hold p50 within 20%.
+		Use:   "fidelity --simulator REPORT.json --cluster REPORT.json [--simulator … --cluster …] [--out DIR]",
+		Short: "Compare a scenario's runs in the simulator with its runs on a real cluster",
+		Long: `Fidelity puts the main passes of reports of one scenario file side by side: runs
+in the simulator (envtest) and on a real cluster (run --kubeconfig, with
+--registry-metrics), paired in the order given (the nth --simulator with the nth
+--cluster; run each pair back to back). Judged: misplaced pods and pods per
+architecture identical in every pair, registry requests per image identical in
+every pair, and the median of the pairs' gate-hold p50 ratios within 20%.
 Shown beside them: the other latencies, throughput, admission placement and
 the registry's requests by kind. It writes DIR/<scenario>/fidelity-<commit>-<time>.{md,json}
 and exits 1 when a judged figure differs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFidelity(cmd, f) },
 	}
-	cmd.Flags().StringVar(&f.simulator, "simulator", "", "the report (JSON) of the run in the simulator")
-	cmd.Flags().StringVar(&f.cluster, "cluster", "", "the report (JSON) of the run on a cluster")
+	cmd.Flags().StringArrayVar(&f.simulator, "simulator", nil, "the report (JSON) of a run in the simulator (repeat for several pairs)")
+	cmd.Flags().StringArrayVar(&f.cluster, "cluster", nil, "the report (JSON) of the run on a cluster paired with it (as many as --simulator)")
 	cmd.Flags().StringVar(&f.out, "out", "reports", "directory for the comparison (a <scenario>/ subdirectory is used)")
 	_ = cmd.MarkFlagRequired("simulator")
 	_ = cmd.MarkFlagRequired("cluster")
@@ -42,19 +45,33 @@ and exits 1 when a judged figure differs.`,
 }
 
 func runFidelity(cmd *cobra.Command, f fidelityFlags) error {
-	var inputs []fidelity.Input
-	for _, path := range []string{f.simulator, f.cluster} {
+	if len(f.simulator) != len(f.cluster) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%d --simulator reports and %d --cluster reports: give them in pairs", len(f.simulator), len(f.cluster))}
+	}
+	load := func(path string) (fidelity.Input, error) {
 		r, err := report.Load(path)
 		if err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
+			return fidelity.Input{}, &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
 		}
-		inputs = append(inputs, fidelity.Input{Path: path, Report: r})
+		return fidelity.Input{Path: path, Report: r}, nil
 	}
-	c, err := fidelity.Compare(inputs[0], inputs[1])
+	var pairs []fidelity.Pair
+	for i := range f.simulator {
+		sim, err := load(f.simulator[i])
+		if err != nil {
+			return err
+		}
+		cluster, err := load(f.cluster[i])
+		if err != nil {
+			return err
+		}
+		pairs = append(pairs, fidelity.Pair{Simulator: sim, Cluster: cluster})
+	}
+	c, err := fidelity.Compare(pairs...)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	commit := c.Cluster.Commit
+	commit := c.Pairs[c.Median].Cluster.Commit
 	if len(commit) > 12 {
 		commit = commit[:12]
 	}

@@ -28,6 +28,14 @@ type Input struct {
 	Report *report.Report
 }
 
+// Pair is a run in the simulator and the run on the cluster right after it. The machine's speed
+// drifts over minutes (the same run costs up to half as much CPU again a few minutes later), so
+// each cluster run is set against the simulator run nearest to it in time, not against a
+// simulator run of another hour.
+type Pair struct {
+	Simulator, Cluster Input
+}
+
 // Side says which run a side of the comparison is.
 type Side struct {
 	Path         string    `json:"path"`
@@ -38,6 +46,26 @@ type Side struct {
 	Verdict      string    `json:"verdict"`
 	// OtherWork is the share of the machine's CPU other processes used during the run.
 	OtherWork float64 `json:"otherWork"`
+	// Busy is the share of the machine's CPU used during the run's main pass, other work
+	// included.
+	Busy float64 `json:"busy"`
+	// GateHoldP50 is the main pass's gate-hold p50, in seconds.
+	GateHoldP50 float64 `json:"gateHoldP50Seconds"`
+}
+
+// PairSides are the two runs of a pair.
+type PairSides struct {
+	Simulator Side `json:"simulator"`
+	Cluster   Side `json:"cluster"`
+}
+
+// Ratio is the cluster's gate-hold p50 over the simulator's; 0 when the simulator's is not
+// positive.
+func (p PairSides) Ratio() float64 {
+	if p.Simulator.GateHoldP50 <= 0 {
+		return 0
+	}
+	return p.Cluster.GateHoldP50 / p.Simulator.GateHoldP50
 }
 
 // Row is one figure of both runs. A row with a Bound is judged (Met); the others are shown.
@@ -56,28 +84,56 @@ func (r Row) Judged() bool { return r.Bound != "" }
 
 // Comparison is the side-by-side report.
 type Comparison struct {
-	Scenario  string `json:"scenario"`
-	Simulator Side   `json:"simulator"`
-	Cluster   Side   `json:"cluster"`
-	Rows      []Row  `json:"rows"`
-	Passed    bool   `json:"passed"`
+	Scenario string `json:"scenario"`
+	// Pairs are the runs compared, in the order they ran.
+	Pairs []PairSides `json:"pairs"`
+	// Median is the index in Pairs of the pair whose gate-hold ratio is the median: its figures
+	// fill the rows that are shown and not judged.
+	Median int   `json:"median"`
+	Rows   []Row `json:"rows"`
+	Passed bool  `json:"passed"`
 }
 
-// Compare checks that sim is an envtest run and cluster a run on a cluster of the same scenario
-// file, and compares their main passes.
-func Compare(sim, cluster Input) (Comparison, error) {
-	if err := checkInputs(sim, cluster); err != nil {
+// Compare checks that each pair is an envtest run and a run on a cluster of the same scenario
+// file, and compares their main passes. What is placed where and what the registry is asked
+// must be identical in every pair; gate-hold p50 is judged on the median of the pairs' ratios,
+// since one pair's p50 (of the few dozen pods that wait for the registry) moves by more than the
+// bound from one run to the next on either side.
+func Compare(pairs ...Pair) (Comparison, error) {
+	if len(pairs) == 0 {
+		return Comparison{}, errors.New("no runs to compare")
+	}
+	var errs []error
+	for _, p := range pairs {
+		errs = append(errs, checkInputs(p.Simulator, p.Cluster))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return Comparison{}, err
 	}
-	s, c := sim.Report, cluster.Report
-	cmp := Comparison{Scenario: s.Scenario.Name, Simulator: side(sim), Cluster: side(cluster)}
+	first := pairs[0].Simulator.Report.Scenario
+	for _, p := range pairs[1:] {
+		if s := p.Simulator.Report.Scenario; s.Name != first.Name || s.SHA256 != first.SHA256 {
+			return Comparison{}, fmt.Errorf("%s ran another scenario file than %s: %s (sha256 %.12s) and %s (sha256 %.12s)",
+				p.Simulator.Path, pairs[0].Simulator.Path, s.Name, s.SHA256, first.Name, first.SHA256)
+		}
+	}
+	cmp := Comparison{Scenario: first.Name}
+	for _, p := range pairs {
+		cmp.Pairs = append(cmp.Pairs, PairSides{Simulator: side(p.Simulator), Cluster: side(p.Cluster)})
+	}
+	cmp.Median = medianPair(cmp.Pairs)
 	cmp.Rows = append(cmp.Rows,
-		equalInts("misplaced pods", s.Main.MisplacedPods, c.Main.MisplacedPods),
-		equalCounts("pods per architecture", s.Main.BoundByArch, c.Main.BoundByArch),
-		registryPerImage(s.Registry, c.Registry),
-		within("gate-hold p50", latency(s.Main, "gateHold").P50, latency(c.Main, "gateHold").P50, GateHoldP50Tolerance),
+		everyPair(pairs, cmp.Median, func(s, c *report.Report) Row {
+			return equalInts("misplaced pods", s.Main.MisplacedPods, c.Main.MisplacedPods)
+		}),
+		everyPair(pairs, cmp.Median, func(s, c *report.Report) Row {
+			return equalCounts("pods per architecture", s.Main.BoundByArch, c.Main.BoundByArch)
+		}),
+		everyPair(pairs, cmp.Median, func(s, c *report.Report) Row { return registryPerImage(s.Registry, c.Registry) }),
+		gateHold(cmp.Pairs, cmp.Median, GateHoldP50Tolerance),
 	)
-	cmp.Rows = append(cmp.Rows, shown(s, c)...)
+	m := pairs[cmp.Median]
+	cmp.Rows = append(cmp.Rows, shown(m.Simulator.Report, m.Cluster.Report)...)
 	cmp.Passed = true
 	for _, r := range cmp.Rows {
 		if r.Judged() && !r.Met {
@@ -85,6 +141,60 @@ func Compare(sim, cluster Input) (Comparison, error) {
 		}
 	}
 	return cmp, nil
+}
+
+// medianPair is the index of the pair with the median gate-hold ratio (the lower of the two
+// middle ones for an even count).
+func medianPair(pairs []PairSides) int {
+	order := make([]int, len(pairs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(pairs[a].Ratio(), pairs[b].Ratio()) })
+	return order[(len(order)-1)/2]
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// everyPair judges a row in every pair: met when met in all; the values shown are the median
+// pair's, and each difference names its pair when there are several.
+func everyPair(pairs []Pair, median int, row func(sim, cluster *report.Report) Row) Row {
+	out := row(pairs[median].Simulator.Report, pairs[median].Cluster.Report)
+	out.Met, out.Differences = true, nil
+	for i, p := range pairs {
+		r := row(p.Simulator.Report, p.Cluster.Report)
+		out.Met = out.Met && r.Met
+		for _, d := range r.Differences {
+			if len(pairs) > 1 {
+				d = fmt.Sprintf("pair %d: %s", i+1, d)
+			}
+			out.Differences = append(out.Differences, d)
+		}
+	}
+	return out
+}
+
+// gateHold judges the median of the pairs' gate-hold p50 ratios against tolerance; the values
+// shown are the median pair's.
+func gateHold(pairs []PairSides, median int, tolerance float64) Row {
+	m := pairs[median]
+	r := within("gate-hold p50", m.Simulator.GateHoldP50, m.Cluster.GateHoldP50, tolerance)
+	if len(pairs) > 1 {
+		r.Figure = fmt.Sprintf("gate-hold p50 (the median of %d pairs' ratios)", len(pairs))
+		if !r.Met {
+			r.Differences = []string{fmt.Sprintf("gate-hold p50: the median pair's cluster %s against the simulator's %s, beyond %.0f%%",
+				r.Cluster, r.Simulator, tolerance*100)}
+		}
+	}
+	return r
 }
 
 // checkInputs refuses reports that are not the two sides of one scenario.
@@ -113,8 +223,12 @@ func checkInputs(sim, cluster Input) error {
 
 func side(in Input) Side {
 	e := in.Report.Environment
-	return Side{Path: in.Path, Commit: e.Commit, Dirty: e.Dirty, StartedAt: in.Report.StartedAt, ControlPlane: e.ControlPlane,
-		Verdict: in.Report.VerdictName(), OtherWork: e.ForeignCPUShare}
+	s := Side{Path: in.Path, Commit: e.Commit, Dirty: e.Dirty, StartedAt: in.Report.StartedAt, ControlPlane: e.ControlPlane,
+		Verdict: in.Report.VerdictName(), OtherWork: e.ForeignCPUShare, GateHoldP50: latency(in.Report.Main, "gateHold").P50}
+	if c := in.Report.Main.Cost; c != nil {
+		s.Busy = c.Utilization
+	}
+	return s
 }
 
 func equalInts(figure string, sim, cluster int) Row {
@@ -212,8 +326,16 @@ func shown(s, c *report.Report) []Row {
 		Row{Figure: "registry requests by kind", Simulator: requestKinds(s.Registry), Cluster: requestKinds(c.Registry)},
 		Row{Figure: "other work on the machine", Simulator: fmt.Sprintf("%.0f%%", s.Environment.ForeignCPUShare*100),
 			Cluster: fmt.Sprintf("%.0f%%", c.Environment.ForeignCPUShare*100)},
+		Row{Figure: "machine busy in the main pass", Simulator: busy(s.Main), Cluster: busy(c.Main)},
 	)
 	return rows
+}
+
+func busy(p *report.Pass) string {
+	if p.Cost == nil {
+		return "not measured"
+	}
+	return fmt.Sprintf("%.0f%%", p.Cost.Utilization*100)
 }
 
 func requestKinds(g *report.RegistryStats) string {

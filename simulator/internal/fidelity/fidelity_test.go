@@ -44,7 +44,7 @@ func TestCompare(t *testing.T) {
 		{name: "registry not counted on the cluster", cluster: run(true, 0.010, arch, nil), differs: "not counted on both sides"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Compare(Input{Path: "sim.json", Report: sim}, Input{Path: "cluster.json", Report: tc.cluster})
+			c, err := Compare(Pair{Input{Path: "sim.json", Report: sim}, Input{Path: "cluster.json", Report: tc.cluster}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,9 +73,47 @@ func TestCompareRefusesTheWrongReports(t *testing.T) {
 		{"no main pass", &report.Report{}, run(true, 0.01, arch, nil), "sim.json: the report has no main pass"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Compare(Input{Path: "sim.json", Report: tc.sim}, Input{Path: "cluster.json", Report: tc.cluster})
+			_, err := Compare(Pair{Input{Path: "sim.json", Report: tc.sim}, Input{Path: "cluster.json", Report: tc.cluster}})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestComparePairs: gate-hold is judged on the median pair's ratio, whatever one pair says;
+// what is placed where must agree in every pair.
+func TestComparePairs(t *testing.T) {
+	arch := map[string]int{"amd64": 10, "arm64": 5}
+	repos := map[string]map[string]uint64{"app-0": {"manifest_get": 1}}
+	pair := func(sim, cluster float64, clusterArch map[string]int) Pair {
+		return Pair{Input{Path: "sim.json", Report: run(false, sim, arch, repos)}, Input{Path: "cluster.json", Report: run(true, cluster, clusterArch, repos)}}
+	}
+	for _, tc := range []struct {
+		name    string
+		pairs   []Pair
+		passed  bool
+		median  int
+		differs string
+	}{
+		{name: "one pair 50% slower, the median 10%", passed: true, median: 2,
+			pairs: []Pair{pair(0.010, 0.015, arch), pair(0.020, 0.018, arch), pair(0.012, 0.0132, arch)}},
+		{name: "two pairs of three beyond the bound", median: 2, differs: "the median pair's cluster 26.0 ms",
+			pairs: []Pair{pair(0.010, 0.015, arch), pair(0.020, 0.021, arch), pair(0.020, 0.026, arch)}},
+		{name: "an architecture differs in one pair only", median: 1, differs: "pair 2: amd64: simulator 10, cluster 9",
+			pairs: []Pair{pair(0.010, 0.010, arch), pair(0.010, 0.010, map[string]int{"amd64": 9, "arm64": 6}), pair(0.010, 0.010, arch)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Compare(tc.pairs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := c.Markdown()
+			if c.Passed != tc.passed || c.Median != tc.median {
+				t.Fatalf("passed = %t, median pair %d; want %t, %d\n%s", c.Passed, c.Median, tc.passed, tc.median, page)
+			}
+			if tc.differs != "" && !strings.Contains(page, tc.differs) {
+				t.Errorf("page lacks %q:\n%s", tc.differs, page)
 			}
 		})
 	}

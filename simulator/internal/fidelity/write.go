@@ -39,17 +39,27 @@ func (c Comparison) Markdown() string {
 			fmt.Fprintf(&b, "- %s\n", d)
 		}
 	}
-	b.WriteString("\n## Runs\n\n| side | report | commit | started | control plane | verdict | other work |\n| --- | --- | --- | --- | --- | --- | --- |\n")
-	for _, s := range []struct {
-		name string
-		side Side
-	}{{"simulator", c.Simulator}, {"cluster", c.Cluster}} {
-		commit := s.side.Commit[:min(12, len(s.side.Commit))]
-		if s.side.Dirty {
-			commit += " (dirty)"
+	if len(c.Pairs) > 1 {
+		fmt.Fprintf(&b, "\n## Pairs\n\nEach cluster run is set against the simulator run just before it; the shown figures above are pair %d's, the median.\n\n", c.Median+1)
+		b.WriteString("| pair | gate-hold p50 (simulator / cluster) | cluster ÷ simulator | machine busy (simulator / cluster) | other work (simulator / cluster) |\n| --- | --- | --- | --- | --- |\n")
+		for i, p := range c.Pairs {
+			fmt.Fprintf(&b, "| %d | %s / %s | ×%.2f | %.0f%% / %.0f%% | %.0f%% / %.0f%% |\n", i+1, ms(p.Simulator.GateHoldP50), ms(p.Cluster.GateHoldP50),
+				p.Ratio(), p.Simulator.Busy*100, p.Cluster.Busy*100, p.Simulator.OtherWork*100, p.Cluster.OtherWork*100)
 		}
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %.0f%% |\n", s.name, filepath.Base(s.side.Path), commit,
-			s.side.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), s.side.ControlPlane, s.side.Verdict, s.side.OtherWork*100)
+	}
+	b.WriteString("\n## Runs\n\n| pair | side | report | commit | started | control plane | verdict | other work |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for i, p := range c.Pairs {
+		for _, s := range []struct {
+			name string
+			side Side
+		}{{"simulator", p.Simulator}, {"cluster", p.Cluster}} {
+			commit := s.side.Commit[:min(12, len(s.side.Commit))]
+			if s.side.Dirty {
+				commit += " (dirty)"
+			}
+			fmt.Fprintf(&b, "| %d | %s | `%s` | %s | %s | %s | %s | %.0f%% |\n", i+1, s.name, filepath.Base(s.side.Path), commit,
+				s.side.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), s.side.ControlPlane, s.side.Verdict, s.side.OtherWork*100)
+		}
 	}
 	b.WriteString("\nOther work is the CPU share of processes that are not the run's own: on the cluster side it\n" +
 		"includes the cluster's apiserver, etcd, scheduler, kubelet, kwok, registry and archgate's pods.\n")
