@@ -358,7 +358,9 @@ start_controllers() {
 start_kwok() {
   local arch
   mkdir -p "$STATE/kwok"
-  HOME=$STATE/kwok start kwok "$NODE_BIN/kwok" --kubeconfig "$STATE/config/admin.kubeconfig" \
+  # Niced: kwok stands in for the kubelets of nodes that have CPUs of their own in a real
+  # cluster, so it should not take the control plane's and archgate's CPU on this machine.
+  HOME=$STATE/kwok start kwok nice -n 10 "$NODE_BIN/kwok" --kubeconfig "$STATE/config/admin.kubeconfig" \
     --config "$NODE_BIN/kwok-stages.yaml" --manage-all-nodes=false \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --node-lease-duration-seconds 40 \
     --cidr "$KWOK_POD_CIDR" --node-ip "$NODE_IP"
