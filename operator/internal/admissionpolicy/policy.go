@@ -326,10 +326,6 @@ func gatePatch() string {
   ]`
 }
 
-// maxRecordedPaths bounds the record a pod can make the policy read, as the webhook bounds its
-// own: one path per required term, preferred list and toleration added.
-const maxRecordedPaths = 256
-
 // undoExpression takes the policy's placement off a pod that comes back changed, as the webhook
 // takes its own off: the recorded node affinity parts and tolerations removed, last first, an
 // affinity the policy added whole pruned when nothing else is left in it, and the placement
@@ -343,12 +339,11 @@ func undoExpression(gate string) string {
 	record := recordValue + ".split(';', 2)[0]"
 	paths := "(" + record + " == '' ? [] : " + record + ".split(','))"
 	valid := fmt.Sprintf(`size(%[1]s) <= %[2]d && %[1]s.all(p, p == '/spec/affinity' || p.startsWith('/spec/affinity/nodeAffinity') || p.startsWith('/spec/tolerations/'))`,
-		paths, maxRecordedPaths)
+		paths, webhook.MaxRecordedPaths)
 	removals := fmt.Sprintf(`%[1]s.reverse().map(p, JSONPatch{op: 'remove', path: p == '/spec/affinity' ? '/spec/affinity/nodeAffinity' : p}) +
     ('/spec/affinity' in %[1]s && !object.spec.?affinity.?podAffinity.hasValue() && !object.spec.?affinity.?podAntiAffinity.hasValue() ?
       [JSONPatch{op: 'remove', path: '/spec/affinity'}] : [])`, paths)
-	annotations := removeEntries("annotations", v1beta1.AnnotationArchitectures, v1beta1.AnnotationPreferredAffinitySource,
-		v1beta1.AnnotationPlacementRules, v1beta1.AnnotationAdmissionPolicyPlacement)
+	annotations := removeEntries("annotations", webhook.PlacementAnnotations()...)
 	var exempt []string
 	for _, c := range webhook.ExemptionConditions() {
 		exempt = append(exempt, "("+c.Expression+")")

@@ -43,9 +43,16 @@ import (
 // affinity part that archgate created goes with it (two webhooks placing one pod disagree anyway);
 // tolerations are recorded one by one, so a later webhook's tolerations stay.
 
-// maxRecordedPaths bounds the record a pod can make the webhook read: archgate writes one path
-// per required term, preferred list and toleration it added to.
-const maxRecordedPaths = 256
+// MaxRecordedPaths bounds the record a pod can make the webhook (or the admission policy) read:
+// archgate writes one path per required term, preferred list and toleration it added to.
+const MaxRecordedPaths = 256
+
+// PlacementAnnotations are the annotations a placement at admission writes, on either path: taking
+// the placement off removes them (those the pod has).
+func PlacementAnnotations() []string {
+	return []string{v1beta1.AnnotationArchitectures, v1beta1.AnnotationPreferredAffinitySource, v1beta1.AnnotationPlacementRules,
+		v1beta1.AnnotationAdmissionPlacement, v1beta1.AnnotationAdmissionPolicyPlacement}
+}
 
 // wholeAffinity is the recorded path of an affinity that archgate added whole (the pod had
 // none): undoing it removes the node affinity and then the affinity, if nothing else is left in it.
@@ -104,8 +111,8 @@ func parseRecord(value string) ([]string, error) {
 		return nil, nil
 	}
 	paths := strings.Split(value, ",")
-	if len(paths) > maxRecordedPaths {
-		return nil, fmt.Errorf("it lists %d paths, more than the %d archgate writes at most", len(paths), maxRecordedPaths)
+	if len(paths) > MaxRecordedPaths {
+		return nil, fmt.Errorf("it lists %d paths, more than the %d archgate writes at most", len(paths), MaxRecordedPaths)
 	}
 	for _, p := range paths {
 		if p != wholeAffinity && !strings.HasPrefix(p, "/spec/affinity/nodeAffinity") && !strings.HasPrefix(p, "/spec/tolerations/") {
@@ -117,9 +124,9 @@ func parseRecord(value string) ([]string, error) {
 
 // undoPlacement returns the operations that take the webhook's admission placement off pod
 // (decoded from raw, the request's object), and the pod as they leave it: the recorded affinity
-// and tolerations removed, last first, and the placement labels and annotations. A pod without
-// the record (not placed at admission, or placed by the admission policy) gets none. An error
-// says why the record does not fit the pod.
+// and tolerations removed, last first, and the placement labels and annotations. The record is
+// the webhook's, or the admission policy's on a copy of a pod it placed; a pod with neither (not
+// placed at admission) gets none. An error says why the record does not fit the pod.
 func undoPlacement(raw []byte, pod *corev1.Pod) ([]jsonpatch.JsonPatchOperation, *corev1.Pod, error) {
 	key := v1beta1.AnnotationAdmissionPlacement
 	record, ok := pod.Annotations[key]
@@ -151,9 +158,7 @@ func undoPlacement(raw []byte, pod *corev1.Pod) ([]jsonpatch.JsonPatchOperation,
 		ops = append(ops, jsonpatch.NewOperation("remove", p, nil))
 	}
 	ops = append(ops, removeMapEntries(pod.Labels, "/metadata/labels", v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement)...)
-	ops = append(ops, removeMapEntries(pod.Annotations, "/metadata/annotations", v1beta1.AnnotationArchitectures,
-		v1beta1.AnnotationPreferredAffinitySource, v1beta1.AnnotationPlacementRules, v1beta1.AnnotationAdmissionPlacement,
-		v1beta1.AnnotationAdmissionPolicyPlacement)...)
+	ops = append(ops, removeMapEntries(pod.Annotations, "/metadata/annotations", PlacementAnnotations()...)...)
 	undone, err := applyOperations(raw, ops)
 	if err != nil {
 		return nil, nil, fail(err)

@@ -4,6 +4,7 @@
 package fidelity
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -117,30 +118,30 @@ func Compare(pairs ...Pair) (Comparison, error) {
 				p.Simulator.Path, pairs[0].Simulator.Path, s.Name, s.SHA256, first.Name, first.SHA256)
 		}
 	}
-	cmp := Comparison{Scenario: first.Name}
+	out := Comparison{Scenario: first.Name}
 	for _, p := range pairs {
-		cmp.Pairs = append(cmp.Pairs, PairSides{Simulator: side(p.Simulator), Cluster: side(p.Cluster)})
+		out.Pairs = append(out.Pairs, PairSides{Simulator: side(p.Simulator), Cluster: side(p.Cluster)})
 	}
-	cmp.Median = medianPair(cmp.Pairs)
-	cmp.Rows = append(cmp.Rows,
-		everyPair(pairs, cmp.Median, func(s, c *report.Report) Row {
+	out.Median = medianPair(out.Pairs)
+	out.Rows = append(out.Rows,
+		everyPair(pairs, out.Median, func(s, c *report.Report) Row {
 			return equalInts("misplaced pods", s.Main.MisplacedPods, c.Main.MisplacedPods)
 		}),
-		everyPair(pairs, cmp.Median, func(s, c *report.Report) Row {
+		everyPair(pairs, out.Median, func(s, c *report.Report) Row {
 			return equalCounts("pods per architecture", s.Main.BoundByArch, c.Main.BoundByArch)
 		}),
-		everyPair(pairs, cmp.Median, func(s, c *report.Report) Row { return registryPerImage(s.Registry, c.Registry) }),
-		gateHold(cmp.Pairs, cmp.Median, GateHoldP50Tolerance),
+		everyPair(pairs, out.Median, func(s, c *report.Report) Row { return registryPerImage(s.Registry, c.Registry) }),
+		gateHold(out.Pairs, out.Median, GateHoldP50Tolerance),
 	)
-	m := pairs[cmp.Median]
-	cmp.Rows = append(cmp.Rows, shown(m.Simulator.Report, m.Cluster.Report)...)
-	cmp.Passed = true
-	for _, r := range cmp.Rows {
+	m := pairs[out.Median]
+	out.Rows = append(out.Rows, shown(m.Simulator.Report, m.Cluster.Report)...)
+	out.Passed = true
+	for _, r := range out.Rows {
 		if r.Judged() && !r.Met {
-			cmp.Passed = false
+			out.Passed = false
 		}
 	}
-	return cmp, nil
+	return out, nil
 }
 
 // medianPair is the index of the pair with the median gate-hold ratio (the lower of the two
@@ -150,18 +151,8 @@ func medianPair(pairs []PairSides) int {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(pairs[a].Ratio(), pairs[b].Ratio()) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(pairs[a].Ratio(), pairs[b].Ratio()) })
 	return order[(len(order)-1)/2]
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // everyPair judges a row in every pair: met when met in all; the values shown are the median
