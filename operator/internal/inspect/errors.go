@@ -9,12 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 
-	"github.com/docker/distribution/registry/api/errcode"
-	"go.podman.io/image/v5/docker"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/archgate/archgate/operator/internal/egress"
 )
@@ -83,11 +80,7 @@ func ReasonOf(err error) Reason {
 	return classify(err)
 }
 
-// statusInMessage finds the HTTP status of registry answers whose body was not the JSON
-// error format: podman keeps those in an unexported type and only prints the code.
-var statusInMessage = regexp.MustCompile(`StatusCode: (\d{3}),`)
-
-// classify maps an error from podman's docker transport to a Reason.
+// classify maps an error of a registry request (go-containerregistry's transport) to a Reason.
 func classify(err error) Reason {
 	if err == nil {
 		return ""
@@ -102,22 +95,10 @@ func classify(err error) Reason {
 		return ReasonCanceled
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return ReasonTimeout
-	case errors.Is(err, docker.ErrTooManyRequests):
-		return ReasonRateLimited
 	}
-	var unauthorized docker.ErrUnauthorizedForCredentials
-	if errors.As(err, &unauthorized) {
-		return ReasonAuth
-	}
-	// Registry error bodies decode to errcode.Error, or to a bare errcode.ErrorCode when the
-	// message is the code's default: both are ErrorCoders.
-	var coder errcode.ErrorCoder
-	if errors.As(err, &coder) && coder.ErrorCode() != errcode.ErrorCodeUnknown {
-		if r := reasonForStatus(coder.ErrorCode().Descriptor().HTTPStatusCode); r != "" {
-			return r
-		}
-	}
-	var status docker.UnexpectedHTTPStatusError
+	// A registry's answer other than success, whatever its body says (the distribution error
+	// codes only restate the status).
+	var status *transport.Error
 	if errors.As(err, &status) {
 		if r := reasonForStatus(status.StatusCode); r != "" {
 			return r
@@ -126,12 +107,6 @@ func classify(err error) Reason {
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
 		return ReasonTimeout
-	}
-	if m := statusInMessage.FindStringSubmatch(err.Error()); m != nil {
-		code, _ := strconv.Atoi(m[1])
-		if r := reasonForStatus(code); r != "" {
-			return r
-		}
 	}
 	var (
 		unknownAuthority x509.UnknownAuthorityError

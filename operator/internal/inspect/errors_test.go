@@ -9,9 +9,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/docker/distribution/registry/api/errcode"
-	v2 "github.com/docker/distribution/registry/api/v2"
-	"go.podman.io/image/v5/docker"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 func TestClassify(t *testing.T) {
@@ -20,24 +18,20 @@ func TestClassify(t *testing.T) {
 		err  error
 		want Reason
 	}{
-		"token refused":            {err: docker.ErrUnauthorizedForCredentials{Err: errors.New("denied")}, want: ReasonAuth},
-		"errcode unauthorized":     {err: wrap(errcode.ErrorCodeUnauthorized), want: ReasonAuth},
-		"errcode denied message":   {err: wrap(errcode.ErrorCodeDenied.WithMessage("no access to team")), want: ReasonAuth},
-		"manifest unknown":         {err: wrap(v2.ErrorCodeManifestUnknown), want: ReasonNotFound},
-		"name unknown":             {err: wrap(v2.ErrorCodeNameUnknown.WithMessage("repository x not found")), want: ReasonNotFound},
-		"unexpected 404":           {err: wrap(docker.UnexpectedHTTPStatusError{StatusCode: 404}), want: ReasonNotFound},
-		"unexpected 403":           {err: wrap(docker.UnexpectedHTTPStatusError{StatusCode: 403}), want: ReasonAuth},
-		"unexpected 502":           {err: wrap(docker.UnexpectedHTTPStatusError{StatusCode: 502}), want: ReasonNetwork},
-		"non-json 404 body":        {err: wrap(errors.New(`StatusCode: 404, "<html>not found</html>"`)), want: ReasonNotFound},
-		"too many requests":        {err: wrap(docker.ErrTooManyRequests), want: ReasonRateLimited},
-		"errcode too many":         {err: wrap(errcode.ErrorCodeTooManyRequests), want: ReasonRateLimited},
+		"401":                      {err: wrap(&transport.Error{StatusCode: 401, Errors: []transport.Diagnostic{{Code: transport.UnauthorizedErrorCode}}}), want: ReasonAuth},
+		"403 denied":               {err: wrap(&transport.Error{StatusCode: 403, Errors: []transport.Diagnostic{{Code: transport.DeniedErrorCode, Message: "no access to team"}}}), want: ReasonAuth},
+		"manifest unknown":         {err: wrap(&transport.Error{StatusCode: 404, Errors: []transport.Diagnostic{{Code: transport.ManifestUnknownErrorCode}}}), want: ReasonNotFound},
+		"404 without a body":       {err: wrap(&transport.Error{StatusCode: 404}), want: ReasonNotFound},
+		"502":                      {err: wrap(&transport.Error{StatusCode: 502}), want: ReasonNetwork},
+		"too many requests":        {err: wrap(&transport.Error{StatusCode: 429, Errors: []transport.Diagnostic{{Code: transport.TooManyRequestsErrorCode}}}), want: ReasonRateLimited},
+		"400 unsupported":          {err: wrap(&transport.Error{StatusCode: 400, Errors: []transport.Diagnostic{{Code: transport.UnsupportedErrorCode}}}), want: ReasonOther},
+		"answer too large":         {err: wrap(errResponseTooLarge), want: ReasonOther},
 		"deadline":                 {err: wrap(context.DeadlineExceeded), want: ReasonTimeout},
 		"canceled":                 {err: wrap(context.Canceled), want: ReasonCanceled},
 		"dial refused":             {err: wrap(&url.Error{Op: "Get", URL: "https://r.example/v2/", Err: &net.OpError{Op: "dial", Err: errors.New("connection refused")}}), want: ReasonNetwork},
 		"dns":                      {err: wrap(&net.DNSError{Err: "no such host", Name: "r.example", IsNotFound: true}), want: ReasonNetwork},
 		"dns timeout":              {err: wrap(&net.DNSError{Err: "timeout", Name: "r.example", IsTimeout: true}), want: ReasonTimeout},
 		"untrusted certificate":    {err: wrap(x509.UnknownAuthorityError{}), want: ReasonNetwork},
-		"unknown errcode":          {err: wrap(errcode.ErrorCodeUnknown), want: ReasonOther},
 		"malformed manifest":       {err: errors.New("unmarshaling OCI1Index: unexpected end of JSON input"), want: ReasonOther},
 		"inspection error carries": {err: fmt.Errorf("pod x: %w", &Error{Reason: ReasonNotFound, Err: errors.New("x")}), want: ReasonNotFound},
 	}

@@ -1,25 +1,29 @@
 // Package inspect finds the CPU architectures an image supports by reading its manifest (and,
-// for single-image manifests, its config) from the registry with go.podman.io/image/v5, and
-// caches the answers per image and credential.
+// for single-image manifests, its config) from the registry, and caches the answers per image
+// and credential. Registries.conf, certs.d, auth files and manifests are read with
+// go.podman.io/image/v5; the registry is reached with go-containerregistry over kept
+// connections.
 package inspect
 
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"slices"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	digest "github.com/opencontainers/go-digest"
 	"go.podman.io/image/v5/docker"
 	"go.podman.io/image/v5/docker/reference"
-	"go.podman.io/image/v5/image"
 	"go.podman.io/image/v5/manifest"
+	dockerconfig "go.podman.io/image/v5/pkg/docker/config"
 	"go.podman.io/image/v5/pkg/sysregistriesv2"
 	"go.podman.io/image/v5/types"
 
@@ -139,17 +143,22 @@ type Options struct {
 	// enforces its network policy, see egress.Proxy.Route); the environment's
 	// (HTTPS_PROXY, ...) when nil.
 	Proxy func(*url.URL) (*url.URL, error)
+	// RetireConnectionAfter closes a kept registry connection once it has carried that many
+	// bytes, below the egress proxy's per-connection limit; DefaultRetireConnectionAfter
+	// when zero, never when negative.
+	RetireConnectionAfter int64
 	// UserAgent is sent to registries; DefaultUserAgent when empty.
 	UserAgent string
 	// Metrics receives inspection durations and errors; unregistered metrics when nil.
 	Metrics *Metrics
 }
 
-// RegistryInspector inspects images in their registries. It holds no connections between
-// calls and is safe for concurrent use.
+// RegistryInspector inspects images in their registries. It keeps connections, each host's
+// /v2/ challenge and bearer tokens between calls (see registryClient), and is safe for
+// concurrent use.
 type RegistryInspector struct {
 	opts     Options
-	rootCAs  *x509.CertPool // system roots plus CABundleFile; nil without a bundle
+	client   *registryClient
 	metrics  *Metrics
 	breakers *hostBreakers  // nil without circuit breaking
 	slots    *registrySlots // nil without a limit per registry
@@ -199,6 +208,7 @@ func NewRegistryInspector(opts Options) (*RegistryInspector, error) {
 	r := &RegistryInspector{opts: opts, metrics: opts.Metrics,
 		breakers: newHostBreakers(opts.BreakerFailures, opts.BreakerOpenFor, opts.Metrics),
 		slots:    newRegistrySlots(opts.MaxInspectionsPerRegistry)}
+	var rootCAs *x509.CertPool // nil: the system roots
 	if opts.CABundleFile != "" {
 		pem, err := os.ReadFile(opts.CABundleFile)
 		if err != nil {
@@ -211,8 +221,9 @@ func NewRegistryInspector(opts Options) (*RegistryInspector, error) {
 		if !pool.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("CA bundle %s: no PEM certificate found", opts.CABundleFile)
 		}
-		r.rootCAs = pool
+		rootCAs = pool
 	}
+	r.client = newRegistryClient(opts, rootCAs)
 	return r, nil
 }
 
@@ -270,8 +281,7 @@ func (r *RegistryInspector) inspect(ctx context.Context, imageRef string, creds 
 	if err != nil {
 		return Result{}, &Error{Image: imageRef, Reason: ReasonInvalidReference, Err: err}
 	}
-	ref, err := docker.NewReference(named)
-	if err != nil {
+	if _, err := docker.NewReference(named); err != nil { // refuses what it cannot pull (a tag and a digest)
 		return Result{}, &Error{Image: imageRef, Reason: ReasonInvalidReference, Err: err}
 	}
 	domain := reference.Domain(named)
@@ -288,12 +298,12 @@ func (r *RegistryInspector) inspect(ctx context.Context, imageRef string, creds 
 			return Result{}, err
 		}
 		defer release()
-		return r.tryCredentials(ctx, imageRef, ref, named, creds)
+		return r.tryCredentials(ctx, imageRef, named, creds)
 	})
 }
 
-// tryCredentials inspects ref with each candidate credential in turn, within Options.Timeout.
-func (r *RegistryInspector) tryCredentials(ctx context.Context, imageRef string, ref types.ImageReference, named reference.Named,
+// tryCredentials inspects named with each candidate credential in turn, within Options.Timeout.
+func (r *RegistryInspector) tryCredentials(ctx context.Context, imageRef string, named reference.Named,
 	creds credentials.Candidates) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
@@ -309,7 +319,7 @@ func (r *RegistryInspector) tryCredentials(ctx context.Context, imageRef string,
 		if len(creds) > 0 {
 			id = cred.Identity()
 		}
-		res, err := r.inspectWith(ctx, ref, named, cred.Auth)
+		res, err := r.inspectWith(ctx, named, cred.Auth)
 		if err == nil {
 			res.Identity = id
 			return res, nil
@@ -326,28 +336,123 @@ func (r *RegistryInspector) tryCredentials(ctx context.Context, imageRef string,
 	return Result{}, &Error{Image: imageRef, Reason: reason, Err: errors.Join(errs...)}
 }
 
-// inspectWith reads the manifest and, for a single image, its config, with one credential.
-// A manifest list is judged by its entries' platforms alone (reading every entry's config
-// would cost a request per entry), so the no-binaries label is only seen on single images.
-func (r *RegistryInspector) inspectWith(ctx context.Context, ref types.ImageReference, named reference.Named, auth credentials.AuthConfig) (Result, error) {
-	sys := r.systemContext(auth)
-	src, err := ref.NewImageSource(ctx, sys)
-	if err != nil {
-		return Result{}, err
-	}
-	defer src.Close()
+// pullSource is one place an image is read from: a mirror registries.conf gives it, or its own
+// registry.
+type pullSource struct {
+	ref      reference.Named
+	insecure bool  // TLS verification off, plain HTTP allowed
+	err      error // why this source cannot be tried (a blocked registry)
+}
 
-	// UnparsedInstance checks a digest-pinned manifest against its digest and caches it, so
-	// the config read below does not fetch the manifest again.
-	unparsed := image.UnparsedInstance(src, nil)
-	blob, mimeType, err := unparsed.Manifest(ctx)
+// pullSources lists where named is read from, in order: registries.conf's mirrors that apply to
+// it, then its own registry, as containers/image pulls it. The registry's own entry is an
+// error when registries.conf blocks it (checkBlocked has made sure a mirror is left).
+func (r *RegistryInspector) pullSources(named reference.Named) ([]pullSource, error) {
+	sys := r.opts.registriesConfContext()
+	reg, err := sysregistriesv2.FindRegistry(sys, named.Name())
+	if err != nil {
+		return nil, err
+	}
+	if reg == nil {
+		return []pullSource{{ref: named, insecure: r.opts.InsecureSkipTLSVerify}}, nil
+	}
+	sources, err := reg.PullSourcesFromReference(named)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pullSource, 0, len(sources))
+	for i, s := range sources {
+		src := pullSource{ref: s.Reference, insecure: s.Endpoint.Insecure || r.opts.InsecureSkipTLSVerify}
+		host := reference.Domain(s.Reference)
+		if i == len(sources)-1 && reg.Blocked {
+			src.err = fmt.Errorf("registry %s is blocked in registries.conf", reg.Prefix)
+		} else if m, err := sysregistriesv2.FindRegistry(sys, host); err == nil && m != nil && m.Blocked && i < len(sources)-1 {
+			src.err = fmt.Errorf("mirror %s is blocked in registries.conf", host)
+		}
+		out = append(out, src)
+	}
+	return out, nil
+}
+
+// inspectWith reads named with one credential from each of its pull sources in turn, until one
+// answers. When all fail, the error is the image's own registry's (the last source), with the
+// mirrors' errors in its text, as containers/image reports it.
+func (r *RegistryInspector) inspectWith(ctx context.Context, named reference.Named, auth credentials.AuthConfig) (Result, error) {
+	sources, err := r.pullSources(named)
 	if err != nil {
 		return Result{}, err
 	}
-	if mimeType == "" {
-		mimeType = manifest.GuessMIMEType(blob)
+	var mirrorErrs []error
+	for i, src := range sources {
+		res, err := r.inspectSource(ctx, named, src, auth)
+		if err == nil {
+			return res, nil
+		}
+		if i == len(sources)-1 || ctx.Err() != nil {
+			if len(mirrorErrs) == 0 {
+				return Result{}, err
+			}
+			return Result{}, fmt.Errorf("%w (mirrors also failed: %v)", err, errors.Join(mirrorErrs...))
+		}
+		mirrorErrs = append(mirrorErrs, fmt.Errorf("%s: %w", src.ref, err))
 	}
-	mimeType = manifest.NormalizedMIMEType(mimeType)
+	return Result{}, errors.New("no pull source") // unreachable: the image's own registry is always a source
+}
+
+// dockerHubHost is where docker.io's API is served, as containers/image reaches it.
+const dockerHubHost = "registry-1.docker.io"
+
+// inspectSource reads the manifest and, for a single image, its config from one pull source.
+// The credential goes only to the image's own registry host: a mirror on another host gets the
+// auth file's credential for it, never the pod's, as containers/image sends them.
+func (r *RegistryInspector) inspectSource(ctx context.Context, named reference.Named, src pullSource, auth credentials.AuthConfig) (Result, error) {
+	if src.err != nil {
+		return Result{}, src.err
+	}
+	domain := reference.Domain(src.ref)
+	if domain != reference.Domain(named) {
+		a, err := dockerconfig.GetCredentialsForRef(r.authFileContext(), src.ref)
+		if err != nil {
+			return Result{}, fmt.Errorf("credentials of mirror %s: %w", domain, err)
+		}
+		auth = credentials.AuthConfig{Username: a.Username, Password: a.Password, IdentityToken: a.IdentityToken}
+	}
+	host := domain
+	if host == "docker.io" {
+		host = dockerHubHost
+	}
+	repo, rt, forget, err := r.client.repository(ctx, host, reference.Path(src.ref), src.insecure, auth)
+	if err != nil {
+		return Result{}, err
+	}
+	f := fetcher{repo: repo, opts: []remote.Option{remote.WithTransport(rt), remote.WithContext(ctx)}}
+	res, err := f.inspect(ctx, src.ref)
+	if err != nil && classify(err) == ReasonAuth {
+		forget()
+	}
+	return res, err
+}
+
+// fetcher reads one repository's manifests and blobs over a kept transport.
+type fetcher struct {
+	repo name.Repository
+	opts []remote.Option
+}
+
+// inspect reads the manifest of ref and, for a single image, its config. A manifest list is
+// judged by its entries' platforms alone (reading every entry's config would cost a request
+// per entry), so the no-binaries label is only seen on single images.
+func (f fetcher) inspect(ctx context.Context, ref reference.Named) (Result, error) {
+	var target name.Reference = f.repo.Tag("latest")
+	if c, ok := ref.(reference.Canonical); ok {
+		target = f.repo.Digest(c.Digest().String())
+	} else if t, ok := ref.(reference.Tagged); ok {
+		target = f.repo.Tag(t.Tag())
+	}
+	blob, mimeType, err := f.manifest(target)
+	if err != nil {
+		return Result{}, err
+	}
 	dgst, err := manifest.Digest(blob)
 	if err != nil {
 		return Result{}, err
@@ -357,29 +462,62 @@ func (r *RegistryInspector) inspectWith(ctx context.Context, ref types.ImageRefe
 	if manifest.MIMETypeIsMultiImage(mimeType) {
 		entries, err := PlatformsFromBlob(blob, mimeType)
 		if err != nil {
-			return Result{}, fmt.Errorf("parsing manifest list of %s: %w", named, err)
+			return Result{}, fmt.Errorf("parsing manifest list of %s: %w", ref, err)
 		}
-		if entries, err = resolveEntries(ctx, sys, src, entries); err != nil {
-			return Result{}, fmt.Errorf("resolving the entries of %s: %w", named, err)
+		if entries, err = f.resolveEntries(entries); err != nil {
+			return Result{}, fmt.Errorf("resolving the entries of %s: %w", ref, err)
 		}
 		res.Architectures, res.Platforms = LinuxArchitectures(entries), OSPlatforms(entries)
 		return res, nil
 	}
-	img, err := image.FromUnparsedImage(ctx, sys, unparsed)
+	info, err := f.image(blob, mimeType)
 	if err != nil {
-		return Result{}, fmt.Errorf("parsing manifest of %s: %w", named, err)
+		return Result{}, fmt.Errorf("reading image config of %s: %w", ref, err)
 	}
-	cfg, err := img.OCIConfig(ctx)
-	if err != nil {
-		return Result{}, fmt.Errorf("reading image config of %s: %w", named, err)
-	}
-	if HasNoBinaries(cfg.Config.Labels) {
+	if HasNoBinaries(info.Labels) {
 		res.AnyArchitecture = true
 		res.Architectures, res.Platforms = []string{}, []string{}
 		return res, nil
 	}
-	res.Architectures, res.Platforms = ConfigArchitectures(cfg.OS, cfg.Architecture), ConfigPlatforms(cfg.OS, cfg.Architecture)
+	res.Architectures, res.Platforms = ConfigArchitectures(info.Os, info.Architecture), ConfigPlatforms(info.Os, info.Architecture)
 	return res, nil
+}
+
+// manifest reads one manifest and its normalized media type (guessed from the content when the
+// registry sends none). A digest reference is checked against its digest.
+func (f fetcher) manifest(ref name.Reference) ([]byte, string, error) {
+	desc, err := remote.Get(ref, f.opts...)
+	if err != nil {
+		return nil, "", err
+	}
+	mimeType := string(desc.MediaType)
+	if mimeType == "" {
+		mimeType = manifest.GuessMIMEType(desc.Manifest)
+	}
+	return desc.Manifest, manifest.NormalizedMIMEType(mimeType), nil
+}
+
+// image reads what a single image's config says (its platform and labels), the config blob
+// fetched and checked against its digest; a schema 1 manifest carries it itself.
+func (f fetcher) image(blob []byte, mimeType string) (*types.ImageInspectInfo, error) {
+	m, err := manifest.FromBlob(blob, mimeType)
+	if err != nil {
+		return nil, fmt.Errorf("parsing manifest: %w", err)
+	}
+	return m.Inspect(func(bi types.BlobInfo) ([]byte, error) { return f.blob(bi.Digest) })
+}
+
+func (f fetcher) blob(d digest.Digest) ([]byte, error) {
+	layer, err := remote.Layer(f.repo.Digest(d.String()), f.opts...)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := layer.Compressed() // verifies the digest at the end of the read
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
 }
 
 // maxResolvedEntries bounds the index entries without a platform one inspection resolves:
@@ -391,7 +529,7 @@ const maxResolvedEntries = 8
 // nested index's from its own entries (one level down). Such images are valid and pullable;
 // left out, they would leave the pod with no architecture at all. An entry that cannot be
 // resolved is an error, so the pod is released with the reason rather than kept off every node.
-func resolveEntries(ctx context.Context, sys *types.SystemContext, src types.ImageSource, entries []Platform) ([]Platform, error) {
+func (f fetcher) resolveEntries(entries []Platform) ([]Platform, error) {
 	out := make([]Platform, 0, len(entries))
 	resolved := 0
 	for _, e := range entries {
@@ -406,18 +544,17 @@ func resolveEntries(ctx context.Context, sys *types.SystemContext, src types.Ima
 		if err != nil {
 			return nil, fmt.Errorf("an entry without a platform has digest %q: %w", e.Digest, err)
 		}
-		instance := image.UnparsedInstance(src, &d)
-		if !manifest.MIMETypeIsMultiImage(e.MediaType) {
-			p, err := configPlatform(ctx, sys, instance)
+		blob, mt, err := f.manifest(f.repo.Digest(d.String()))
+		if err != nil {
+			return nil, fmt.Errorf("entry %s without a platform: %w", d, err)
+		}
+		if !manifest.MIMETypeIsMultiImage(mt) {
+			info, err := f.image(blob, mt)
 			if err != nil {
 				return nil, fmt.Errorf("entry %s without a platform: %w", d, err)
 			}
-			out = append(out, p)
+			out = append(out, Platform{OS: cmp.Or(info.Os, "linux"), Architecture: info.Architecture, Variant: info.Variant})
 			continue
-		}
-		blob, mt, err := instance.Manifest(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("nested index %s: %w", d, err)
 		}
 		inner, err := PlatformsFromBlob(blob, cmp.Or(mt, e.MediaType))
 		if err != nil {
@@ -433,47 +570,11 @@ func resolveEntries(ctx context.Context, sys *types.SystemContext, src types.Ima
 	return out, nil
 }
 
-// configPlatform reads the platform of one image from its config; an unset OS is linux, as
-// ConfigArchitectures reads it.
-func configPlatform(ctx context.Context, sys *types.SystemContext, instance *image.UnparsedImage) (Platform, error) {
-	img, err := image.FromUnparsedImage(ctx, sys, instance)
-	if err != nil {
-		return Platform{}, err
-	}
-	cfg, err := img.OCIConfig(ctx)
-	if err != nil {
-		return Platform{}, err
-	}
-	return Platform{OS: cmp.Or(cfg.OS, "linux"), Architecture: cfg.Architecture, Variant: cfg.Variant}, nil
-}
-
-// systemContext builds podman's configuration for one attempt. The credential always goes in
-// DockerAuthConfig, empty for anonymous access: a nil DockerAuthConfig would make podman
-// search auth files and credential helpers, and an "anonymous" cache entry could then hold
-// what some ambient credential was allowed to read.
-func (r *RegistryInspector) systemContext(auth credentials.AuthConfig) *types.SystemContext {
+// authFileContext is what containers/image reads a mirror's credential with: the auth file
+// only (no per-call credential), as it does for a mirror on another host.
+func (r *RegistryInspector) authFileContext() *types.SystemContext {
 	sys := r.opts.registriesConfContext()
-	sys.RegistriesDirPath = r.opts.RegistriesDirPath
-	sys.DockerPerHostCertDirPath = r.opts.CertsDir
 	sys.AuthFilePath = r.opts.AuthFilePath
-	sys.DockerRegistryUserAgent = r.opts.UserAgent
-	sys.DockerAuthConfig = &types.DockerAuthConfig{
-		Username:      auth.Username,
-		Password:      auth.Password,
-		IdentityToken: auth.IdentityToken,
-	}
-	sys.DockerBearerRegistryToken = auth.RegistryToken
-	sys.DockerProxy = r.opts.Proxy
-	if r.opts.InsecureSkipTLSVerify {
-		// Only ever set to true: OptionalBoolFalse would also override `insecure = true`
-		// entries of registries.conf.
-		sys.DockerInsecureSkipTLSVerify = types.OptionalBoolTrue
-	}
-	if r.rootCAs != nil {
-		// Podman clones BaseTLSConfig per client but shares RootCAs, and appends certs.d CAs
-		// to it: give every attempt its own copy of the pool so no append is shared.
-		sys.BaseTLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: r.rootCAs.Clone()}
-	}
 	return sys
 }
 

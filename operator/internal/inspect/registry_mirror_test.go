@@ -83,7 +83,7 @@ func testRegistryInspectorMirrorCredentials(t *testing.T, auth func(user, pass s
 				t.Error("the pod's credential reached the mirror")
 			}
 			if tc.wantRefused {
-				if err == nil || !strings.Contains(err.Error(), "Mirrors also failed: ["+mirror.host) {
+				if err == nil || !strings.Contains(err.Error(), "mirrors also failed: "+mirror.host) {
 					t.Fatalf("Architectures() error = %v, want the mirror's refusal", err)
 				}
 				if mirror.requests.Load() == 0 {

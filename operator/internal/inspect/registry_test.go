@@ -361,46 +361,62 @@ func sprintfConf(format string, args ...any) string {
 	return strings.TrimLeft(fmt.Sprintf(format, args...), "\n")
 }
 
-// TestRegistryInspectorRequestsPerImage pins how many registry requests one inspection
-// costs with podman's docker transport (a new client and /v2/ ping per image): the
-// simulator's reports compare registry traffic against this physical minimum.
+// TestRegistryInspectorRequestsPerImage pins how many registry requests inspections cost: the
+// first image of a registry pays its /v2/ ping (and, with token auth, a token), the next
+// images of that registry only their manifest (and config), since the inspector keeps each
+// host's challenge and each repository's token; the simulator's reports compare registry
+// traffic against this physical minimum.
 func TestRegistryInspectorRequestsPerImage(t *testing.T) {
-	tests := map[string]struct {
-		auth         []registryOption
-		push         func(r *testRegistry)
+	alice := credentials.Candidates{{Auth: credentials.AuthConfig{Username: "alice", Password: "right"}}}
+	type step struct {
+		image        string
 		creds        credentials.Candidates
-		wantRequests int64
+		wantRequests int64 // this inspection's
+	}
+	tests := map[string]struct {
+		auth  []registryOption
+		steps []step
 	}{
-		"index: ping, manifest": {
-			push: func(r *testRegistry) {
-				r.pushIndex("app:1", testIndex(t, formatOCI, indexEntry{os: "linux", arch: "amd64"}))
-			},
-			wantRequests: 2,
+		"index: ping and manifest, then the manifest alone": {
+			steps: []step{{image: "app:1", wantRequests: 2}, {image: "other:1", wantRequests: 1}, {image: "app:1", wantRequests: 1}},
 		},
-		"single manifest: ping, manifest, config": {
-			push:         func(r *testRegistry) { r.pushImage("app:1", imageOf("linux", "amd64").build(t)) },
-			wantRequests: 3,
+		"single manifest: ping, manifest and config, then manifest and config": {
+			steps: []step{{image: "single:1", wantRequests: 3}, {image: "single:2", wantRequests: 2}},
 		},
-		"bearer index: ping, token, manifest": {
+		"bearer: ping, token and manifest; a token per repository and credential": {
 			auth: []registryOption{withBearerAuth("alice", "right")},
-			push: func(r *testRegistry) {
-				r.pushIndex("app:1", testIndex(t, formatOCI, indexEntry{os: "linux", arch: "amd64"}))
+			steps: []step{
+				{image: "app:1", creds: alice, wantRequests: 3},
+				{image: "app:2", creds: alice, wantRequests: 1},   // the repository's token is kept
+				{image: "other:1", creds: alice, wantRequests: 2}, // another repository: its own token
+				{image: "app:1", wantRequests: 4},                 // anonymous: its own token, refused, refreshed once; never alice's
 			},
-			creds:        credentials.Candidates{{Auth: credentials.AuthConfig{Username: "alice", Password: "right"}}},
-			wantRequests: 3,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			reg := newTestRegistry(t, tc.auth...)
-			tc.push(reg)
+			for _, repo := range []string{"app:1", "app:2", "other:1"} {
+				reg.pushIndex(repo, testIndex(t, formatOCI, indexEntry{os: "linux", arch: "amd64"}))
+			}
+			reg.pushImage("single:1", imageOf("linux", "amd64").build(t))
+			reg.pushImage("single:2", imageOf("linux", "arm64").build(t))
 			cfg := newPodmanConfig(t, "")
 			cfg.trust(t, reg)
-			if _, err := mustInspector(t, cfg.options()).Architectures(context.Background(), reg.host+"/app:1", tc.creds); err != nil {
-				t.Fatalf("Architectures() error = %v", err)
-			}
-			if got := reg.requests.Load(); got != tc.wantRequests {
-				t.Errorf("registry requests = %d, want %d", got, tc.wantRequests)
+			inspector := mustInspector(t, cfg.options())
+			for i, s := range tc.steps {
+				before := reg.requests.Load()
+				_, err := inspector.Architectures(context.Background(), reg.host+"/"+s.image, s.creds)
+				if s.creds == nil && reg.bearer {
+					if ReasonOf(err) != ReasonAuth {
+						t.Fatalf("step %d: anonymous Architectures(%s) error = %v, want reason auth", i+1, s.image, err)
+					}
+				} else if err != nil {
+					t.Fatalf("step %d: Architectures(%s) error = %v", i+1, s.image, err)
+				}
+				if got := reg.requests.Load() - before; got != s.wantRequests {
+					t.Errorf("step %d (%s): registry requests = %d, want %d", i+1, s.image, got, s.wantRequests)
+				}
 			}
 		})
 	}

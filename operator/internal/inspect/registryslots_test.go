@@ -66,7 +66,10 @@ func TestRegistryInspectorLimitsInspectionsPerRegistry(t *testing.T) {
 	for _, img := range []string{host + "/a:1", host + "/b:1"} {
 		wg.Go(func() { _, _ = ri.Architectures(ctx, img, credentials.Candidates{}) })
 	}
-	waitFor(t, "both inspections to reach the registry", func() bool { return accepted() >= 2 })
+	// Both hold their slots while the first pings the registry for both (one /v2/ per host).
+	waitFor(t, "both inspections in flight at the registry", func() bool {
+		return accepted() >= 1 && ri.slots.byRegistry.InUse(registryKey(host)) == 2
+	})
 
 	before := accepted()
 	_, err = ri.Architectures(t.Context(), host+"/c:1", credentials.Candidates{})
