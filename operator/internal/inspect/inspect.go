@@ -292,19 +292,25 @@ func (r *RegistryInspector) inspect(ctx context.Context, imageRef string, creds 
 	if err := r.checkBlocked(named); err != nil {
 		return Result{}, &Error{Image: imageRef, Reason: ReasonBlocked, Err: err}
 	}
+	// Where to read the image from is the same for every credential: looked up once.
+	sources, err := r.pullSources(named)
+	if err != nil {
+		return Result{}, &Error{Image: imageRef, Reason: ReasonOther, Err: err}
+	}
 	return r.breakers.do(ctx, domain, imageRef, func() (Result, error) {
 		release, err := r.slots.acquire(domain, tenantOf(ctx), imageRef)
 		if err != nil {
 			return Result{}, err
 		}
 		defer release()
-		return r.tryCredentials(ctx, imageRef, named, creds)
+		return r.tryCredentials(ctx, imageRef, named, sources, creds)
 	})
 }
 
-// tryCredentials inspects named with each candidate credential in turn, within Options.Timeout.
+// tryCredentials inspects named from sources with each candidate credential in turn, within
+// Options.Timeout.
 func (r *RegistryInspector) tryCredentials(ctx context.Context, imageRef string, named reference.Named,
-	creds credentials.Candidates) (Result, error) {
+	sources []pullSource, creds credentials.Candidates) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
 
@@ -319,7 +325,7 @@ func (r *RegistryInspector) tryCredentials(ctx context.Context, imageRef string,
 		if len(creds) > 0 {
 			id = cred.Identity()
 		}
-		res, err := r.inspectWith(ctx, named, cred.Auth)
+		res, err := r.inspectWith(ctx, named, sources, cred.Auth)
 		if err == nil {
 			res.Identity = id
 			return res, nil
@@ -374,14 +380,10 @@ func (r *RegistryInspector) pullSources(named reference.Named) ([]pullSource, er
 	return out, nil
 }
 
-// inspectWith reads named with one credential from each of its pull sources in turn, until one
+// inspectWith reads named with one credential from each of sources in turn, until one
 // answers. When all fail, the error is the image's own registry's (the last source), with the
 // mirrors' errors in its text, as containers/image reports it.
-func (r *RegistryInspector) inspectWith(ctx context.Context, named reference.Named, auth credentials.AuthConfig) (Result, error) {
-	sources, err := r.pullSources(named)
-	if err != nil {
-		return Result{}, err
-	}
+func (r *RegistryInspector) inspectWith(ctx context.Context, named reference.Named, sources []pullSource, auth credentials.AuthConfig) (Result, error) {
 	var mirrorErrs []error
 	for i, src := range sources {
 		res, err := r.inspectSource(ctx, named, src, auth)
