@@ -15,6 +15,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/archgate/archgate/operator/api/v1beta1"
+
+	"github.com/archgate/archgate/simulator/internal/floorpolicy"
 	"github.com/archgate/archgate/simulator/internal/floorwebhook"
 	"github.com/archgate/archgate/simulator/internal/workload"
 )
@@ -27,11 +30,7 @@ func (r *run) startFloorWebhook(ctx context.Context) (stop func(context.Context)
 	if !r.cluster.reachesHarness() {
 		return nil, fmt.Errorf("handwrittenViaWebhook: the floor webhook serves on the simulator's loopback, which an existing cluster's apiserver cannot reach")
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	crc, err := crclient.New(r.kube.cfg, crclient.Options{Scheme: scheme})
+	crc, scheme, err := r.floorClient()
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +62,46 @@ func (r *run) startFloorWebhook(ctx context.Context) (stop func(context.Context)
 		gone := func(pod *corev1.Pod) bool { return !admitted(pod) }
 		return errors.Join(probe.until(ctx, crc, host, 30*time.Second, "the apiserver stopped calling the floor webhook", gone), stopSrv())
 	}, nil
+}
+
+// startFloorPolicy registers the floor policy for the handwritten pass
+// (handwrittenViaPolicy) and waits until the apiserver applies it. The
+// returned stop unregisters it and waits until the apiserver no longer
+// applies it.
+func (r *run) startFloorPolicy(ctx context.Context) (stop func(context.Context) error, err error) {
+	crc, _, err := r.floorClient()
+	if err != nil {
+		return nil, err
+	}
+	unregister, err := floorpolicy.Register(ctx, crc, floorpolicy.Options{
+		OperatorNamespace: r.s.Operator.Namespace,
+		Cluster:           &v1beta1.ClusterPodPlacementConfig{Spec: *r.s.Operator.ClusterConfig.DeepCopy()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("handwrittenViaPolicy: %w", err)
+	}
+	admitted := func(pod *corev1.Pod) bool { return pod.Labels[floorpolicy.Label] == floorpolicy.LabelValue }
+	probe, host := r.probe(), r.cluster.registry().host
+	if err := probe.until(ctx, crc, host, 30*time.Second, "the apiserver applied the floor policy to a dry-run pod", admitted); err != nil {
+		return nil, errors.Join(err, unregister(context.WithoutCancel(ctx)))
+	}
+	return func(ctx context.Context) error {
+		if err := unregister(ctx); err != nil {
+			return err
+		}
+		gone := func(pod *corev1.Pod) bool { return !admitted(pod) }
+		return probe.until(ctx, crc, host, 30*time.Second, "the apiserver stopped applying the floor policy", gone)
+	}, nil
+}
+
+// floorClient is a client of the run's apiserver for the floors' registrations and probes.
+func (r *run) floorClient() (crclient.Client, *runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, nil, err
+	}
+	crc, err := crclient.New(r.kube.cfg, crclient.Options{Scheme: scheme})
+	return crc, scheme, err
 }
 
 // probe is the dry-run pod that shows an admission webhook acts: the plan's first pod,

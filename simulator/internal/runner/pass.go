@@ -195,8 +195,10 @@ func (r *run) passWorkload(ctx context.Context, spec passSpec) ([]workload.Pod, 
 		CPU:        *r.s.Workload.Requests.CPU,
 		Memory:     *r.s.Workload.Requests.Memory,
 
-		// With handwrittenViaWebhook the floor webhook adds it at admission instead.
-		HandwrittenAffinity:    spec.handwritten && !r.s.HandwrittenViaWebhook,
+		// With handwrittenViaWebhook the floor webhook adds it at admission instead; with
+		// handwrittenViaPolicy the floor policy, from the answer the pod carries.
+		HandwrittenAffinity:    spec.handwritten && !r.s.HandwrittenViaWebhook && !r.s.HandwrittenViaPolicy,
+		HandwrittenAnswer:      spec.handwritten && r.s.HandwrittenViaPolicy,
 		HandwrittenPreferences: r.handwrittenPreferences(),
 		Adjust:                 r.cluster.confine(),
 	}, nil

@@ -255,14 +255,14 @@ func (r *run) runOperatorOffPass(ctx context.Context, spec passSpec) (passResult
 	if err := r.cluster.settle(ctx); err != nil {
 		return passResult{}, err
 	}
-	if spec.handwritten && r.s.HandwrittenViaWebhook {
-		stop, err := r.startFloorWebhook(ctx)
+	if start, ok := r.floor(spec); ok {
+		stop, err := start(ctx)
 		if err != nil {
 			return passResult{}, fmt.Errorf("%s pass: %w", spec.name, err)
 		}
 		defer func() {
 			if err := stop(context.WithoutCancel(ctx)); err != nil {
-				r.logf("stopping the floor webhook: %v", err)
+				r.logf("stopping the %s pass's floor: %v", spec.name, err)
 			}
 		}()
 	}
@@ -272,6 +272,18 @@ func (r *run) runOperatorOffPass(ctx context.Context, spec passSpec) (passResult
 	}
 	r.logf("%s pass: %d/%d pods bound in %.1fs (%.1f pods/s)", spec.name, p.pass.BoundPods, p.pass.Pods, p.pass.DurationSeconds, p.pass.Throughput)
 	return p, r.deletePassPods(ctx, spec.name)
+}
+
+// floor is what starts the pass's floor, the admission that adds the handwritten affinity
+// (handwrittenViaWebhook, handwrittenViaPolicy), if it has one.
+func (r *run) floor(spec passSpec) (start func(context.Context) (stop func(context.Context) error, err error), ok bool) {
+	switch {
+	case spec.handwritten && r.s.HandwrittenViaWebhook:
+		return r.startFloorWebhook, true
+	case spec.handwritten && r.s.HandwrittenViaPolicy:
+		return r.startFloorPolicy, true
+	}
+	return nil, false
 }
 
 // assembly is everything the report is built from.

@@ -203,6 +203,16 @@ func TestParseErrors(t *testing.T) {
 			want: []strictyaml.FieldError{{Line: 3, Path: "handwrittenViaWebhook",
 				Reason: "needs handwrittenBaseline: true (it changes how that pass adds the affinity)"}},
 		},
+		"handwritten pass via policy without the pass": {
+			old: "seed: 1\n", new: "seed: 1\nhandwrittenViaPolicy: true\n",
+			want: []strictyaml.FieldError{{Line: 3, Path: "handwrittenViaPolicy",
+				Reason: "needs handwrittenBaseline: true (it changes how that pass adds the affinity)"}},
+		},
+		"handwritten pass via policy and webhook": {
+			old: "seed: 1\n", new: "seed: 1\nhandwrittenBaseline: true\nhandwrittenViaWebhook: true\nhandwrittenViaPolicy: true\n",
+			want: []strictyaml.FieldError{{Line: 5, Path: "handwrittenViaPolicy",
+				Reason: "excludes handwrittenViaWebhook: the handwritten pass has one floor"}},
+		},
 		"expectation needing a handwritten pass": {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: handwrittenRatio.throughput >= 0.9",
 			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"handwrittenRatio.throughput >= 0.9"`,

@@ -39,6 +39,14 @@ type Scenario struct {
 	// the main pass divided by this one is what archgate costs beyond what
 	// any admission-webhook design pays. Needs handwrittenBaseline.
 	HandwrittenViaWebhook bool `json:"handwrittenViaWebhook,omitempty"`
+	// HandwrittenViaPolicy makes the handwritten pass add each pod's affinity
+	// at admission through a minimal MutatingAdmissionPolicy registered as
+	// archgate's is (simulator/internal/floorpolicy): each pod arrives with its
+	// answer in an annotation that the policy turns into the affinity and
+	// removes. The main pass divided by this one is what archgate costs beyond
+	// what any admission-policy design pays. Needs handwrittenBaseline; not
+	// with handwrittenViaWebhook.
+	HandwrittenViaPolicy bool `json:"handwrittenViaPolicy,omitempty"`
 	// Deadline bounds each pass, from its first pod creation to the last pod
 	// bound; pods not bound by then are reported as unbound. Default 10m.
 	Deadline Duration `json:"deadline,omitempty"`

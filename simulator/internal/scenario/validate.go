@@ -73,6 +73,12 @@ func validate(s *Scenario) []*strictyaml.FieldError {
 	if s.HandwrittenViaWebhook && !s.HandwrittenBaseline {
 		e.add("handwrittenViaWebhook", true, "needs handwrittenBaseline: true (it changes how that pass adds the affinity)")
 	}
+	switch {
+	case s.HandwrittenViaPolicy && !s.HandwrittenBaseline:
+		e.add("handwrittenViaPolicy", true, "needs handwrittenBaseline: true (it changes how that pass adds the affinity)")
+	case s.HandwrittenViaPolicy && s.HandwrittenViaWebhook:
+		e.add("handwrittenViaPolicy", true, "excludes handwrittenViaWebhook: the handwritten pass has one floor")
+	}
 	validateNodes(&e, s)
 	validateRegistry(&e, s)
 	validateOperator(&e, s)

@@ -24,6 +24,11 @@ const (
 // PaddingAnnotation carries an attack pod's padding (AnnotationBytes).
 const PaddingAnnotation = "sim.archgate.io/padding"
 
+// AnswerAnnotation carries, on a pod created with ObjectOptions.HandwrittenAnswer, the
+// architectures its handwritten affinity requires, comma-separated (empty: its images share
+// none), for the simulator's floor policy to turn into that affinity at admission.
+const AnswerAnnotation = "sim.archgate.io/architectures"
+
 // PullSecretName is the imagePullSecret the simulator creates in every
 // workload namespace when the registry has auth.
 const PullSecretName = "sim-registry-pull"
@@ -60,6 +65,10 @@ type ObjectOptions struct {
 	// HandwrittenAffinity gives every pod that does not pin its architecture
 	// itself the required affinity its images need, as a user would write it.
 	HandwrittenAffinity bool
+	// HandwrittenAnswer, instead of HandwrittenAffinity, gives every pod that
+	// HandwrittenAffinity would give an affinity that affinity's architectures in
+	// AnswerAnnotation.
+	HandwrittenAnswer bool
 	// HandwrittenPreferences, with HandwrittenAffinity, adds to a pod the preferred terms
 	// archgate adds to a pod whose images run on compatible (the cluster's
 	// nodeAffinityScoring weights), so that what is written by hand is everything archgate
@@ -115,8 +124,11 @@ func (p Pod) Object(o ObjectOptions) *corev1.Pod {
 	if o.HandwrittenAffinity && o.HandwrittenPreferences != nil && p.NodeSelectorArch == "" && !p.AnyArch {
 		o.HandwrittenPreferences(pod, p.Allowed)
 	}
+	if o.HandwrittenAnswer && p.HandwrittenAffinity() != nil {
+		setAnnotation(pod, AnswerAnnotation, strings.Join(p.Allowed, ","))
+	}
 	if p.AnnotationBytes > 0 {
-		pod.Annotations = map[string]string{PaddingAnnotation: strings.Repeat("x", p.AnnotationBytes)}
+		setAnnotation(pod, PaddingAnnotation, strings.Repeat("x", p.AnnotationBytes))
 	}
 	if p.PullSecret {
 		pod.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: PullSecretName}}
@@ -125,6 +137,14 @@ func (p Pod) Object(o ObjectOptions) *corev1.Pod {
 		o.Adjust(pod)
 	}
 	return pod
+}
+
+// setAnnotation sets the pod's annotation key to value.
+func setAnnotation(pod *corev1.Pod, key, value string) {
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[key] = value
 }
 
 // HandwrittenAffinity is the affinity a careful user adds to the pod by hand:
