@@ -116,7 +116,7 @@ test-unit: ## Unit tests of all modules with the race detector.
 # Packages with integration-tagged files; the others' tests already ran in test-unit.
 INTEGRATION_PKGS = $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*.go' '^//go:build integration' $(MODULES)))))
 
-test-integration: control-plane ## Integration tests (real apiserver, etcd, scheduler) of all modules.
+test-integration: control-plane cluster-components ## Integration tests (real apiserver, etcd, scheduler; kube-controller-manager from bin/cluster for the simulator's cluster-like control plane) of all modules.
 	$(GO) test -tags=$(BUILD_TAGS),integration -count=1 -timeout=30m $(INTEGRATION_PKGS)
 
 # promtool, pinned in hack/promtool/go.mod (a build-only module outside the workspace), built

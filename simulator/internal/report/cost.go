@@ -13,9 +13,11 @@ import (
 // Component names of the cost accounting, besides the processes'
 // own: kube-apiserver, etcd, and "simulator" when components run in-process.
 const (
-	ComponentScheduler  = "scheduler"
-	ComponentWebhook    = "webhook"
-	ComponentController = "controller"
+	ComponentScheduler = "scheduler"
+	// ComponentControllerManager is kube-controller-manager (controllerManager: true).
+	ComponentControllerManager = "kube-controller-manager"
+	ComponentWebhook           = "webhook"
+	ComponentController        = "controller"
 	// ComponentHarness is the simulator's own process when every measured
 	// component runs as a process: recorder, load generator, fake registry.
 	ComponentHarness = "harness"

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/pkg/affinity"
@@ -427,6 +428,28 @@ func (r *run) createNamespaces(ctx context.Context, nss []string, operator bool)
 			if err := r.comps.startLocal(ctx, name); err != nil {
 				return err
 			}
+		}
+	}
+	if r.s.ControlPlane.ClusterDefaults || r.opts.Kubeconfig != "" {
+		return r.waitDefaultServiceAccounts(ctx, nss)
+	}
+	return nil
+}
+
+// waitDefaultServiceAccounts waits, for at most a minute, until each namespace has the default
+// ServiceAccount that kube-controller-manager creates: with the ServiceAccount admission plugin
+// a pod created before it is refused.
+func (r *run) waitDefaultServiceAccounts(ctx context.Context, nss []string) error {
+	for _, ns := range nss {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := r.kube.client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+		if err != nil {
+			return fmt.Errorf("namespace %s: waiting for its default ServiceAccount: %w", ns, err)
 		}
 	}
 	return nil

@@ -62,6 +62,9 @@ type Options struct {
 	// leading arguments) that provides the simulator's `scheduler` command,
 	// normally the simulator's own executable. Nil embeds it in-process.
 	SchedulerCommand []string
+	// ControllerManager is the kube-controller-manager binary a scenario with
+	// controllerManager: true runs (make cluster-components builds it).
+	ControllerManager string
 	// ProfileDir, when set, receives CPU profiles of kube-apiserver and of
 	// each component process over the first ProfileDuration (default 30s) of
 	// each pass, and their heap profiles at the pass's end.

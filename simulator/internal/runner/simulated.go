@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -71,6 +72,9 @@ func (c *simulatedCluster) start(ctx context.Context) (*kube, map[string]string,
 	if err := c.startBackground(ctx); err != nil {
 		return c.kube, nil, err
 	}
+	if err := c.startControllerManager(ctx); err != nil {
+		return c.kube, nil, err
+	}
 	c.logf("control plane ready in %.1fs (%s, Kubernetes %s)", time.Since(t).Seconds(), c.kube.controlPlane, c.kube.version)
 	t = time.Now()
 	if err := c.startScheduler(ctx); err != nil {
@@ -92,8 +96,11 @@ func (c *simulatedCluster) startControlPlane(ctx context.Context) error {
 	// Aggregator routing sends webhook calls to the Service's endpoints
 	// (the EndpointSlices package kubelet writes), as there is no
 	// kube-proxy to route a ClusterIP.
-	env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{crds},
-		APIServerArgs: map[string]string{"enable-aggregator-routing": "true"}})
+	args := map[string]string{"enable-aggregator-routing": "true"}
+	if c.s.ControlPlane.ClusterDefaults {
+		maps.Copy(args, clusterDefaultArgs)
+	}
+	env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{crds}, APIServerArgs: args})
 	if err != nil {
 		return err
 	}
@@ -114,6 +121,25 @@ func (c *simulatedCluster) startControlPlane(ctx context.Context) error {
 	}
 	c.sampler.Sample()
 	return ctx.Err()
+}
+
+// controllers are kube-controller-manager's default controllers but those whose work the
+// simulator does itself or that fake nodes cannot serve: node lifecycle (the fake nodes renew no
+// lease, so it would taint them unreachable); deployment, replicaset, endpoints and
+// endpointslice (package kubelet rolls out archgate's Deployments as processes and writes their
+// EndpointSlices, which these would overwrite).
+const controllers = "*,-node-lifecycle-controller,-deployment-controller,-replicaset-controller," +
+	"-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller"
+
+// clusterDefaultArgs put back what the harness's lean apiserver turns off (controlPlane.
+// clusterDefaults): the ServiceAccount admission plugin, priority and fairness, and
+// kube-apiserver's default in-flight limits. TaintNodesByCondition stays off: no node
+// lifecycle controller would take its not-ready taint off the fake nodes.
+var clusterDefaultArgs = map[string]string{
+	"disable-admission-plugins":      "TaintNodesByCondition",
+	"enable-priority-and-fairness":   "true",
+	"max-requests-inflight":          "400",
+	"max-mutating-requests-inflight": "200",
 }
 
 // kubeconfig writes the run's client configuration to a file for the
@@ -199,6 +225,39 @@ func (c *simulatedCluster) schedulerProcess(opts scheduler.Options) (*operand.Pr
 		LogPath: filepath.Join(logs, "scheduler.log"),
 		OnStart: func(pid int) { c.sampler.Watch(pid, report.ComponentScheduler) },
 	}, nil
+}
+
+// startControllerManager starts kube-controller-manager when the scenario asks for it
+// (controlPlane.controllerManager), without its serving port, for the whole run. Like a
+// cluster's, each controller acts as its own ServiceAccount.
+func (c *simulatedCluster) startControllerManager(ctx context.Context) error {
+	if !c.s.ControlPlane.ControllerManager {
+		return nil
+	}
+	bin := c.opts.ControllerManager
+	if bin == "" {
+		return fmt.Errorf("controllerManager: no kube-controller-manager binary given")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("controllerManager: %w (make cluster-components builds it)", err)
+	}
+	kc, err := c.kubeconfig()
+	if err != nil {
+		return err
+	}
+	logs, err := c.logDir()
+	if err != nil {
+		return err
+	}
+	p := &operand.Process{Name: report.ComponentControllerManager, LogPath: filepath.Join(logs, "kube-controller-manager.log"),
+		Command: []string{bin, "--kubeconfig", kc, "--leader-elect=false", "--secure-port=0",
+			"--use-service-account-credentials", "--controllers=" + controllers},
+		OnStart: func(pid int) { c.sampler.Watch(pid, report.ComponentControllerManager) }}
+	if err := p.Start(ctx); err != nil {
+		return fmt.Errorf("starting kube-controller-manager: %w", err)
+	}
+	c.cleanups.add(p.Stop)
+	return nil
 }
 
 // startBackground starts the scenario's background load, if any, as a

@@ -108,7 +108,7 @@ func Metrics() []MetricInfo { return slices.Clone(metrics()) }
 var metrics = sync.OnceValue(buildMetrics)
 
 // CostComponents are the components whose cost a report breaks out.
-var CostComponents = []string{"kube-apiserver", "etcd", "scheduler", "webhook", "controller", "local-webhook", "local-controller", "harness", "simulator"}
+var CostComponents = []string{"kube-apiserver", "etcd", "kube-controller-manager", "scheduler", "webhook", "controller", "local-webhook", "local-controller", "harness", "simulator"}
 
 // buildMetrics lists every metric a report can carry. It is long on purpose: one entry per
 // metric family is the table itself.

@@ -213,6 +213,11 @@ func TestParseErrors(t *testing.T) {
 			want: []strictyaml.FieldError{{Line: 5, Path: "handwrittenViaPolicy",
 				Reason: "excludes handwrittenViaWebhook: the handwritten pass has one floor"}},
 		},
+		"cluster defaults without the controller manager": {
+			old: "seed: 1\n", new: "seed: 1\ncontrolPlane:\n  clusterDefaults: true\n",
+			want: []strictyaml.FieldError{{Line: 4, Path: "controlPlane.clusterDefaults",
+				Reason: "needs controlPlane.controllerManager: true (its serviceaccount controller creates the ServiceAccounts that admission then requires)"}},
+		},
 		"expectation needing a handwritten pass": {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: handwrittenRatio.throughput >= 0.9",
 			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"handwrittenRatio.throughput >= 0.9"`,

@@ -52,6 +52,10 @@ type Scenario struct {
 	Deadline Duration `json:"deadline,omitempty"`
 	// Scheduler tunes the embedded kube-scheduler.
 	Scheduler SchedulerSpec `json:"scheduler,omitempty"`
+	// ControlPlane says how much of a cluster's control plane the simulated
+	// one runs beside the apiserver and the scheduler; an existing cluster
+	// (--kubeconfig) runs its own, so it applies to the simulated one only.
+	ControlPlane ControlPlaneSpec `json:"controlPlane,omitempty"`
 	// Background is a deterministic load that shares the machine with the
 	// run, so the report shows how each pass degrades on a shared machine.
 	Background *BackgroundSpec `json:"background,omitempty"`
@@ -94,6 +98,27 @@ type HeadroomSpec struct {
 	// the passes scales every process's CPU time and latency alike, so
 	// their ratio then measures the host.
 	MaxSpeedChange float64 `json:"maxSpeedChange,omitempty"`
+}
+
+// ControlPlaneSpec brings the simulated control plane closer to a cluster's, at the cost a
+// cluster pays: by default the apiserver runs lean (no ServiceAccount admission, no priority
+// and fairness, high in-flight limits) and no controller manager watches what the run creates.
+type ControlPlaneSpec struct {
+	// ControllerManager runs the real kube-controller-manager (make cluster-components builds
+	// it): its informers watch the pods, events and namespaces the run creates, its garbage
+	// collector and pod controllers handle them, and it shares the machine with the apiserver,
+	// as on a cluster's control-plane node. Off are the controllers whose work the simulator
+	// does itself or that fake nodes cannot serve: node lifecycle (the fake nodes renew no
+	// lease), deployment, replicaset, endpoints and endpointslice (the simulator's kubelet
+	// rolls out archgate's Deployments and writes their EndpointSlices).
+	ControllerManager bool `json:"controllerManager,omitempty"`
+	// ClusterDefaults runs the apiserver with a cluster's defaults: the ServiceAccount
+	// admission plugin (every pod gets its namespace's default ServiceAccount and the
+	// projected token volume, so pods are as large as a cluster's), priority and fairness, and
+	// the default in-flight limits. Needs controllerManager, whose serviceaccount controller
+	// creates each namespace's default ServiceAccount; the run waits for it before creating
+	// pods.
+	ClusterDefaults bool `json:"clusterDefaults,omitempty"`
 }
 
 // SchedulerSpec tunes the embedded scheduler.

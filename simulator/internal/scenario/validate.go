@@ -73,6 +73,9 @@ func validate(s *Scenario) []*strictyaml.FieldError {
 	if s.HandwrittenViaWebhook && !s.HandwrittenBaseline {
 		e.add("handwrittenViaWebhook", true, "needs handwrittenBaseline: true (it changes how that pass adds the affinity)")
 	}
+	if s.ControlPlane.ClusterDefaults && !s.ControlPlane.ControllerManager {
+		e.add("controlPlane.clusterDefaults", true, "needs controlPlane.controllerManager: true (its serviceaccount controller creates the ServiceAccounts that admission then requires)")
+	}
 	switch {
 	case s.HandwrittenViaPolicy && !s.HandwrittenBaseline:
 		e.add("handwrittenViaPolicy", true, "needs handwrittenBaseline: true (it changes how that pass adds the affinity)")
