@@ -63,7 +63,7 @@ type Options struct {
 	// normally the simulator's own executable. Nil embeds it in-process.
 	SchedulerCommand []string
 	// ControllerManager is the kube-controller-manager binary a scenario with
-	// controllerManager: true runs (make cluster-components builds it).
+	// controlPlane.controllerManager runs (make cluster-components builds it).
 	ControllerManager string
 	// ProfileDir, when set, receives CPU profiles of kube-apiserver and of
 	// each component process over the first ProfileDuration (default 30s) of
