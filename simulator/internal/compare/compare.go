@@ -184,7 +184,7 @@ func rows(base, head *report.Report, baseFailures, headFailures []string, o Opti
 	passes := []struct {
 		prefix     string
 		base, head *report.Pass
-	}{{"", base.Main, head.Main}, {"baseline.", base.Baseline, head.Baseline}, {"handwritten.", base.Handwritten, head.Handwritten}}
+	}{{"", base.Main, head.Main}, {"baseline.", base.Baseline, head.Baseline}, {"handwritten.", base.Handwritten, head.Handwritten}, {"floor.", base.Floor, head.Floor}}
 	for _, p := range passes {
 		if p.base == nil || p.head == nil {
 			continue

@@ -56,22 +56,27 @@ func TestFloorPolicy(t *testing.T) {
 			t.Errorf("unregistering: %v", err)
 		}
 	})
-	pods := map[string]workload.Pod{
-		"one architecture":   {Index: 1, Allowed: []string{"amd64"}},
-		"two architectures":  {Index: 2, Allowed: []string{"amd64", "arm64"}},
-		"none shared":        {Index: 3},
-		"runs anywhere":      {Index: 4, AnyArch: true},
-		"pins its own":       {Index: 5, Allowed: []string{"amd64", "s390x"}, ArchAffinity: "s390x"},
-		"with an annotation": {Index: 6, Allowed: []string{"ppc64le"}, AnnotationBytes: 16},
-		"without labels":     {Index: 7, Allowed: []string{"arm64"}},
+	pods := map[string]struct {
+		pod workload.Pod
+		// unlabelled creates the pod without labels: the policy then adds the map itself.
+		unlabelled bool
+	}{
+		"one architecture":   {pod: workload.Pod{Index: 1, Allowed: []string{"amd64"}}},
+		"two architectures":  {pod: workload.Pod{Index: 2, Allowed: []string{"amd64", "arm64"}}},
+		"none shared":        {pod: workload.Pod{Index: 3}},
+		"runs anywhere":      {pod: workload.Pod{Index: 4, AnyArch: true}},
+		"pins its own":       {pod: workload.Pod{Index: 5, Allowed: []string{"amd64", "s390x"}, ArchAffinity: "s390x"}},
+		"with an annotation": {pod: workload.Pod{Index: 6, Allowed: []string{"ppc64le"}, AnnotationBytes: 16}},
+		"without labels":     {pod: workload.Pod{Index: 7, Allowed: []string{"arm64"}}, unlabelled: true},
 	}
 	opts := workload.ObjectOptions{Host: "registry.example", Namespaces: []string{ns},
 		Labels: map[string]string{"app": "floor"}, CPU: resource.MustParse("10m"), Memory: resource.MustParse("16Mi")}
-	for name, p := range pods {
+	for name, tc := range pods {
 		t.Run(name, func(t *testing.T) {
+			p := tc.pod
 			p.Containers = []string{fmt.Sprintf("app/%d:1", p.Index)}
 			opts := opts
-			if name == "without labels" {
+			if tc.unlabelled {
 				opts.Labels = nil
 			}
 			answer := opts

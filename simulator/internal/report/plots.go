@@ -57,7 +57,7 @@ func LatencyCDFPlot(r *Report, path string) error {
 		}
 	}
 	for _, f := range []string{"schedule", "total"} {
-		for _, other := range []*Pass{r.Baseline, r.Handwritten} {
+		for _, other := range []*Pass{r.Baseline, r.Handwritten, r.Floor} {
 			if err := add(other, f, true); err != nil {
 				return err
 			}

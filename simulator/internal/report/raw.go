@@ -59,7 +59,7 @@ func (r *Report) split() (*Report, Raw) {
 		c.PerSecond, c.Samples = PerSecond{}, Samples{}
 		return &c
 	}
-	s.Main, s.Baseline, s.Handwritten = strip(r.Main), strip(r.Baseline), strip(r.Handwritten)
+	s.Main, s.Baseline, s.Handwritten, s.Floor = strip(r.Main), strip(r.Baseline), strip(r.Handwritten), strip(r.Floor)
 	return &s, raw
 }
 

@@ -55,6 +55,12 @@ type Report struct {
 	// HandwrittenRatios divide main-pass figures by the handwritten pass's:
 	// what archgate costs beyond the constraint it adds.
 	HandwrittenRatios map[string]float64 `json:"handwrittenRatios,omitempty"`
+	// Floor is the handwritten pass's workload with the affinity added at admission by the
+	// simulator's minimal webhook or policy (the scenario's floorBaseline), when asked for.
+	Floor *Pass `json:"floor,omitempty"`
+	// FloorRatios divide main-pass figures by the floor pass's: what archgate costs beyond
+	// what its admission design pays.
+	FloorRatios map[string]float64 `json:"floorRatios,omitempty"`
 	// Operator holds the operator's own counters, when it ran.
 	Operator *OperatorStats `json:"operator,omitempty"`
 	// Registry holds the fake registry's counters, when it ran.
@@ -90,7 +96,7 @@ type Report struct {
 // Passes returns the passes that ran, main first.
 func (r *Report) Passes() []*Pass {
 	var out []*Pass
-	for _, p := range []*Pass{r.Main, r.Baseline, r.Handwritten} {
+	for _, p := range []*Pass{r.Main, r.Baseline, r.Handwritten, r.Floor} {
 		if p != nil {
 			out = append(out, p)
 		}

@@ -86,6 +86,8 @@ func sample(scale float64) *Report {
 	}
 	r.Handwritten = pass("handwritten", false)
 	r.HandwrittenRatios = maps.Clone(r.Ratios)
+	r.Floor = pass("floor", false)
+	r.FloorRatios = maps.Clone(r.Ratios)
 	return r
 }
 

@@ -58,12 +58,12 @@ func writePassText(w io.Writer, p *Pass) {
 	}
 }
 
-// writeRatiosText writes the main pass against the scheduler alone and the handwritten pass.
+// writeRatiosText writes the main pass against the scheduler alone, the handwritten pass and the floor.
 func (r *Report) writeRatiosText(w io.Writer) {
 	for _, rs := range []struct {
 		to     string
 		ratios map[string]float64
-	}{{"baseline", r.Ratios}, {"handwritten affinity", r.HandwrittenRatios}} {
+	}{{"baseline", r.Ratios}, {"handwritten affinity", r.HandwrittenRatios}, {"floor", r.FloorRatios}} {
 		if len(rs.ratios) == 0 {
 			continue
 		}

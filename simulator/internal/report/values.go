@@ -15,6 +15,7 @@ func (r *Report) Values() map[string]float64 {
 	v.attacker(r.attacker())
 	v.pass("baseline.", r.Baseline)
 	v.pass("handwritten.", r.Handwritten)
+	v.pass("floor.", r.Floor)
 	v.timeline(r.Timeline)
 	v.ratios(r)
 	v.ceiling(r)
@@ -150,7 +151,7 @@ func (v values) timeline(events []AppliedEvent) {
 	}
 }
 
-// ratios records the main pass against the scheduler alone and the handwritten pass.
+// ratios records the main pass against the scheduler alone, the handwritten pass and the floor.
 func (v values) ratios(r *Report) {
 	for k, x := range r.Ratios {
 		v.put("ratio."+k, x)
@@ -158,10 +159,13 @@ func (v values) ratios(r *Report) {
 	for k, x := range r.HandwrittenRatios {
 		v.put("handwrittenRatio."+k, x)
 	}
+	for k, x := range r.FloorRatios {
+		v.put("floorRatio."+k, x)
+	}
 	for _, o := range []struct {
 		name string
 		pass *Pass
-	}{{"ratio.sustainedRate", r.Baseline}, {"handwrittenRatio.sustainedRate", r.Handwritten}} {
+	}{{"ratio.sustainedRate", r.Baseline}, {"handwrittenRatio.sustainedRate", r.Handwritten}, {"floorRatio.sustainedRate", r.Floor}} {
 		if r.Main != nil && o.pass != nil && o.pass.SustainedRate > 0 {
 			v.put(o.name, r.Main.SustainedRate/o.pass.SustainedRate)
 		}

@@ -134,6 +134,7 @@ type summaryView struct {
 	Rows                    []summaryRow
 	Ratios                  []string
 	HandwrittenRatios       []string
+	FloorRatios             []string
 	Cost                    *costView
 	LatencySVG, TimelineSVG string
 }
@@ -147,7 +148,8 @@ type summaryRow struct {
 // WriteMarkdown writes the human summary of the report.
 func (r *Report) WriteMarkdown(w io.Writer, f Files) error {
 	v := summaryView{Report: r, Held: countPassed(r.Expectations), Passes: r.Passes(),
-		Ratios: ratioTexts(r.Ratios), HandwrittenRatios: ratioTexts(r.HandwrittenRatios)}
+		Ratios: ratioTexts(r.Ratios), HandwrittenRatios: ratioTexts(r.HandwrittenRatios),
+		FloorRatios: ratioTexts(r.FloorRatios)}
 	v.Rows = passRows(v.Passes)
 	v.Cost = r.costSummary()
 	if f.LatencySVG != "" {

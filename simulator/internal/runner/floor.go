@@ -22,13 +22,12 @@ import (
 	"github.com/archgate/archgate/simulator/internal/workload"
 )
 
-// startFloorWebhook starts and registers the floor webhook for the
-// handwritten pass (handwrittenViaWebhook) and waits until the apiserver
-// calls it. The returned stop unregisters it, waits until the apiserver no
-// longer calls it, and stops it.
+// startFloorWebhook starts and registers the floor webhook for a pass whose floor is the
+// webhook and waits until the apiserver calls it. The returned stop unregisters it, waits
+// until the apiserver no longer calls it, and stops it.
 func (r *run) startFloorWebhook(ctx context.Context) (stop func(context.Context) error, err error) {
 	if !r.cluster.reachesHarness() {
-		return nil, fmt.Errorf("handwrittenViaWebhook: the floor webhook serves on the simulator's loopback, which an existing cluster's apiserver cannot reach")
+		return nil, fmt.Errorf("the floor webhook serves on the simulator's loopback, which an existing cluster's apiserver cannot reach")
 	}
 	crc, scheme, err := r.floorClient()
 	if err != nil {
@@ -49,25 +48,14 @@ func (r *run) startFloorWebhook(ctx context.Context) (stop func(context.Context)
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
-	stopSrv := func() error { return errors.Join(srv.Stop(), os.RemoveAll(dir)) }
 	admitted := func(pod *corev1.Pod) bool { return pod.Labels[floorwebhook.Label] == floorwebhook.LabelValue }
-	probe, host := r.probe(), r.cluster.registry().host
-	if err := probe.until(ctx, crc, host, 30*time.Second, "the floor webhook admitted a dry-run pod", admitted); err != nil {
-		return nil, errors.Join(err, srv.Unregister(context.WithoutCancel(ctx)), stopSrv())
-	}
-	return func(ctx context.Context) error {
-		if err := srv.Unregister(ctx); err != nil {
-			return errors.Join(err, stopSrv())
-		}
-		gone := func(pod *corev1.Pod) bool { return !admitted(pod) }
-		return errors.Join(probe.until(ctx, crc, host, 30*time.Second, "the apiserver stopped calling the floor webhook", gone), stopSrv())
-	}, nil
+	return r.awaitFloor(ctx, crc, "the floor webhook", admitted, srv.Unregister,
+		func() error { return errors.Join(srv.Stop(), os.RemoveAll(dir)) })
 }
 
-// startFloorPolicy registers the floor policy for the handwritten pass
-// (handwrittenViaPolicy) and waits until the apiserver applies it. The
-// returned stop unregisters it and waits until the apiserver no longer
-// applies it.
+// startFloorPolicy registers the floor policy for a pass whose floor is the policy and waits
+// until the apiserver applies it. The returned stop unregisters it and waits until the
+// apiserver no longer applies it.
 func (r *run) startFloorPolicy(ctx context.Context) (stop func(context.Context) error, err error) {
 	crc, _, err := r.floorClient()
 	if err != nil {
@@ -78,19 +66,28 @@ func (r *run) startFloorPolicy(ctx context.Context) (stop func(context.Context) 
 		Cluster:           &v1beta1.ClusterPodPlacementConfig{Spec: *r.s.Operator.ClusterConfig.DeepCopy()},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("handwrittenViaPolicy: %w", err)
+		return nil, err
 	}
 	admitted := func(pod *corev1.Pod) bool { return pod.Labels[floorpolicy.Label] == floorpolicy.LabelValue }
+	return r.awaitFloor(ctx, crc, "the floor policy", admitted, unregister, func() error { return nil })
+}
+
+// awaitFloor waits until the apiserver applies a floor just registered (the probe pod comes
+// back admitted) and returns its stop: unregister, wait until the apiserver no longer applies
+// it, release what it holds. On failure it unregisters and releases at once; name names the
+// floor in the errors.
+func (r *run) awaitFloor(ctx context.Context, crc crclient.Client, name string, admitted func(*corev1.Pod) bool,
+	unregister func(context.Context) error, release func() error) (stop func(context.Context) error, err error) {
 	probe, host := r.probe(), r.cluster.registry().host
-	if err := probe.until(ctx, crc, host, 30*time.Second, "the apiserver applied the floor policy to a dry-run pod", admitted); err != nil {
-		return nil, errors.Join(err, unregister(context.WithoutCancel(ctx)))
+	if err := probe.until(ctx, crc, host, 30*time.Second, "the apiserver applied "+name+" to a dry-run pod", admitted); err != nil {
+		return nil, errors.Join(err, unregister(context.WithoutCancel(ctx)), release())
 	}
 	return func(ctx context.Context) error {
 		if err := unregister(ctx); err != nil {
-			return err
+			return errors.Join(err, release())
 		}
 		gone := func(pod *corev1.Pod) bool { return !admitted(pod) }
-		return probe.until(ctx, crc, host, 30*time.Second, "the apiserver stopped applying the floor policy", gone)
+		return errors.Join(probe.until(ctx, crc, host, 30*time.Second, "the apiserver stopped applying "+name, gone), release())
 	}, nil
 }
 

@@ -7,23 +7,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/runner"
 	"github.com/archgate/archgate/simulator/internal/scenario"
 )
 
-// TestHandwrittenPassViaFloor runs no-operator's workload with a handwritten
-// pass whose affinity a floor adds at admission, the floor webhook or the floor
-// policy: the pods are created without it, so only the floor keeps that pass
-// from misplacing what the scheduler-alone main pass misplaces.
+// TestHandwrittenPassViaFloor runs no-operator's workload with a pass whose affinity a floor
+// adds at admission: the handwritten pass through the floor webhook (handwrittenViaWebhook),
+// or a floor pass of its own through the floor policy beside the plain handwritten pass
+// (floorBaseline). The floor's pods are created without the affinity, so only the floor keeps
+// that pass from misplacing what the scheduler-alone main pass misplaces.
 func TestHandwrittenPassViaFloor(t *testing.T) {
-	for name, via := range map[string]func(*scenario.Scenario){
-		"webhook": func(s *scenario.Scenario) { s.HandwrittenViaWebhook = true },
-		"policy":  func(s *scenario.Scenario) { s.HandwrittenViaPolicy = true },
+	for name, tc := range map[string]struct {
+		set   func(*scenario.Scenario)
+		floor func(*report.Report) *report.Pass
+	}{
+		"webhook": {
+			set:   func(s *scenario.Scenario) { s.HandwrittenViaWebhook = true },
+			floor: func(r *report.Report) *report.Pass { return r.Handwritten },
+		},
+		"policy": {
+			set:   func(s *scenario.Scenario) { s.FloorBaseline = scenario.FloorPolicy },
+			floor: func(r *report.Report) *report.Pass { return r.Floor },
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			loaded := loadShipped(t, "no-operator")
 			loaded.Scenario.HandwrittenBaseline = true
-			via(loaded.Scenario)
+			tc.set(loaded.Scenario)
 			loaded.Scenario.Workload.Pods = 600
 			loaded.Checks = nil
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -35,13 +46,15 @@ func TestHandwrittenPassViaFloor(t *testing.T) {
 			for _, e := range rep.Errors {
 				t.Errorf("run error: %s", e)
 			}
-			h, m := rep.Handwritten, rep.Main
-			if h == nil {
-				t.Fatal("no handwritten pass in the report")
+			h, m := tc.floor(rep), rep.Main
+			if h == nil || rep.Handwritten == nil {
+				t.Fatalf("want a handwritten pass and the floor's in the report, got handwritten %v, floor %v", rep.Handwritten != nil, h != nil)
 			}
-			if h.BoundPods != h.Pods || h.MisplacedPods != 0 {
-				t.Errorf("handwritten pass via the floor %s: %d of %d bound, %d misplaced; want all bound, none misplaced",
-					name, h.BoundPods, h.Pods, h.MisplacedPods)
+			for _, p := range []*report.Pass{rep.Handwritten, h} {
+				if p.BoundPods != p.Pods || p.MisplacedPods != 0 {
+					t.Errorf("%s pass (floor %s): %d of %d bound, %d misplaced; want all bound, none misplaced",
+						p.Name, name, p.BoundPods, p.Pods, p.MisplacedPods)
+				}
 			}
 			if m.MisplacedPods == 0 {
 				t.Errorf("the scheduler-alone main pass misplaced no pod: the workload cannot show the floor's effect")

@@ -33,7 +33,10 @@ type passSpec struct {
 	// handwritten gives every pod the architecture affinity a user would
 	// write (the handwritten-affinity pass; the operator is off).
 	handwritten bool
-	timeline    []scenario.Event
+	// floor is the minimal admission that adds the handwritten pass's affinity; FloorNone
+	// writes it at creation.
+	floor    scenario.Floor
+	timeline []scenario.Event
 	// attacker adds the attacker's pods (workload.Plan.Attack) in a
 	// namespace of their own; the pass's figures are the workload's.
 	attacker bool
@@ -196,10 +199,10 @@ func (r *run) passWorkload(ctx context.Context, spec passSpec) ([]workload.Pod, 
 		CPU:        *r.s.Workload.Requests.CPU,
 		Memory:     *r.s.Workload.Requests.Memory,
 
-		// With handwrittenViaWebhook the floor webhook adds it at admission instead; with
-		// handwrittenViaPolicy the floor policy, from the answer the pod carries.
-		HandwrittenAffinity:    spec.handwritten && !r.s.HandwrittenViaWebhook && !r.s.HandwrittenViaPolicy,
-		HandwrittenAnswer:      spec.handwritten && r.s.HandwrittenViaPolicy,
+		// With a floor the floor webhook adds it at admission instead, or the floor policy
+		// from the answer the pod carries.
+		HandwrittenAffinity:    spec.handwritten && spec.floor == scenario.FloorNone,
+		HandwrittenAnswer:      spec.handwritten && spec.floor == scenario.FloorPolicy,
 		HandwrittenPreferences: r.handwrittenPreferences(),
 		Adjust:                 r.cluster.confine(),
 	}, nil

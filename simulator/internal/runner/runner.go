@@ -160,10 +160,10 @@ func statusf(w io.Writer) func(format string, args ...any) {
 
 // results are what the phases produced, for assemble.
 type results struct {
-	main, baseline, handwritten *passResult
-	operator                    *report.OperatorStats
-	registry                    *report.RegistryStats
-	errors                      []string
+	main, baseline, handwritten, floor *passResult
+	operator                           *report.OperatorStats
+	registry                           *report.RegistryStats
+	errors                             []string
 }
 
 // execute runs the phases on the run's cluster and returns what they produced, also when one
@@ -177,7 +177,7 @@ func (r *run) execute(ctx context.Context) (results, error) {
 	if err != nil {
 		return res, err
 	}
-	if res.baseline, res.handwritten, err = r.runOperatorOffPasses(ctx); err != nil {
+	if err := r.runOperatorOffPasses(ctx, &res); err != nil {
 		return res, err
 	}
 	// Creating a thousand nodes or deleting a pass's pods keeps the
@@ -228,8 +228,9 @@ func (r *run) startCounts(ctx context.Context) (counts, error) {
 	return counts{components: r.comps.count(), registry: reg}, err
 }
 
-// runOperatorOffPasses runs the baseline and handwritten passes the scenario asks for.
-func (r *run) runOperatorOffPasses(ctx context.Context) (baseline, handwritten *passResult, err error) {
+// runOperatorOffPasses runs the baseline, handwritten and floor passes the scenario asks for
+// into res.
+func (r *run) runOperatorOffPasses(ctx context.Context, res *results) error {
 	for _, spec := range []struct {
 		want bool
 		pass passSpec
@@ -237,8 +238,9 @@ func (r *run) runOperatorOffPasses(ctx context.Context) (baseline, handwritten *
 	}{
 		// Under the same attack as the main pass: what the attack costs the cluster without
 		// archgate is the part of the main pass's figures archgate cannot be asked to remove.
-		{r.s.Baseline, passSpec{name: "baseline", attacker: r.s.Attacker != nil}, &baseline},
-		{r.s.HandwrittenBaseline, passSpec{name: "handwritten", handwritten: true, attacker: r.s.Attacker != nil}, &handwritten},
+		{r.s.Baseline, passSpec{name: "baseline", attacker: r.s.Attacker != nil}, &res.baseline},
+		{r.s.HandwrittenBaseline, passSpec{name: "handwritten", handwritten: true, floor: r.s.HandwrittenFloor(), attacker: r.s.Attacker != nil}, &res.handwritten},
+		{r.s.FloorBaseline != scenario.FloorNone, passSpec{name: "floor", handwritten: true, floor: r.s.FloorBaseline, attacker: r.s.Attacker != nil}, &res.floor},
 	} {
 		if !spec.want {
 			continue
@@ -246,10 +248,10 @@ func (r *run) runOperatorOffPasses(ctx context.Context) (baseline, handwritten *
 		p, err := r.runOperatorOffPass(ctx, spec.pass)
 		*spec.into = &p
 		if err != nil {
-			return baseline, handwritten, err
+			return err
 		}
 	}
-	return baseline, handwritten, nil
+	return nil
 }
 
 // runOperatorOffPass runs a pass without the operator once the cluster has
@@ -277,13 +279,13 @@ func (r *run) runOperatorOffPass(ctx context.Context, spec passSpec) (passResult
 	return p, r.deletePassPods(ctx, spec.name)
 }
 
-// floor is what starts the pass's floor, the admission that adds the handwritten affinity
-// (handwrittenViaWebhook, handwrittenViaPolicy), if it has one.
+// floor is what starts the pass's floor, the admission that adds the handwritten affinity,
+// if it has one.
 func (r *run) floor(spec passSpec) (start func(context.Context) (stop func(context.Context) error, err error), ok bool) {
-	switch {
-	case spec.handwritten && r.s.HandwrittenViaWebhook:
+	switch spec.floor {
+	case scenario.FloorWebhook:
 		return r.startFloorWebhook, true
-	case spec.handwritten && r.s.HandwrittenViaPolicy:
+	case scenario.FloorPolicy:
 		return r.startFloorPolicy, true
 	}
 	return nil, false
@@ -314,7 +316,7 @@ func assemble(a assembly) *report.Report {
 		Registry:      res.registry,
 		Resources:     a.resources,
 	}
-	for _, p := range []*passResult{res.baseline, res.handwritten, res.main} {
+	for _, p := range []*passResult{res.baseline, res.handwritten, res.floor, res.main} {
 		if p == nil {
 			continue
 		}
@@ -330,6 +332,9 @@ func assemble(a assembly) *report.Report {
 	if res.handwritten != nil {
 		rep.Handwritten = res.handwritten.pass
 	}
+	if res.floor != nil {
+		rep.Floor = res.floor.pass
+	}
 	if res.main != nil {
 		rep.Main = res.main.pass
 	}
@@ -339,6 +344,9 @@ func assemble(a assembly) *report.Report {
 		}
 		if rep.Handwritten != nil {
 			rep.HandwrittenRatios = ratios(rep.Main, rep.Handwritten)
+		}
+		if rep.Floor != nil {
+			rep.FloorRatios = ratios(rep.Main, rep.Floor)
 		}
 		rep.Expectations = report.Evaluate(rep, a.checks)
 	}

@@ -98,7 +98,7 @@ func (c *simulatedCluster) startControlPlane(ctx context.Context) error {
 	// kube-proxy to route a ClusterIP.
 	args := map[string]string{"enable-aggregator-routing": "true"}
 	if c.s.ControlPlane.ClusterDefaults {
-		maps.Copy(args, clusterDefaultArgs)
+		maps.Copy(args, clusterDefaultArgs())
 	}
 	env, err := testenv.Start(testenv.Options{CRDDirectoryPaths: []string{crds}, APIServerArgs: args})
 	if err != nil {
@@ -131,15 +131,17 @@ func (c *simulatedCluster) startControlPlane(ctx context.Context) error {
 const controllers = "*,-node-lifecycle-controller,-deployment-controller,-replicaset-controller," +
 	"-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller"
 
-// clusterDefaultArgs put back what the harness's lean apiserver turns off (controlPlane.
+// clusterDefaultArgs puts back what the harness's lean apiserver turns off (controlPlane.
 // clusterDefaults): the ServiceAccount admission plugin, priority and fairness, and
 // kube-apiserver's default in-flight limits. TaintNodesByCondition stays off: no node
 // lifecycle controller would take its not-ready taint off the fake nodes.
-var clusterDefaultArgs = map[string]string{
-	"disable-admission-plugins":      "TaintNodesByCondition",
-	"enable-priority-and-fairness":   "true",
-	"max-requests-inflight":          "400",
-	"max-mutating-requests-inflight": "200",
+func clusterDefaultArgs() map[string]string {
+	return map[string]string{
+		"disable-admission-plugins":      "TaintNodesByCondition",
+		"enable-priority-and-fairness":   "true",
+		"max-requests-inflight":          "400",
+		"max-mutating-requests-inflight": "200",
+	}
 }
 
 // kubeconfig writes the run's client configuration to a file for the

@@ -49,6 +49,8 @@ const (
 	NeedsBaseline Needs = "baseline"
 	// NeedsHandwritten: only measured with a handwritten-affinity pass.
 	NeedsHandwritten Needs = "handwrittenBaseline"
+	// NeedsFloor: only measured with a floor pass (floorBaseline).
+	NeedsFloor Needs = "floorBaseline"
 	// NeedsAttacker: only measured with an attacker.
 	NeedsAttacker Needs = "attacker"
 )
@@ -80,17 +82,19 @@ func (m MetricInfo) ComparesPasses() bool {
 	return len(m.Passes()) > 1 && !strings.HasSuffix(m.Name, ".calibration") && !strings.HasSuffix(m.Name, ".relativeCPU")
 }
 
-// Passes names the passes a metric is measured on: "main", "baseline" or
-// "handwritten", and both passes of a ratio.
+// Passes names the passes a metric is measured on: "main", "baseline",
+// "handwritten" or "floor", and both passes of a ratio.
 func (m MetricInfo) Passes() []string {
 	prefix, _, _ := strings.Cut(m.Name, ".")
 	switch prefix {
-	case "baseline", "handwritten":
+	case "baseline", "handwritten", "floor":
 		return []string{prefix}
 	case "ratio":
 		return []string{"main", "baseline"}
 	case "handwrittenRatio":
 		return []string{"main", "handwritten"}
+	case "floorRatio":
+		return []string{"main", "floor"}
 	}
 	return []string{"main"}
 }
@@ -99,10 +103,10 @@ func (m MetricInfo) Passes() []string {
 var LatencyStats = []string{"p50", "p90", "p99", "max", "mean"}
 
 // Metrics lists every metric a check may name, in a stable order. Pass
-// metrics exist for the main pass (bare) and, prefixed "baseline." and
-// "handwritten.", for the passes without the operator; "ratio." metrics divide
-// the main pass by the baseline, "handwrittenRatio." ones by the
-// handwritten-affinity pass.
+// metrics exist for the main pass (bare) and, prefixed "baseline.",
+// "handwritten." and "floor.", for the passes without the operator; "ratio."
+// metrics divide the main pass by the baseline, "handwrittenRatio." ones by the
+// handwritten-affinity pass, "floorRatio." ones by the floor pass.
 func Metrics() []MetricInfo { return slices.Clone(metrics()) }
 
 var metrics = sync.OnceValue(buildMetrics)
@@ -186,6 +190,7 @@ func buildMetrics() []MetricInfo {
 	pass("", NeedsNothing, false)
 	pass("baseline.", NeedsBaseline, true)
 	pass("handwritten.", NeedsHandwritten, true)
+	pass("floor.", NeedsFloor, true)
 	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99", "cost.cpuPer1kPods", "cost.relativeCPU", "cost.apiWritesPerPod", "calibration"}
 	for _, c := range CostComponents {
 		ratios = append(ratios, "cost.cpuPer1kPods."+c)
@@ -196,11 +201,14 @@ func buildMetrics() []MetricInfo {
 			MetricInfo{Name: "ratio." + m, Unit: UnitFactor, Needs: NeedsBaseline, Higher: m == "throughput", Timing: timing,
 				Help: "main pass " + m + " divided by the baseline's"},
 			MetricInfo{Name: "handwrittenRatio." + m, Unit: UnitFactor, Needs: NeedsHandwritten, Higher: m == "throughput", Timing: timing,
-				Help: "main pass " + m + " divided by the handwritten-affinity pass's: archgate's own cost, the constraint's cost apart"})
+				Help: "main pass " + m + " divided by the handwritten-affinity pass's: archgate's own cost, the constraint's cost apart"},
+			MetricInfo{Name: "floorRatio." + m, Unit: UnitFactor, Needs: NeedsFloor, Higher: m == "throughput", Timing: timing,
+				Help: "main pass " + m + " divided by the floor pass's: archgate's cost beyond what its admission design pays"})
 	}
 	out = append(out,
 		MetricInfo{Name: "ratio.sustainedRate", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "main pass sustainedRate divided by the baseline's"},
 		MetricInfo{Name: "handwrittenRatio.sustainedRate", Unit: UnitFactor, Needs: NeedsHandwritten, Higher: true, Help: "main pass sustainedRate divided by the handwritten-affinity pass's"},
+		MetricInfo{Name: "floorRatio.sustainedRate", Unit: UnitFactor, Needs: NeedsFloor, Higher: true, Help: "main pass sustainedRate divided by the floor pass's"},
 		MetricInfo{Name: "ceiling.throughput", Unit: UnitFactor, Needs: NeedsBaseline, Help: "write-bound ceiling of ratio.throughput: W/(W+1), W the baseline's apiserver writes per pod"},
 		MetricInfo{Name: "ratio.throughputOfCeiling", Unit: UnitFactor, Needs: NeedsBaseline, Higher: true, Help: "ratio.throughput divided by ceiling.throughput"},
 		MetricInfo{Name: "attacker.pods", Unit: UnitCount, Needs: NeedsAttacker, Higher: true, Help: "attack pods created"},

@@ -213,6 +213,21 @@ func TestParseErrors(t *testing.T) {
 			want: []strictyaml.FieldError{{Line: 5, Path: "handwrittenViaPolicy",
 				Reason: "excludes handwrittenViaWebhook: the handwritten pass has one floor"}},
 		},
+		"floor pass of an unknown kind": {
+			old: "seed: 1\n", new: "seed: 1\nfloorBaseline: grpc\n",
+			want: []strictyaml.FieldError{{Line: 3, Path: "floorBaseline", Value: `"grpc"`,
+				Reason: `must be "webhook" or "policy"`}},
+		},
+		"floor pass beside a handwritten pass through a floor": {
+			old: "seed: 1\n", new: "seed: 1\nhandwrittenBaseline: true\nhandwrittenViaPolicy: true\nfloorBaseline: policy\n",
+			want: []strictyaml.FieldError{{Line: 5, Path: "floorBaseline", Value: `"policy"`,
+				Reason: "excludes handwrittenViaWebhook and handwrittenViaPolicy: the floor runs as its own pass beside the handwritten one"}},
+		},
+		"expectation needing a floor pass": {
+			old: "  - check: gateHold.p99 < 200ms", new: "  - check: floorRatio.create.p99 <= 2",
+			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"floorRatio.create.p99 <= 2"`,
+				Reason: "metric floorRatio.create.p99 needs floorBaseline"}},
+		},
 		"cluster defaults without the controller manager": {
 			old: "seed: 1\n", new: "seed: 1\ncontrolPlane:\n  clusterDefaults: true\n",
 			want: []strictyaml.FieldError{{Line: 4, Path: "controlPlane.clusterDefaults",

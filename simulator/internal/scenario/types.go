@@ -47,6 +47,15 @@ type Scenario struct {
 	// what any admission-policy design pays. Needs handwrittenBaseline; not
 	// with handwrittenViaWebhook.
 	HandwrittenViaPolicy bool `json:"handwrittenViaPolicy,omitempty"`
+	// FloorBaseline adds a pass of its own, "floor", in which the handwritten
+	// affinity is added at admission by the simulator's minimal webhook
+	// (webhook) or policy (policy), as handwrittenViaWebhook and
+	// handwrittenViaPolicy add it, while the handwritten pass keeps the
+	// affinity written at creation. One run then measures archgate, the floor
+	// of its admission design and the constraint written by hand on one
+	// machine at one speed: floorRatio.* divide the main pass by the floor.
+	// Not with handwrittenViaWebhook or handwrittenViaPolicy.
+	FloorBaseline Floor `json:"floorBaseline,omitempty"`
 	// Deadline bounds each pass, from its first pod creation to the last pod
 	// bound; pods not bound by then are reported as unbound. Default 10m.
 	Deadline Duration `json:"deadline,omitempty"`
@@ -598,4 +607,30 @@ type Expectation struct {
 	// report shows it beside the guard and whether it was met; only the
 	// check decides the verdict.
 	Goal string `json:"goal,omitempty"`
+}
+
+// Floor names a minimal admission that adds the handwritten affinity: the floor of an
+// admission design, which already knows every answer.
+type Floor string
+
+// The floors.
+const (
+	// FloorNone: no floor.
+	FloorNone Floor = ""
+	// FloorWebhook is the minimal mutating webhook (simulator/internal/floorwebhook).
+	FloorWebhook Floor = "webhook"
+	// FloorPolicy is the minimal MutatingAdmissionPolicy (simulator/internal/floorpolicy).
+	FloorPolicy Floor = "policy"
+)
+
+// HandwrittenFloor is the floor through which the handwritten pass adds its affinity
+// (handwrittenViaWebhook, handwrittenViaPolicy), FloorNone when it writes it at creation.
+func (s *Scenario) HandwrittenFloor() Floor {
+	switch {
+	case s.HandwrittenViaWebhook:
+		return FloorWebhook
+	case s.HandwrittenViaPolicy:
+		return FloorPolicy
+	}
+	return FloorNone
 }

@@ -82,6 +82,12 @@ func validate(s *Scenario) []*strictyaml.FieldError {
 	case s.HandwrittenViaPolicy && s.HandwrittenViaWebhook:
 		e.add("handwrittenViaPolicy", true, "excludes handwrittenViaWebhook: the handwritten pass has one floor")
 	}
+	switch {
+	case s.FloorBaseline != FloorNone && s.FloorBaseline != FloorWebhook && s.FloorBaseline != FloorPolicy:
+		e.add("floorBaseline", s.FloorBaseline, "must be %q or %q", FloorWebhook, FloorPolicy)
+	case s.FloorBaseline != FloorNone && s.HandwrittenFloor() != FloorNone:
+		e.add("floorBaseline", s.FloorBaseline, "excludes handwrittenViaWebhook and handwrittenViaPolicy: the floor runs as its own pass beside the handwritten one")
+	}
 	validateNodes(&e, s)
 	validateRegistry(&e, s)
 	validateOperator(&e, s)
@@ -902,6 +908,10 @@ func parseChecks(s *Scenario, list []Expectation, path string) ([]Check, []*stri
 		case NeedsHandwritten:
 			if !s.HandwrittenBaseline {
 				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs handwrittenBaseline: true", c.Metric.Name)
+			}
+		case NeedsFloor:
+			if s.FloorBaseline == FloorNone {
+				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs floorBaseline", c.Metric.Name)
 			}
 		case NeedsAttacker:
 			if s.Attacker == nil {
