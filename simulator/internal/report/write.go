@@ -249,12 +249,12 @@ func (t passTable) latencyRows() []summaryRow {
 			}
 			return fmt.Sprintf("%s / %s (n=%.0f)", d(p.SchedulerSLI.P50), d(p.SchedulerSLI.P99), p.SchedulerSLI.Count)
 		}),
-		t.row("apiserver mutating admission per pod: time / webhook calls / policy checks", func(p *Pass) string {
+		t.row("apiserver mutating admission per pod: time / webhook calls / policy checks / chain run again", func(p *Pass) string {
 			if p.Admission == nil {
 				return "—"
 			}
 			a := p.Admission
-			return fmt.Sprintf("%s / %.2f (%s) / %.2f", d(a.MutatingSecondsPerPod), a.WebhookCallsPerPod, d(a.WebhookSecondsPerPod), a.PolicyChecksPerPod)
+			return fmt.Sprintf("%s / %.2f (%s) / %.2f / %.2f", d(a.MutatingSecondsPerPod), a.WebhookCallsPerPod, d(a.WebhookSecondsPerPod), a.PolicyChecksPerPod, a.ReinvokedPerPod)
 		}),
 	)
 }

@@ -22,6 +22,19 @@ apiserver_admission_step_admission_duration_seconds_count{operation="UPDATE",rej
 apiserver_admission_webhook_admission_duration_seconds_bucket{name="gate",operation="CREATE",rejected="false",type="admit",le="+Inf"} 4
 apiserver_admission_webhook_admission_duration_seconds_sum{name="gate",operation="CREATE",rejected="false",type="admit"} 0.2
 apiserver_admission_webhook_admission_duration_seconds_count{name="gate",operation="CREATE",rejected="false",type="admit"} 4
+# TYPE apiserver_admission_controller_admission_duration_seconds histogram
+apiserver_admission_controller_admission_duration_seconds_bucket{name="LimitRanger",operation="CREATE",rejected="false",type="admit",le="+Inf"} 13
+apiserver_admission_controller_admission_duration_seconds_sum{name="LimitRanger",operation="CREATE",rejected="false",type="admit"} 0.01
+apiserver_admission_controller_admission_duration_seconds_count{name="LimitRanger",operation="CREATE",rejected="false",type="admit"} 13
+apiserver_admission_controller_admission_duration_seconds_bucket{name="MutatingAdmissionPolicy",operation="CREATE",rejected="false",type="admit",le="+Inf"} 16
+apiserver_admission_controller_admission_duration_seconds_sum{name="MutatingAdmissionPolicy",operation="CREATE",rejected="false",type="admit"} 0.02
+apiserver_admission_controller_admission_duration_seconds_count{name="MutatingAdmissionPolicy",operation="CREATE",rejected="false",type="admit"} 16
+apiserver_admission_controller_admission_duration_seconds_bucket{name="MutatingAdmissionPolicy",operation="CREATE",rejected="false",type="validate",le="+Inf"} 40
+apiserver_admission_controller_admission_duration_seconds_sum{name="MutatingAdmissionPolicy",operation="CREATE",rejected="false",type="validate"} 0.02
+apiserver_admission_controller_admission_duration_seconds_count{name="MutatingAdmissionPolicy",operation="CREATE",rejected="false",type="validate"} 40
+apiserver_admission_controller_admission_duration_seconds_bucket{name="MutatingAdmissionPolicy",operation="UPDATE",rejected="false",type="admit",le="+Inf"} 50
+apiserver_admission_controller_admission_duration_seconds_sum{name="MutatingAdmissionPolicy",operation="UPDATE",rejected="false",type="admit"} 0.02
+apiserver_admission_controller_admission_duration_seconds_count{name="MutatingAdmissionPolicy",operation="UPDATE",rejected="false",type="admit"} 50
 # TYPE apiserver_mutating_admission_policy_check_total counter
 apiserver_mutating_admission_policy_check_total{error_type="no_error",policy="p",policy_binding="p"} 6
 `
@@ -30,12 +43,13 @@ apiserver_mutating_admission_policy_check_total{error_type="no_error",policy="p"
 		t.Fatal(err)
 	}
 	got := admissionTotalsOf(families)
-	want := admissionTotals{mutatingSeconds: 0.5, webhookCalls: 4, webhookSeconds: 0.2, policyChecks: 6}
+	// 10 creates, of which the chain ran twice for 6: the most-called plugin's 16 admit calls.
+	want := admissionTotals{mutatingSeconds: 0.5, webhookCalls: 4, webhookSeconds: 0.2, policyChecks: 6, creates: 10, chainRuns: 16}
 	if got != want {
 		t.Fatalf("admissionTotalsOf = %+v, want %+v", got, want)
 	}
-	cost := admissionCost(admissionTotals{mutatingSeconds: 0.1, webhookCalls: 2}, got, 4)
-	if cost.MutatingSecondsPerPod != 0.1 || cost.WebhookCallsPerPod != 0.5 || cost.PolicyChecksPerPod != 1.5 {
+	cost := admissionCost(admissionTotals{mutatingSeconds: 0.1, webhookCalls: 2, creates: 2, chainRuns: 2}, got, 4)
+	if cost.MutatingSecondsPerPod != 0.1 || cost.WebhookCallsPerPod != 0.5 || cost.PolicyChecksPerPod != 1.5 || cost.ReinvokedPerPod != 1.5 {
 		t.Fatalf("admissionCost = %+v", cost)
 	}
 }
