@@ -603,7 +603,53 @@ func (r *Report) notJudged(c scenario.Check, o Outcome) string {
 			why = append(why, s)
 		}
 	}
+	if h.MaxHarnessChange > 0 && m.Timing && m.ComparesPasses() {
+		if s, factor := r.harnessChange(m.Passes(), h.MaxHarnessChange); s != "" && !(o.Measured && speedProof(c, o.Value, factor, h.MaxHarnessChange)) {
+			why = append(why, s)
+		}
+	}
 	return strings.Join(why, "; ")
+}
+
+// harnessChange says whether the harness's CPU per pod differed between the
+// named passes by more than limit, and by which factor (≥ 1); empty when it
+// did not or a pass has no harness figure (components in-process). The
+// harness creates, watches and records the same pods at the same rate in
+// every pass, so a change in its CPU is the machine's speed during the pass,
+// which the calibration before it cannot see.
+func (r *Report) harnessChange(passes []string, limit float64) (string, float64) {
+	a, b, factor, ok := r.readingApart(passes, func(p *Pass) float64 {
+		h, _ := p.Cost.Component(ComponentHarness)
+		return h.CPUSecondsPer1kPods
+	})
+	if !ok || factor-1 <= limit {
+		return "", factor
+	}
+	return fmt.Sprintf("machine unsteady during the passes: the harness, whose work per pod is the same in each, took %.2f CPU-s per 1,000 pods in the %s pass and %.2f in the %s pass (×%.2f), beyond the ±%.0f%% a latency ratio needs, and the check is close enough to its threshold that the change could flip it",
+		a.value, a.pass, b.value, b.pass, a.value/b.value, 100*limit), factor
+}
+
+// passReading is one pass's reading of a measure of the machine's speed.
+type passReading struct {
+	pass  string
+	value float64
+}
+
+// readingApart reads the first two of the named passes that have a positive
+// reading and returns them and the factor (≥ 1) between them; ok is false
+// when fewer than two have one.
+func (r *Report) readingApart(passes []string, read func(*Pass) float64) (a, b passReading, factor float64, ok bool) {
+	var got []passReading
+	for _, p := range r.Passes() {
+		if v := read(p); slices.Contains(passes, p.Name) && v > 0 {
+			got = append(got, passReading{p.Name, v})
+		}
+	}
+	if len(got) < 2 {
+		return a, b, 1, false
+	}
+	a, b = got[0], got[1]
+	return a, b, max(a.value/b.value, b.value/a.value), true
 }
 
 // maxSpeedProofChanges bounds speedProof: beyond this many times the
@@ -630,22 +676,12 @@ func speedProof(c scenario.Check, v, factor, limit float64) bool {
 // between the named passes by more than limit, and by which factor (≥ 1);
 // empty when it did not or a pass has no calibration.
 func (r *Report) speedChange(passes []string, limit float64) (string, float64) {
-	var cal []*Pass
-	for _, p := range r.Passes() {
-		if slices.Contains(passes, p.Name) && p.CalibrationSeconds > 0 {
-			cal = append(cal, p)
-		}
-	}
-	if len(cal) < 2 {
-		return "", 1
-	}
-	a, b := cal[0], cal[1]
-	factor := max(a.CalibrationSeconds/b.CalibrationSeconds, b.CalibrationSeconds/a.CalibrationSeconds)
-	if factor-1 <= limit {
+	a, b, factor, ok := r.readingApart(passes, func(p *Pass) float64 { return p.CalibrationSeconds })
+	if !ok || factor-1 <= limit {
 		return "", factor
 	}
 	return fmt.Sprintf("machine unsteady: calibration %.2fµs before the %s pass and %.2fµs before the %s pass (×%.3f), beyond the ±%.0f%% a comparison of passes needs, and the check is close enough to its threshold that the change could flip it",
-		a.CalibrationSeconds*1e6, a.Name, b.CalibrationSeconds*1e6, b.Name, a.CalibrationSeconds/b.CalibrationSeconds, 100*limit), factor
+		a.value*1e6, a.pass, b.value*1e6, b.pass, a.value/b.value, 100*limit), factor
 }
 
 // saturation says which of the named passes used more than limit of the

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,6 +134,7 @@ func TestEvaluateNotJudged(t *testing.T) {
 		headroom                  *scenario.HeadroomSpec
 		mainUtil, handwrittenUtil float64
 		handwrittenCalibration    float64 // × the main pass's; 0 keeps sample's
+		handwrittenHarness        float64 // the handwritten pass's harness CPU per pod × the main pass's; 0 keeps sample's
 		checks                    []string
 		wantNotJudged             map[string]string // check → reason it names
 		wantReportNotJudged       bool
@@ -191,6 +193,19 @@ func TestEvaluateNotJudged(t *testing.T) {
 			headroom: &scenario.HeadroomSpec{MaxSpeedChange: 0.05}, handwrittenCalibration: 1.2,
 			checks: []string{"handwrittenRatio.cost.relativeCPU <= 1.1"},
 		},
+		"harness CPU changed between passes: latency ratios the change could flip not judged, the calibration steady": {
+			headroom: &scenario.HeadroomSpec{MaxSpeedChange: 0.05, MaxHarnessChange: 0.35}, handwrittenHarness: 1 / 1.56,
+			checks:        []string{"handwrittenRatio.create.p99 <= 2.5", "handwrittenRatio.throughput >= 0.9", "handwrittenRatio.cost.relativeCPU <= 1.35", "create.p99 < 1s"},
+			wantNotJudged: map[string]string{"handwrittenRatio.create.p99 <= 2.5": "machine unsteady during the passes", "handwrittenRatio.throughput >= 0.9": "the harness"}, wantReportNotJudged: true,
+		},
+		"harness CPU changed, a latency ratio the change cannot flip: judged": {
+			headroom: &scenario.HeadroomSpec{MaxHarnessChange: 0.35}, handwrittenHarness: 1.5,
+			checks: []string{"handwrittenRatio.create.p99 <= 10"}, wantPassed: true,
+		},
+		"harness CPU within the bound: judged": {
+			headroom: &scenario.HeadroomSpec{MaxHarnessChange: 0.35}, handwrittenHarness: 1.3,
+			checks: []string{"handwrittenRatio.create.p99 <= 2.5"}, wantPassed: true,
+		},
 		"saturated and unsteady: both reasons named": {
 			headroom: &scenario.HeadroomSpec{MaxUtilization: 0.6, MaxSpeedChange: 0.05}, mainUtil: 0.9, handwrittenCalibration: 1.1,
 			checks:        []string{"handwrittenRatio.create.p99 <= 2"},
@@ -205,6 +220,11 @@ func TestEvaluateNotJudged(t *testing.T) {
 			r.Handwritten.Cost.Utilization = tc.handwrittenUtil
 			if tc.handwrittenCalibration > 0 {
 				r.Handwritten.CalibrationSeconds = r.Main.CalibrationSeconds * tc.handwrittenCalibration
+			}
+			if tc.handwrittenHarness > 0 {
+				main, _ := r.Main.Cost.Component(ComponentHarness)
+				i := slices.IndexFunc(r.Handwritten.Cost.Components, func(c ComponentCost) bool { return c.Name == ComponentHarness })
+				r.Handwritten.Cost.Components[i].CPUSecondsPer1kPods = main.CPUSecondsPer1kPods * tc.handwrittenHarness
 			}
 			var checks []scenario.Check
 			for _, c := range tc.checks {

@@ -145,15 +145,16 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		"headroom out of range": {
-			old: "seed: 1\n", new: "seed: 1\nheadroom: {maxUtilization: 1.5, maxSpeedChange: 1}\n",
+			old: "seed: 1\n", new: "seed: 1\nheadroom: {maxUtilization: 1.5, maxSpeedChange: 1, maxHarnessChange: -0.1}\n",
 			want: []strictyaml.FieldError{
 				{Line: 3, Path: "headroom.maxUtilization", Value: "1.5", Reason: "must be within (0, 1]: a share of the machine's CPU, all cores"},
 				{Line: 3, Path: "headroom.maxSpeedChange", Value: "1", Reason: "must be within (0, 1): a relative difference of calibration between passes"},
+				{Line: 3, Path: "headroom.maxHarnessChange", Value: "-0.1", Reason: "must be within (0, 1): a relative difference of the harness's CPU per pod between passes"},
 			},
 		},
 		"headroom that bounds nothing": {
 			old: "seed: 1\n", new: "seed: 1\nheadroom: {}\n",
-			want: []strictyaml.FieldError{{Line: 3, Path: "headroom", Value: "{}", Reason: "sets neither maxUtilization nor maxSpeedChange"}},
+			want: []strictyaml.FieldError{{Line: 3, Path: "headroom", Value: "{}", Reason: "sets none of maxUtilization, maxSpeedChange and maxHarnessChange"}},
 		},
 		"arrival field for another mode": {
 			old: "  arrival: {mode: rate, rate: 5}", new: "  arrival: {mode: burst, rate: 5}",

@@ -107,6 +107,14 @@ type HeadroomSpec struct {
 	// the passes scales every process's CPU time and latency alike, so
 	// their ratio then measures the host.
 	MaxSpeedChange float64 `json:"maxSpeedChange,omitempty"`
+	// MaxHarnessChange is the largest relative difference in the harness's CPU
+	// per pod between two passes a latency or rate ratio compares, within
+	// (0, 1); 0 compares them whatever it was. At a fixed arrival rate the
+	// harness does the same work in every pass, so its CPU is the machine's
+	// speed during the pass, memory included; the calibration reads it before
+	// the pass, in the CPU's caches, and misses a host that slows once the
+	// pass runs.
+	MaxHarnessChange float64 `json:"maxHarnessChange,omitempty"`
 }
 
 // ControlPlaneSpec brings the simulated control plane closer to a cluster's, at the cost a

@@ -63,8 +63,11 @@ func validate(s *Scenario) []*strictyaml.FieldError {
 		if h.MaxSpeedChange < 0 || h.MaxSpeedChange >= 1 {
 			e.add("headroom.maxSpeedChange", h.MaxSpeedChange, "must be within (0, 1): a relative difference of calibration between passes")
 		}
-		if h.MaxUtilization == 0 && h.MaxSpeedChange == 0 {
-			e.add("headroom", *h, "sets neither maxUtilization nor maxSpeedChange")
+		if h.MaxHarnessChange < 0 || h.MaxHarnessChange >= 1 {
+			e.add("headroom.maxHarnessChange", h.MaxHarnessChange, "must be within (0, 1): a relative difference of the harness's CPU per pod between passes")
+		}
+		if h.MaxUtilization == 0 && h.MaxSpeedChange == 0 && h.MaxHarnessChange == 0 {
+			e.add("headroom", *h, "sets none of maxUtilization, maxSpeedChange and maxHarnessChange")
 		}
 	}
 	if b := s.Background; b != nil && (b.CPUShare <= 0 || b.CPUShare > 1) {
