@@ -59,18 +59,19 @@ func admissionTotalsOf(families []*dto.MetricFamily) admissionTotals {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
+			admitCreate := labels["type"] == "admit" && labels["operation"] == "CREATE"
 			switch f.GetName() {
 			case admissionStepMetric:
-				if labels["type"] == "admit" && labels["operation"] == "CREATE" {
+				if admitCreate {
 					t.mutatingSeconds += m.GetHistogram().GetSampleSum()
 					t.creates += float64(m.GetHistogram().GetSampleCount())
 				}
 			case admissionPluginMetric:
-				if labels["type"] == "admit" && labels["operation"] == "CREATE" {
+				if admitCreate {
 					pluginCalls[labels["name"]] += float64(m.GetHistogram().GetSampleCount())
 				}
 			case admissionWebhookMetric:
-				if labels["type"] == "admit" && labels["operation"] == "CREATE" {
+				if admitCreate {
 					t.webhookCalls += float64(m.GetHistogram().GetSampleCount())
 					t.webhookSeconds += m.GetHistogram().GetSampleSum()
 				}

@@ -116,6 +116,13 @@ func (r *run) probe() probe {
 	return probe{id: r.id, pod: pod, cpu: *r.s.Workload.Requests.CPU, memory: *r.s.Workload.Requests.Memory}
 }
 
+// object is the probe pod in namespace ns, its images at host, without init containers.
+func (p probe) object(host, ns string) *corev1.Pod {
+	pod := p.pod.Object(workload.ObjectOptions{Host: host, Namespaces: []string{ns}, CPU: p.cpu, Memory: p.memory})
+	pod.Spec.InitContainers = nil
+	return pod
+}
+
 // until dry-runs the creation of the probe pod, its images at host, until done accepts the
 // pod the apiserver returns, polling every 200 ms for at most wait; what names the awaited
 // state in the error.
@@ -127,8 +134,7 @@ func (p probe) until(ctx context.Context, crc crclient.Client, host string, wait
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		pod := p.pod.Object(workload.ObjectOptions{Host: host, Namespaces: []string{name}, CPU: p.cpu, Memory: p.memory})
-		pod.Spec.InitContainers = nil
+		pod := p.object(host, name)
 		err := crc.Create(ctx, pod, crclient.DryRunAll)
 		if err == nil && done(pod) {
 			return nil

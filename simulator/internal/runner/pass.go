@@ -448,11 +448,9 @@ func (r *run) createNamespaces(ctx context.Context, nss []string, operator bool)
 // namespace in passes without the operator, not in the operator's), which put the first
 // seconds' create p99 of one pass against another's apart by ×2 for no work of archgate's.
 func (r *run) warmNamespaces(ctx context.Context, nss []string) error {
-	p := r.probe()
+	p, host := r.probe(), r.cluster.registry().host
 	for _, ns := range nss {
-		pod := p.pod.Object(workload.ObjectOptions{Host: r.cluster.registry().host, Namespaces: []string{ns}, CPU: p.cpu, Memory: p.memory})
-		pod.Spec.InitContainers = nil
-		if err := r.kube.crc.Create(ctx, pod, crclient.DryRunAll); err != nil {
+		if err := r.kube.crc.Create(ctx, p.object(host, ns), crclient.DryRunAll); err != nil {
 			return fmt.Errorf("namespace %s: dry-running a pod: %w", ns, err)
 		}
 	}
