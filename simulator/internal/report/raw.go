@@ -35,8 +35,9 @@ type Raw struct {
 
 // RawPass is one pass's series.
 type RawPass struct {
-	PerSecond PerSecond `json:"perSecond"`
-	Samples   Samples   `json:"samples"`
+	PerSecond PerSecond  `json:"perSecond"`
+	Samples   Samples    `json:"samples"`
+	Trace     []PodTrace `json:"trace,omitempty"`
 }
 
 // RawPath is the raw series file of the summary at path.
@@ -54,9 +55,9 @@ func (r *Report) split() (*Report, Raw) {
 		if p == nil {
 			return nil
 		}
-		raw.Passes[p.Name] = RawPass{PerSecond: p.PerSecond, Samples: p.Samples}
+		raw.Passes[p.Name] = RawPass{PerSecond: p.PerSecond, Samples: p.Samples, Trace: p.Trace}
 		c := *p
-		c.PerSecond, c.Samples = PerSecond{}, Samples{}
+		c.PerSecond, c.Samples, c.Trace = PerSecond{}, Samples{}, nil
 		return &c
 	}
 	s.Main, s.Baseline, s.Handwritten, s.Floor = strip(r.Main), strip(r.Baseline), strip(r.Handwritten), strip(r.Floor)
@@ -67,7 +68,7 @@ func (r *Report) split() (*Report, Raw) {
 func (r *Report) merge(raw Raw) {
 	for _, p := range r.Passes() {
 		if rp, ok := raw.Passes[p.Name]; ok {
-			p.PerSecond, p.Samples = rp.PerSecond, rp.Samples
+			p.PerSecond, p.Samples, p.Trace = rp.PerSecond, rp.Samples, rp.Trace
 		}
 	}
 	r.Resources.Samples = raw.ResourceSamples

@@ -244,6 +244,9 @@ type Pass struct {
 	// Samples are the per-pod latencies in microseconds, for compare. In
 	// the raw file, not the summary.
 	Samples Samples `json:"samples,omitzero"`
+	// Trace is each pod's timeline, pods in index order. In the raw file,
+	// not the summary: what a latency figure is made of, pod by pod.
+	Trace []PodTrace `json:"trace,omitempty"`
 	// StartLatency and RestLatency split Latency by when each pod's create
 	// was sent: within the pass's first StartWindow (caches, connections
 	// and replicas warming up) or after it (the steady state).
@@ -291,6 +294,19 @@ type PerSecond struct {
 	Created []int `json:"created"`
 	Ungated []int `json:"ungated"`
 	Bound   []int `json:"bound"`
+}
+
+// PodTrace is one pod's timeline in microseconds from the pass's epoch, -1
+// for what never happened: its create sent and returned, and the recorder's
+// first watch delivery of the pod, with the gate, without it after it, and
+// with a node.
+type PodTrace struct {
+	Sent    int64 `json:"sent"`
+	Created int64 `json:"created"`
+	Seen    int64 `json:"seen"`
+	Gated   int64 `json:"gated"`
+	Ungated int64 `json:"ungated"`
+	Bound   int64 `json:"bound"`
 }
 
 // Samples are per-pod latencies in microseconds, pods in index order

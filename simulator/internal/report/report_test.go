@@ -45,6 +45,7 @@ func sample(scale float64) *Report {
 			p.PerSecond.Ungated = append(p.PerSecond.Ungated, 100)
 		}
 		p.ExecFormat = &ExecFormat{ReportedPods: 10, DetectedPods: 10, Monitor: operator}
+		p.Trace = []PodTrace{{Sent: 0, Created: 4000, Seen: 4500, Gated: -1, Ungated: -1, Bound: 20000}}
 		if operator {
 			p.Attacker = &Attacker{Planned: map[string]int{"hang": 2}, Pods: 2, BoundPods: 2, GateHoldMaxSeconds: 60, MaxGateAgeSeconds: 60}
 		}
@@ -181,7 +182,7 @@ func TestWriteAndLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !back.HasSamples() || len(back.Main.Samples.Schedule) != 1000 || len(back.Main.PerSecond.Bound) != 10 ||
+	if !back.HasSamples() || len(back.Main.Samples.Schedule) != 1000 || len(back.Main.PerSecond.Bound) != 10 || len(back.Main.Trace) != 1 ||
 		back.Main.Latency["schedule"].P99 != r.Main.Latency["schedule"].P99 {
 		t.Error("samples or summaries lost in the round trip")
 	}
@@ -189,7 +190,7 @@ func TestWriteAndLoad(t *testing.T) {
 		t.Error("Write took the samples out of the report it was given")
 	}
 	summary, _ := os.ReadFile(f.JSON)
-	if strings.Contains(string(summary), "scheduleUs") || strings.Contains(string(summary), `"perSecond"`) {
+	if strings.Contains(string(summary), "scheduleUs") || strings.Contains(string(summary), `"perSecond"`) || strings.Contains(string(summary), `"trace"`) {
 		t.Error("the summary holds the raw series")
 	}
 	if err := os.Remove(f.Raw); err != nil {

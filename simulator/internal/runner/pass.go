@@ -90,8 +90,10 @@ const calibrationRounds = 3
 //
 // It stays one function of about 90 lines on purpose: the order of its probes is the
 // measurement. Calibration, the scheduler's SLI, the apiserver's admission figures, the cost
-// mark and the profiles are read before the epoch while the cluster is idle; the recorder
-// watches before the first create and the counts start after it; the cost mark ends once
+// mark, the profiles and the counts are read before the epoch while the cluster is idle (the
+// arrivals are due from the epoch: a scrape between it and the first create, 0.2 s of
+// archgate's metrics, sent the main pass's first pods at once); the recorder
+// watches before the first create; the cost mark ends once
 // the creators stopped, the recorder after the timeline reverted its windows, and the final
 // state is listed last. Spread over helpers, that order would be hidden in their call order.
 func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
@@ -101,6 +103,12 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 		return passResult{}, err
 	}
 	before := r.startProbes(ctx, spec.name)
+	var out passResult
+	if spec.count {
+		if out.counts, err = r.startCounts(ctx); err != nil {
+			return out, err
+		}
+	}
 	epoch := time.Now()
 	misplaced := summaryInput{pods: pods, nodePlatform: r.nodes}.misplaced
 	pending := pendingByDesign(pods, spec.operator || spec.handwritten)
@@ -122,13 +130,6 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 			rec.Stop()
 		}
 	}()
-	var out passResult
-	if spec.count {
-		if out.counts, err = r.startCounts(ctx); err != nil {
-			return out, err
-		}
-	}
-
 	passCtx, cancelPass := context.WithCancel(ctx)
 	defer cancelPass()
 	c := &creates{sent: make([]time.Duration, len(all)), done: make([]time.Duration, len(all))}

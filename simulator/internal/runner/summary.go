@@ -80,6 +80,7 @@ func summarize(in summaryInput) *report.Pass {
 	p.ArrivalLagMaxSeconds = max(in.creates.lagMax, 0).Seconds()
 	outcomes(p, in)
 	p.Samples = samples(in, func(time.Duration) bool { return true })
+	p.Trace = trace(in)
 	p.Latency = latencies(p.Samples)
 	p.StartLatency = latencies(samples(in, func(sent time.Duration) bool { return sent < report.StartWindow }))
 	p.RestLatency = latencies(samples(in, func(sent time.Duration) bool { return sent >= report.StartWindow }))
@@ -243,6 +244,27 @@ func samples(in summaryInput, sentIn func(time.Duration) bool) report.Samples {
 		}
 	}
 	return s
+}
+
+// trace is each pod's timeline, pods in index order.
+func trace(in summaryInput) []report.PodTrace {
+	us := func(d time.Duration) int64 {
+		if d < 0 {
+			return -1
+		}
+		return d.Microseconds()
+	}
+	out := make([]report.PodTrace, len(in.pods))
+	for i := range in.pods {
+		t := in.watch.Pods[i]
+		created := in.creates.done[i]
+		if in.creates.sent[i] < 0 {
+			created = -1
+		}
+		out[i] = report.PodTrace{Sent: us(in.creates.sent[i]), Created: us(created), Seen: us(t.Seen),
+			Gated: us(t.Gated), Ungated: us(t.Ungated), Bound: us(t.Bound)}
+	}
+	return out
 }
 
 // latencies summarises each latency family of s that has samples.

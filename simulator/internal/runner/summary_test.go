@@ -78,7 +78,7 @@ func TestSummarizeOutcomes(t *testing.T) {
 			got := summarize(in)
 			tc.want.Name, tc.want.Pods = "p", len(tc.pods)
 			got.Latency, got.Samples, got.PerSecond, got.CreateSeconds, got.DurationSeconds = nil, report.Samples{}, report.PerSecond{}, 0, 0
-			got.StartLatency, got.RestLatency = nil, nil
+			got.StartLatency, got.RestLatency, got.Trace = nil, nil, nil
 			if diff := cmp.Diff(&tc.want, got); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
@@ -125,6 +125,25 @@ func TestSummarizeScheduleLatencyClock(t *testing.T) {
 				t.Errorf("samples (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestSummarizeTrace checks each pod's timeline in the raw series: every
+// transition in microseconds from the epoch, -1 for what never happened, a
+// pod whose create was never sent with no create times either.
+func TestSummarizeTrace(t *testing.T) {
+	pods := []workload.Pod{{AnyArch: true}, {AnyArch: true}, {AnyArch: true}}
+	in := summaryInput{name: "p", operator: true, pods: pods, nodePlatform: nodePlatform,
+		creates: createTimes{sent: []time.Duration{1 * ms, 2 * ms, -1}, done: []time.Duration{5 * ms, 7 * ms, 0}},
+		watch:   recorder.Result{Pods: []recorder.PodTimes{times(6*ms, 6*ms, 20*ms, 30*ms), times(8*ms, -1, -1, 12*ms), times(-1, -1, -1, -1)}},
+		final:   []corev1.Pod{finalPod(0, "amd-0", false), finalPod(1, "amd-0", false), finalPod(2, "", false)}}
+	want := []report.PodTrace{
+		{Sent: 1000, Created: 5000, Seen: 6000, Gated: 6000, Ungated: 20000, Bound: 30000},
+		{Sent: 2000, Created: 7000, Seen: 8000, Gated: -1, Ungated: -1, Bound: 12000},
+		{Sent: -1, Created: -1, Seen: -1, Gated: -1, Ungated: -1, Bound: -1},
+	}
+	if diff := cmp.Diff(want, summarize(in).Trace); diff != "" {
+		t.Errorf("trace (-want +got):\n%s", diff)
 	}
 }
 
