@@ -91,9 +91,9 @@ const calibrationRounds = 3
 // It stays one function of about 90 lines on purpose: the order of its probes is the
 // measurement. Calibration, the scheduler's SLI, the apiserver's admission figures, the cost
 // mark, the profiles and the counts are read before the epoch while the cluster is idle (the
-// arrivals are due from the epoch: a scrape between it and the first create, 0.2 s of
-// archgate's metrics, sent the main pass's first pods at once); the recorder
-// watches before the first create; the cost mark ends once
+// arrivals are due from the epoch, so anything slow between it and the first create sends
+// the first pods together: a burst the pass would measure); the recorder watches before the
+// first create; the cost mark ends once
 // the creators stopped, the recorder after the timeline reverted its windows, and the final
 // state is listed last. Spread over helpers, that order would be hidden in their call order.
 func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
