@@ -89,8 +89,9 @@ func (l Latency) validate() error {
 	return nil
 }
 
-// sample draws one delay.
-func (l Latency) sample(rng *rand.Rand) time.Duration {
+// Sample draws one delay from rng: the delay the registry adds to a request of a kind with
+// this latency (a harness can model what the registry costs without asking it).
+func (l Latency) Sample(rng *rand.Rand) time.Duration {
 	switch l.Distribution {
 	case DistributionUniform:
 		return l.Min + time.Duration(rng.Int64N(int64(l.Max-l.Min)+1))
@@ -206,8 +207,8 @@ func (f Faults) clone() Faults {
 	return f
 }
 
-// latencyFor returns the latency for kind, if any.
-func (f *Faults) latencyFor(kind RequestKind) (Latency, bool) {
+// LatencyFor returns the latency requests of kind get, if any.
+func (f *Faults) LatencyFor(kind RequestKind) (Latency, bool) {
 	if l, ok := f.Latency[kind]; ok {
 		return l, true
 	}
@@ -302,7 +303,7 @@ func (fi *faultInjector) decide(info requestInfo) (decision, *installedFaults) {
 	if f.Outage != OutageNone {
 		return decision{fault: FaultOutage}, f
 	}
-	lat, hasLatency := f.latencyFor(info.kind)
+	lat, hasLatency := f.LatencyFor(info.kind)
 	rates := f.ratesApply(info)
 	if !hasLatency && !rates {
 		return decision{}, f
@@ -310,7 +311,7 @@ func (fi *faultInjector) decide(info requestInfo) (decision, *installedFaults) {
 	var d decision
 	fi.mu.Lock()
 	if hasLatency {
-		d.delay = lat.sample(fi.rng)
+		d.delay = lat.Sample(fi.rng)
 	}
 	u := 1.0
 	if rates {

@@ -38,7 +38,7 @@ func TestLatencySample(t *testing.T) {
 			const n = 20000
 			samples := make([]time.Duration, n)
 			for i := range samples {
-				samples[i] = tc.latency.sample(rng)
+				samples[i] = tc.latency.Sample(rng)
 				if samples[i] < tc.wantMin || samples[i] > tc.wantMax {
 					t.Fatalf("sample %v outside [%v, %v]", samples[i], tc.wantMin, tc.wantMax)
 				}

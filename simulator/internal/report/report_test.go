@@ -23,14 +23,15 @@ import (
 // random sample.
 func sample(scale float64) *Report {
 	rng := rand.New(rand.NewPCG(1, 2))
-	pass := func(name string, operator bool) *Pass {
+	// gated: the pass's pods held a gate (the operator's, or the floor's with floorGate).
+	pass := func(name string, operator, gated bool) *Pass {
 		p := &Pass{Name: name, Operator: operator, Pods: 1000, BoundPods: 1000, Latency: map[string]stats.Summary{},
 			Throughput: 100 / scale, DurationSeconds: 10, Placements: map[string]int{"arch-set": 1000}}
 		for range 1000 {
 			p.Samples.Schedule = append(p.Samples.Schedule, int64(scale*float64(5000+rng.IntN(20000))))
 			p.Samples.Total = append(p.Samples.Total, int64(scale*float64(20000+rng.IntN(40000))))
 			p.Samples.Create = append(p.Samples.Create, int64(scale*float64(2000+rng.IntN(4000))))
-			if operator {
+			if gated {
 				p.Samples.GateHold = append(p.Samples.GateHold, int64(scale*float64(5000+rng.IntN(10000))))
 			}
 		}
@@ -39,6 +40,7 @@ func sample(scale float64) *Report {
 				p.Latency[fam] = stats.Summarize(xs)
 			}
 		}
+		p.StartLatency, p.RestLatency = maps.Clone(p.Latency), maps.Clone(p.Latency)
 		for range 10 {
 			p.PerSecond.Bound = append(p.PerSecond.Bound, int(100/scale)+rng.IntN(3))
 			p.PerSecond.Created = append(p.PerSecond.Created, 100)
@@ -69,10 +71,11 @@ func sample(scale float64) *Report {
 		Environment:   Environment{Commit: "0123456789abcdef", Tree: "tree"},
 		StartedAt:     time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		WallSeconds:   30,
-		Main:          pass("main", true),
-		Baseline:      pass("baseline", false),
+		Main:          pass("main", true, true),
+		Baseline:      pass("baseline", false, false),
 		Ratios: map[string]float64{"throughput": 0.9, "schedule.p50": 1.1, "schedule.p99": 1.2, "total.p50": 1.3, "total.p99": 1.4,
-			"create.p99": 2, "cost.cpuPer1kPods": 2, "cost.relativeCPU": 1.2, "cost.apiWritesPerPod": 1.33, "calibration": 1},
+			"create.p99": 2, "start.schedule.p99": 1.5, "rest.schedule.p99": 1.1, "start.create.p99": 2.1, "rest.create.p99": 1.9,
+			"cost.cpuPer1kPods": 2, "cost.relativeCPU": 1.2, "cost.apiWritesPerPod": 1.33, "calibration": 1},
 		Operator: &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0},
 			Restarts: map[string]int{}, OOMKills: map[string]int{}},
 		Registry:  &RegistryStats{Requests: map[string]uint64{"ping": 1, "manifest_get": 2}, Total: 3, UniqueImages: 1, MinimumRequests: 2, ContentRequests: 2, PerMinimum: 1, ProtocolOverhead: ProtocolOverhead{Pings: 1, Total: 1, PerImage: 1}},
@@ -85,9 +88,9 @@ func sample(scale float64) *Report {
 	for _, c := range scenario.CostComponents {
 		r.Ratios["cost.cpuPer1kPods."+c] = 2
 	}
-	r.Handwritten = pass("handwritten", false)
+	r.Handwritten = pass("handwritten", false, false)
 	r.HandwrittenRatios = maps.Clone(r.Ratios)
-	r.Floor = pass("floor", false)
+	r.Floor = pass("floor", false, true)
 	r.FloorRatios = maps.Clone(r.Ratios)
 	return r
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/simulator/internal/scenario"
+	"github.com/archgate/archgate/simulator/internal/stats"
 )
 
 // Values flattens the report into the metrics that expectations and compare
@@ -43,14 +44,9 @@ func (v values) pass(prefix string, p *Pass) {
 	if p == nil {
 		return
 	}
-	for fam, s := range p.Latency {
-		if s.N == 0 {
-			continue
-		}
-		for _, st := range scenario.LatencyStats {
-			v.put(prefix+fam+"."+st, s.Get(st))
-		}
-	}
+	v.latencies(prefix, p.Latency)
+	v.latencies(prefix+"start.", p.StartLatency)
+	v.latencies(prefix+"rest.", p.RestLatency)
 	v.put(prefix+"throughput", p.Throughput)
 	v.put(prefix+"pods", float64(p.Pods))
 	v.put(prefix+"boundPods", float64(p.BoundPods))
@@ -80,6 +76,18 @@ func (v values) pass(prefix string, p *Pass) {
 		v.put(prefix+"neverGatedPods", float64(p.NeverGatedPods))
 		v.put(prefix+"placedAtAdmissionPods", float64(p.PlacedAtAdmissionPods))
 		v.put(prefix+"fallbackPods", float64(p.FallbackPods))
+	}
+}
+
+// latencies records each latency family that has samples under prefix.
+func (v values) latencies(prefix string, l map[string]stats.Summary) {
+	for fam, s := range l {
+		if s.N == 0 {
+			continue
+		}
+		for _, st := range scenario.LatencyStats {
+			v.put(prefix+fam+"."+st, s.Get(st))
+		}
 	}
 }
 

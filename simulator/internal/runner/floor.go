@@ -2,8 +2,11 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"os"
 	"time"
 
@@ -12,11 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/archgate/archgate/fakeregistry"
 	"github.com/archgate/archgate/operator/api/v1beta1"
 
+	"github.com/archgate/archgate/simulator/internal/floorgate"
 	"github.com/archgate/archgate/simulator/internal/floorpolicy"
 	"github.com/archgate/archgate/simulator/internal/floorwebhook"
 	"github.com/archgate/archgate/simulator/internal/workload"
@@ -145,5 +151,81 @@ func (p probe) until(ctx context.Context, crc crclient.Client, host string, wait
 		if err := sleep(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
+	}
+}
+
+// floorGate is the gate of a floor pass with floorGate: the registry model's time for each
+// image (delay), and a release that writes the pod's required affinity and removes the gate
+// in one patch, as archgate's release does (the floor's admission leaves a gated pod alone,
+// as archgate's does).
+func (r *run) floorGate(ctx context.Context, namespaces []string) *floorgate.Gate {
+	pods := r.plan.Pods
+	release := func(i int) error {
+		patch, err := releasePatch(pods[i])
+		if err != nil {
+			return err
+		}
+		return retryBusy(ctx, func() error {
+			_, err := r.kube.client.CoreV1().Pods(namespaces[pods[i].Namespace]).Patch(ctx, workload.PodName(i), types.JSONPatchType, patch, metav1.PatchOptions{})
+			return err
+		})
+	}
+	return floorgate.New(floorgate.Options{Delay: r.registryModelDelay(), Release: release})
+}
+
+// releasePatch is the JSON patch that releases pod from the floor's gate: the affinity its
+// images need (none when it pins its architecture itself or runs anywhere), then the gate
+// removed, tested first so that a gate not the floor's is never dropped.
+func releasePatch(pod workload.Pod) ([]byte, error) {
+	type op struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value,omitempty"`
+	}
+	ops := []op{{Op: "test", Path: "/spec/schedulingGates/0/name", Value: v1beta1.SchedulingGateName}}
+	if a := pod.HandwrittenAffinity(); a != nil {
+		ops = append(ops, op{Op: "add", Path: "/spec/affinity", Value: a})
+	}
+	ops = append(ops, op{Op: "remove", Path: "/spec/schedulingGates"})
+	return json.Marshal(ops)
+}
+
+// admitFloorGate gates pod i (its object pod, about to be created) when the floor's gate must
+// hold it, as archgate would: a workload pod, its architecture not pinned by a nodeSelector,
+// naming an image not read yet. It reports whether it gated the pod; a nil gate gates nothing.
+func (r *run) admitFloorGate(gate *floorgate.Gate, pods []workload.Pod, i int, pod *corev1.Pod) bool {
+	if gate == nil || i >= len(r.plan.Pods) || pods[i].NodeSelectorArch != "" || !gate.Admit(i, pods[i].Images()) {
+		return false
+	}
+	pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: v1beta1.SchedulingGateName})
+	return true
+}
+
+// registryModelDelay is the time the scenario's registry latency adds to the least a reader
+// asks for an image: its manifest, and the config blob of a single-platform manifest. The
+// draws are the registry's own distribution, seeded by the scenario's seed and the reference,
+// so an image costs the same in every run. The TLS handshake, the /v2/ ping and the serving
+// itself are left out: the floor is what no reader can avoid.
+func (r *run) registryModelDelay() func(ref string) time.Duration {
+	faults, err := baseFaults(r.s)
+	if err != nil {
+		faults = fakeregistry.Faults{} // validated when the registry started
+	}
+	catalog := r.opts.Scenario.Catalog
+	return func(ref string) time.Duration {
+		h := fnv.New64a()
+		h.Write([]byte(ref))
+		rng := rand.New(rand.NewPCG(uint64(r.s.Seed), h.Sum64()))
+		kinds := []fakeregistry.RequestKind{fakeregistry.KindManifestGet}
+		if im, err := catalog.Image(ref); err == nil && !im.Format.IsList() {
+			kinds = append(kinds, fakeregistry.KindBlobGet)
+		}
+		var d time.Duration
+		for _, k := range kinds {
+			if l, ok := faults.LatencyFor(k); ok {
+				d += l.Sample(rng)
+			}
+		}
+		return d
 	}
 }

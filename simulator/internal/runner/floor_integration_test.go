@@ -16,11 +16,13 @@ import (
 // adds at admission: the handwritten pass through the floor webhook (handwrittenViaWebhook),
 // or a floor pass of its own through the floor policy beside the plain handwritten pass
 // (floorBaseline). The floor's pods are created without the affinity, so only the floor keeps
-// that pass from misplacing what the scheduler-alone main pass misplaces.
+// that pass from misplacing what the scheduler-alone main pass misplaces. With floorGate the
+// floor also gates the first pods of each image and releases every one of them.
 func TestHandwrittenPassViaFloor(t *testing.T) {
 	for name, tc := range map[string]struct {
 		set   func(*scenario.Scenario)
 		floor func(*report.Report) *report.Pass
+		gates bool
 	}{
 		"webhook": {
 			set:   func(s *scenario.Scenario) { s.HandwrittenViaWebhook = true },
@@ -29,6 +31,11 @@ func TestHandwrittenPassViaFloor(t *testing.T) {
 		"policy": {
 			set:   func(s *scenario.Scenario) { s.FloorBaseline = scenario.FloorPolicy },
 			floor: func(r *report.Report) *report.Pass { return r.Floor },
+		},
+		"policy and gate": {
+			set:   func(s *scenario.Scenario) { s.FloorBaseline, s.FloorGate = scenario.FloorPolicy, true },
+			floor: func(r *report.Report) *report.Pass { return r.Floor },
+			gates: true,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -55,6 +62,9 @@ func TestHandwrittenPassViaFloor(t *testing.T) {
 					t.Errorf("%s pass (floor %s): %d of %d bound, %d misplaced; want all bound, none misplaced",
 						p.Name, name, p.BoundPods, p.Pods, p.MisplacedPods)
 				}
+			}
+			if held := h.Latency["gateHold"].N; (held > 0) != tc.gates || h.GatedAtEnd != 0 {
+				t.Errorf("floor %s: %d pods held the gate, %d gated at the end; want gated pods %v, none left gated", name, held, h.GatedAtEnd, tc.gates)
 			}
 			if m.MisplacedPods == 0 {
 				t.Errorf("the scheduler-alone main pass misplaced no pod: the workload cannot show the floor's effect")

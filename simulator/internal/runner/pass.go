@@ -20,6 +20,7 @@ import (
 	"github.com/archgate/archgate/operator/pkg/affinity"
 	"github.com/archgate/archgate/simulator/internal/calibrate"
 	"github.com/archgate/archgate/simulator/internal/fakenodes"
+	"github.com/archgate/archgate/simulator/internal/floorgate"
 	"github.com/archgate/archgate/simulator/internal/recorder"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
@@ -44,6 +45,9 @@ type passSpec struct {
 	// count counts the components' metrics and the registry's requests over the pass
 	// (passResult.counts).
 	count bool
+	// gate gates the pods a gate-based placement must hold and releases them after the
+	// registry model's time (scenario.FloorGate).
+	gate bool
 }
 
 // creates holds the creators' times of each pod while they run (offsets from the epoch),
@@ -134,7 +138,11 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	defer cancelPass()
 	c := &creates{sent: make([]time.Duration, len(all)), done: make([]time.Duration, len(all))}
 	var wg sync.WaitGroup
-	wg.Go(func() { r.create(passCtx, epoch, all, r.arrivals(len(pods), len(all)), objOpts, c) })
+	var gate *floorgate.Gate
+	if spec.gate {
+		gate = r.floorGate(passCtx, objOpts.Namespaces)
+	}
+	wg.Go(func() { r.create(passCtx, epoch, all, r.arrivals(len(pods), len(all)), objOpts, c, gate) })
 	kubelet := r.startFakeKubelet(passCtx, spec.name, misplaced)
 	var tl *timeline
 	if spec.operator && len(spec.timeline) > 0 {
@@ -144,6 +152,11 @@ func (r *run) runPass(ctx context.Context, spec passSpec) (passResult, error) {
 	end := time.Since(epoch)
 	cancelPass()
 	wg.Wait()
+	if gate != nil {
+		if _, err := gate.Stop(); err != nil {
+			out.errors = append(out.errors, fmt.Sprintf("%s pass: floor gate: %v", spec.name, err))
+		}
+	}
 	costEnd := r.stopProbes(context.WithoutCancel(ctx), before)
 	if tl != nil {
 		out.timeline = tl.stop()
@@ -337,7 +350,7 @@ func (r *run) arrivals(n, all int) []time.Duration {
 
 // create paces the creates at their arrival times with a bounded number of
 // requests in flight.
-func (r *run) create(ctx context.Context, epoch time.Time, pods []workload.Pod, arrivals []time.Duration, o workload.ObjectOptions, c *creates) {
+func (r *run) create(ctx context.Context, epoch time.Time, pods []workload.Pod, arrivals []time.Duration, o workload.ObjectOptions, c *creates, gate *floorgate.Gate) {
 	order := make([]int, len(pods))
 	for i := range order {
 		order[i] = i
@@ -352,12 +365,17 @@ func (r *run) create(ctx context.Context, epoch time.Time, pods []workload.Pod, 
 				lag := c.sent[i] - arrivals[i]
 				for old := c.lagMax.Load(); int64(lag) > old && !c.lagMax.CompareAndSwap(old, int64(lag)); old = c.lagMax.Load() {
 				}
-				if err := r.createPod(ctx, pods[i].Object(o)); err != nil {
+				pod := pods[i].Object(o)
+				gated := r.admitFloorGate(gate, pods, i, pod)
+				if err := r.createPod(ctx, pod); err != nil {
 					c.done[i], c.sent[i] = -1, -1
 					c.failed.Add(1)
 					c.firstErr.CompareAndSwap(nil, &err)
 				} else {
 					c.done[i] = time.Since(epoch)
+					if gated {
+						gate.Created(i)
+					}
 				}
 				c.finished.Add(1)
 			}
@@ -399,10 +417,22 @@ func (r *run) handwrittenPreferences() func(*corev1.Pod, []string) {
 // createPod creates a pod, retrying briefly on errors a busy apiserver
 // returns (timeouts, 429, 5xx).
 func (r *run) createPod(ctx context.Context, pod *corev1.Pod) error {
+	return retryBusy(ctx, func() error {
+		_, err := r.kube.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+// retryBusy calls do until it succeeds, fails with an error other than those a busy
+// apiserver returns (timeouts, 429, 5xx), or has tried five times.
+func retryBusy(ctx context.Context, do func() error) error {
 	var err error
 	for attempt := range 5 {
-		_, err = r.kube.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-		if err == nil || apierrors.IsAlreadyExists(err) {
+		err = do()
+		if err == nil {
 			return nil
 		}
 		if !(apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||

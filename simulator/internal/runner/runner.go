@@ -26,6 +26,7 @@ import (
 	"github.com/archgate/archgate/simulator/internal/procs"
 	"github.com/archgate/archgate/simulator/internal/report"
 	"github.com/archgate/archgate/simulator/internal/scenario"
+	"github.com/archgate/archgate/simulator/internal/stats"
 	"github.com/archgate/archgate/simulator/internal/workload"
 )
 
@@ -240,7 +241,7 @@ func (r *run) runOperatorOffPasses(ctx context.Context, res *results) error {
 		// archgate is the part of the main pass's figures archgate cannot be asked to remove.
 		{r.s.Baseline, passSpec{name: "baseline", attacker: r.s.Attacker != nil}, &res.baseline},
 		{r.s.HandwrittenBaseline, passSpec{name: "handwritten", handwritten: true, floor: r.s.HandwrittenFloor(), attacker: r.s.Attacker != nil}, &res.handwritten},
-		{r.s.FloorBaseline != scenario.FloorNone, passSpec{name: "floor", handwritten: true, floor: r.s.FloorBaseline, attacker: r.s.Attacker != nil}, &res.floor},
+		{r.s.FloorBaseline != scenario.FloorNone, passSpec{name: "floor", handwritten: true, floor: r.s.FloorBaseline, gate: r.s.FloorGate, attacker: r.s.Attacker != nil}, &res.floor},
 	} {
 		if !spec.want {
 			continue
@@ -380,6 +381,13 @@ func ratios(m, b *report.Pass) map[string]float64 {
 		if ms.N > 0 && bs.N > 0 {
 			div(fam+".p50", ms.P50, bs.P50)
 			div(fam+".p99", ms.P99, bs.P99)
+		}
+	}
+	for _, fam := range []string{"schedule", "create"} {
+		for window, lat := range map[string][2]map[string]stats.Summary{"start.": {m.StartLatency, b.StartLatency}, "rest.": {m.RestLatency, b.RestLatency}} {
+			if ms, bs := lat[0][fam], lat[1][fam]; ms.N > 0 && bs.N > 0 {
+				div(window+fam+".p99", ms.P99, bs.P99)
+			}
 		}
 	}
 	if m.Cost != nil && b.Cost != nil {

@@ -51,6 +51,8 @@ const (
 	NeedsHandwritten Needs = "handwrittenBaseline"
 	// NeedsFloor: only measured with a floor pass (floorBaseline).
 	NeedsFloor Needs = "floorBaseline"
+	// NeedsFloorGate: only measured with a floor pass that gates (floorGate).
+	NeedsFloorGate Needs = "floorGate"
 	// NeedsAttacker: only measured with an attacker.
 	NeedsAttacker Needs = "attacker"
 )
@@ -118,7 +120,9 @@ var CostComponents = []string{"kube-apiserver", "etcd", "kube-controller-manager
 // metric family is the table itself.
 func buildMetrics() []MetricInfo {
 	var out []MetricInfo
-	pass := func(prefix string, needs Needs, operatorOff bool) {
+	// gates is what gates the pass's pods (the operator, the floor's gate), NeedsNothing for
+	// a pass whose pods are never gated.
+	pass := func(prefix string, needs Needs, operatorOff bool, gates Needs) {
 		latencies := []struct{ name, help string }{
 			{"gateHold", "time a pod spent gated: gated seen → ungated seen"},
 			{"schedule", "ungated (or created, if never gated) seen → bound seen"},
@@ -126,16 +130,32 @@ func buildMetrics() []MetricInfo {
 			{"create", "create request sent → create answered (admission included)"},
 			{"execFormatDetection", "exec-format-error status seen → exec-format-error label seen (kubelet.execFormatErrors)"},
 		}
+		windows := []struct{ prefix, help string }{
+			{"", ""},
+			{"start.", " (pods whose create was sent in the pass's first 10 s)"},
+			{"rest.", " (pods whose create was sent after the pass's first 10 s)"},
+		}
 		for _, l := range latencies {
 			n := needs
-			if l.name == "gateHold" || l.name == "execFormatDetection" {
+			switch l.name {
+			case "gateHold":
+				if gates == NeedsNothing {
+					continue // never gated
+				}
+				n = gates
+			case "execFormatDetection":
 				if operatorOff {
-					continue // never gated without the operator
+					continue
 				}
 				n = NeedsOperator
 			}
-			for _, s := range LatencyStats {
-				out = append(out, MetricInfo{Name: prefix + l.name + "." + s, Unit: UnitDuration, Needs: n, Timing: true, Help: l.help})
+			for _, w := range windows {
+				if w.prefix != "" && l.name == "execFormatDetection" {
+					continue
+				}
+				for _, s := range LatencyStats {
+					out = append(out, MetricInfo{Name: prefix + w.prefix + l.name + "." + s, Unit: UnitDuration, Needs: n, Timing: true, Help: l.help + w.help})
+				}
 			}
 		}
 		out = append(out,
@@ -187,11 +207,13 @@ func buildMetrics() []MetricInfo {
 			)
 		}
 	}
-	pass("", NeedsNothing, false)
-	pass("baseline.", NeedsBaseline, true)
-	pass("handwritten.", NeedsHandwritten, true)
-	pass("floor.", NeedsFloor, true)
-	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99", "cost.cpuPer1kPods", "cost.relativeCPU", "cost.apiWritesPerPod", "calibration"}
+	pass("", NeedsNothing, false, NeedsOperator)
+	pass("baseline.", NeedsBaseline, true, NeedsNothing)
+	pass("handwritten.", NeedsHandwritten, true, NeedsNothing)
+	pass("floor.", NeedsFloor, true, NeedsFloorGate)
+	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99",
+		"start.schedule.p99", "rest.schedule.p99", "start.create.p99", "rest.create.p99",
+		"cost.cpuPer1kPods", "cost.relativeCPU", "cost.apiWritesPerPod", "calibration"}
 	for _, c := range CostComponents {
 		ratios = append(ratios, "cost.cpuPer1kPods."+c)
 	}

@@ -224,6 +224,11 @@ func TestParseErrors(t *testing.T) {
 			want: []strictyaml.FieldError{{Line: 5, Path: "floorBaseline", Value: `"policy"`,
 				Reason: "excludes handwrittenViaWebhook and handwrittenViaPolicy: the floor runs as its own pass beside the handwritten one"}},
 		},
+		"floor gate without a floor pass": {
+			old: "seed: 1\n", new: "seed: 1\nfloorGate: true\n",
+			want: []strictyaml.FieldError{{Line: 3, Path: "floorGate", Value: "true",
+				Reason: `needs floorBaseline ("webhook" or "policy"): it gates in the floor pass`}},
+		},
 		"expectation needing a floor pass": {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: floorRatio.create.p99 <= 2",
 			want: []strictyaml.FieldError{{Line: 20, Path: "expectations[0].check", Value: `"floorRatio.create.p99 <= 2"`,

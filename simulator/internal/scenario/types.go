@@ -56,6 +56,15 @@ type Scenario struct {
 	// machine at one speed: floorRatio.* divide the main pass by the floor.
 	// Not with handwrittenViaWebhook or handwrittenViaPolicy.
 	FloorBaseline Floor `json:"floorBaseline,omitempty"`
+	// FloorGate makes the floor pass also gate, as any placement that holds a pod until its
+	// images are known must, every pod naming an image not read yet (a pod whose
+	// nodeSelector pins its architecture aside), and release it with one write once the
+	// registry's latency model has drawn the time of that image's minimum requests (its
+	// manifest, and the config of a single-platform one), counted from the create of the
+	// first pod naming it (simulator/internal/floorgate). The floor is then the whole of a
+	// gate-based admission design: floorRatio.* are what archgate costs beyond holding the
+	// first pods of each image for the registry. Needs floorBaseline.
+	FloorGate bool `json:"floorGate,omitempty"`
 	// Deadline bounds each pass, from its first pod creation to the last pod
 	// bound; pods not bound by then are reported as unbound. Default 10m.
 	Deadline Duration `json:"deadline,omitempty"`

@@ -90,6 +90,8 @@ func validate(s *Scenario) []*strictyaml.FieldError {
 		e.add("floorBaseline", s.FloorBaseline, "must be %q or %q", FloorWebhook, FloorPolicy)
 	case s.FloorBaseline != FloorNone && s.HandwrittenFloor() != FloorNone:
 		e.add("floorBaseline", s.FloorBaseline, "excludes handwrittenViaWebhook and handwrittenViaPolicy: the floor runs as its own pass beside the handwritten one")
+	case s.FloorGate && s.FloorBaseline == FloorNone:
+		e.add("floorGate", true, "needs floorBaseline (%q or %q): it gates in the floor pass", FloorWebhook, FloorPolicy)
 	}
 	validateNodes(&e, s)
 	validateRegistry(&e, s)
@@ -915,6 +917,10 @@ func parseChecks(s *Scenario, list []Expectation, path string) ([]Check, []*stri
 		case NeedsFloor:
 			if s.FloorBaseline == FloorNone {
 				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs floorBaseline", c.Metric.Name)
+			}
+		case NeedsFloorGate:
+			if !s.FloorGate {
+				e.add(strictyaml.JoinPath(p, "check"), x.Check, "metric %s needs floorGate: true", c.Metric.Name)
 			}
 		case NeedsAttacker:
 			if s.Attacker == nil {
