@@ -18,6 +18,7 @@ package components
 
 import (
 	"github.com/archgate/archgate/operator/internal/controller/execformatmonitor"
+	"github.com/archgate/archgate/operator/internal/controller/podplacement"
 	"github.com/archgate/archgate/operator/internal/inspect"
 	gatewebhook "github.com/archgate/archgate/operator/internal/webhook"
 )
@@ -36,6 +37,11 @@ const (
 	MetricInspectDuration = inspect.MetricDuration
 	// MetricInspectErrors counts failed inspections by LabelReason.
 	MetricInspectErrors = inspect.MetricErrors
+
+	// MetricPlacementPhaseDuration is a histogram of the time a placement reconcile spends
+	// in each phase, by LabelPlacementPhase (config, credentials, inspection, placement, patch).
+	MetricPlacementPhaseDuration = podplacement.MetricReconcilePhaseDuration
+	LabelPlacementPhase          = podplacement.LabelPhase
 
 	// MetricWebhookPodsGated counts pods given the gate; MetricWebhookPodsSkipped admission
 	// requests let through unchanged, by LabelReason.

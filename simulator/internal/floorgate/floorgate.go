@@ -1,7 +1,8 @@
 // Package floorgate is the floor of every placement that holds a pod until its images are
 // known: in a floor pass it gates the pods such a design must gate (those naming an image not
 // read yet) and releases each with one write as soon as the registry model's time for reading
-// its images has passed. Nothing is inspected or decided: the pod already carries its answer,
+// its images has passed since the first pod naming them was created (a design that learns of
+// pods from the apiserver cannot start earlier). Nothing is inspected or decided: the pod already carries its answer,
 // so what a gated pod pays here is what the gate itself costs (the registry's time, the
 // release write, the scheduler taking released pods together), and what archgate pays beyond
 // it is archgate's own.
@@ -34,7 +35,8 @@ type Gate struct {
 
 	mu      sync.Mutex
 	known   map[string]bool
-	reading map[string][]int // image being read → pods waiting on it
+	reading map[string][]int // image not known yet → pods waiting on it
+	started map[string]bool  // images whose read is under way
 	waiting map[int]*waiter
 	cancels []func() bool
 	stopped bool
@@ -45,6 +47,7 @@ type Gate struct {
 // waiter is one gated pod: the reads it still waits on, and whether its create was answered
 // (a pod cannot be released before it exists).
 type waiter struct {
+	images  []string // the images it waits on
 	pending int
 	created bool
 }
@@ -54,13 +57,11 @@ func New(opts Options) *Gate {
 	if opts.AfterFunc == nil {
 		opts.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
-	return &Gate{opts: opts, known: map[string]bool{}, reading: map[string][]int{}, waiting: map[int]*waiter{}}
+	return &Gate{opts: opts, known: map[string]bool{}, reading: map[string][]int{}, started: map[string]bool{}, waiting: map[int]*waiter{}}
 }
 
 // Admit is called just before pod i's create is sent and reports whether the pod must be
-// created gated: some image of it is not known yet. It starts the read of every such image
-// not already being read, so that reads of one image are shared, as a cache with
-// de-duplicated lookups shares them.
+// created gated: some image of it is not known yet.
 func (g *Gate) Admit(i int, images []string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -69,10 +70,8 @@ func (g *Gate) Admit(i int, images []string) bool {
 		if g.known[ref] {
 			continue
 		}
+		w.images = append(w.images, ref)
 		w.pending++
-		if _, ok := g.reading[ref]; !ok && !g.stopped {
-			g.cancels = append(g.cancels, g.opts.AfterFunc(g.opts.Delay(ref), func() { g.read(ref) }))
-		}
 		g.reading[ref] = append(g.reading[ref], i)
 	}
 	if w.pending == 0 {
@@ -82,15 +81,24 @@ func (g *Gate) Admit(i int, images []string) bool {
 	return true
 }
 
-// Created is called once pod i's create was answered; a gated pod whose images are all read
-// is released now.
+// Created is called once pod i's create was answered. It starts the read of each image of a
+// gated pod not already being read, so that the pods naming one image share its read, as a
+// cache with de-duplicated lookups shares it, and releases the pod if nothing is left to read.
 func (g *Gate) Created(i int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if w, ok := g.waiting[i]; ok {
-		w.created = true
-		g.releaseIfReady(i, w)
+	w, ok := g.waiting[i]
+	if !ok {
+		return
 	}
+	w.created = true
+	for _, ref := range w.images {
+		if !g.started[ref] && !g.known[ref] && !g.stopped {
+			g.started[ref] = true
+			g.cancels = append(g.cancels, g.opts.AfterFunc(g.opts.Delay(ref), func() { g.read(ref) }))
+		}
+	}
+	g.releaseIfReady(i, w)
 }
 
 // read marks ref known and releases the pods that waited on it alone.
@@ -105,6 +113,7 @@ func (g *Gate) read(ref string) {
 		}
 	}
 	delete(g.reading, ref)
+	delete(g.started, ref)
 }
 
 // releaseIfReady releases pod i once it exists and waits on nothing; g.mu is held.

@@ -92,13 +92,34 @@ func TestGate(t *testing.T) {
 		wantReads    map[string]int
 	}{
 		{
-			name: "a pod is gated until its image is read and it exists",
+			name: "a pod is gated; its image's read starts once it exists and it is released after",
+			steps: []step{
+				{admit: 0, images: []string{"a"}, gated: true, created: 0},
+				{admit: -1, created: -1, read: "a"},
+			},
+			wantReleased: []int{0},
+			wantReads:    map[string]int{"a": 1},
+		},
+		{
+			name: "the first pod created starts the read; a pod not created yet is not released",
 			steps: []step{
 				{admit: 0, images: []string{"a"}, gated: true, created: -1},
+				{admit: 1, images: []string{"a"}, gated: true, created: 1},
+				{admit: -1, created: -1, read: "a"},
+			},
+			wantReleased: []int{1},
+			wantGated:    1,
+			wantReads:    map[string]int{"a": 1},
+		},
+		{
+			name: "a pod created after its image was read is released at once",
+			steps: []step{
+				{admit: 0, images: []string{"a"}, gated: true, created: -1},
+				{admit: 1, images: []string{"a"}, gated: true, created: 1},
 				{admit: -1, created: -1, read: "a"},
 				{admit: -1, created: 0},
 			},
-			wantReleased: []int{0},
+			wantReleased: []int{0, 1},
 			wantReads:    map[string]int{"a": 1},
 		},
 		{
@@ -122,13 +143,12 @@ func TestGate(t *testing.T) {
 			wantReads: map[string]int{"a": 1, "b": 1},
 		},
 		{
-			name: "a pod whose create never answers stays counted as gated",
+			name: "a pod whose create never answers starts no read and stays counted as gated",
 			steps: []step{
 				{admit: 0, images: []string{"a"}, gated: true, created: -1},
-				{admit: -1, created: -1, read: "a"},
 			},
 			wantGated: 1,
-			wantReads: map[string]int{"a": 1},
+			wantReads: map[string]int{"a": 0},
 		},
 		{
 			name: "a pod naming no image is not gated",

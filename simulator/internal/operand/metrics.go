@@ -199,6 +199,29 @@ func (s Snapshot) ByLabel(name, label string) (map[string]float64, error) {
 	return out, err
 }
 
+// MeansByLabel divides the sum of the histogram name's observations by their count, by the
+// value of label: the mean observation of each label value, with how many there were.
+func (s Snapshot) MeansByLabel(name, label string) (means, counts map[string]float64, err error) {
+	series, err := s.Family(name)
+	sums := map[string]float64{}
+	counts = map[string]float64{}
+	for _, sr := range series {
+		v, ok := sr.Labels[label]
+		if !ok {
+			return nil, nil, &MissingMetricError{Name: name, Label: label}
+		}
+		sums[v] += sr.Value
+		counts[v] += sr.Count
+	}
+	means = map[string]float64{}
+	for v, n := range counts {
+		if n > 0 {
+			means[v] = sums[v] / n
+		}
+	}
+	return means, counts, err
+}
+
 // Flat returns every series keyed by "name{label="value",…}" (histograms
 // as name_count and name_sum), the report's form.
 func (s Snapshot) Flat() map[string]float64 {

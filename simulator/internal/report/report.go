@@ -368,6 +368,11 @@ type OperatorStats struct {
 	// WebhookGated and WebhookSkipped (by reason) count admission decisions.
 	WebhookGated   float64            `json:"webhookGated"`
 	WebhookSkipped map[string]float64 `json:"webhookSkipped,omitempty"`
+	// PhaseMeanSeconds is the mean time the placement controller's reconciles spent in each
+	// phase (config, credentials, inspection, placement, patch: the pod write), over
+	// Reconciles reconciles: where a gated pod's wait goes.
+	PhaseMeanSeconds map[string]float64 `json:"phaseMeanSeconds,omitempty"`
+	Reconciles       float64            `json:"reconciles,omitempty"`
 	// Counters are every counter the components exported, by series.
 	Counters map[string]float64 `json:"counters,omitempty"`
 	// Restarts counts, by Deployment, the component processes that ended

@@ -77,6 +77,7 @@ func sample(scale float64) *Report {
 			"create.p99": 2, "start.schedule.p99": 1.5, "rest.schedule.p99": 1.1, "start.create.p99": 2.1, "rest.create.p99": 1.9,
 			"cost.cpuPer1kPods": 2, "cost.relativeCPU": 1.2, "cost.apiWritesPerPod": 1.33, "calibration": 1},
 		Operator: &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0},
+			PhaseMeanSeconds: map[string]float64{"patch": 0.011, "placement": 0.0001, "inspection": 0.007, "config": 0.00005}, Reconciles: 129,
 			Restarts: map[string]int{}, OOMKills: map[string]int{}},
 		Registry:  &RegistryStats{Requests: map[string]uint64{"ping": 1, "manifest_get": 2}, Total: 3, UniqueImages: 1, MinimumRequests: 2, ContentRequests: 2, PerMinimum: 1, ProtocolOverhead: ProtocolOverhead{Pings: 1, Total: 1, PerImage: 1}},
 		Resources: Resources{Processes: []ProcessStats{{Name: "simulator", CPUSeconds: 1, PeakRSSBytes: 1 << 20}, {Name: "etcd", CPUSeconds: 1, PeakRSSBytes: 1 << 20}}},
@@ -330,5 +331,18 @@ func TestRelativeCPU(t *testing.T) {
 				t.Errorf("RelativeCPU() = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestMarkdownReconcilePhases: the operator section shows where a reconcile's time went, the
+// phases in the order they run.
+func TestMarkdownReconcilePhases(t *testing.T) {
+	var md strings.Builder
+	if err := sample(1).WriteMarkdown(&md, Files{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "- placement controller, mean per reconcile over 129: config 50µs, inspection 7.0ms, placement 100µs, patch 11.0ms"
+	if !slices.Contains(strings.Split(md.String(), "\n"), want) {
+		t.Errorf("no line %q in:\n%s", want, md.String())
 	}
 }

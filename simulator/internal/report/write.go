@@ -122,7 +122,30 @@ var summaryTemplate = template.Must(template.New("summary").Funcs(template.FuncM
 	"intCounts":    formatCounts,
 	"graceSeconds": func() float64 { return GateAgeGraceSeconds },
 	"goalText":     Outcome.GoalText,
+	"phaseMeans":   formatPhaseMeans,
 }).Parse(summaryTemplateText))
+
+// formatPhaseMeans writes the mean time of each reconcile phase, in the order they run (any
+// other phase last, by name).
+func formatPhaseMeans(means map[string]float64) string {
+	phaseOrder := []string{"config", "credentials", "inspection", "placement", "patch"}
+	names := slices.Sorted(maps.Keys(means))
+	slices.SortStableFunc(names, func(a, b string) int {
+		ia, ib := slices.Index(phaseOrder, a), slices.Index(phaseOrder, b)
+		if ia < 0 {
+			ia = len(phaseOrder)
+		}
+		if ib < 0 {
+			ib = len(phaseOrder)
+		}
+		return ia - ib
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + " " + tableDuration(means[n])
+	}
+	return strings.Join(parts, ", ")
+}
 
 // summaryView is what the summary template reads besides the report: the
 // per-pass rows, the ratios as text, the cost section and the plots' file

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -349,6 +351,11 @@ func operatorStats(now operand.Snapshot) (*report.OperatorStats, error) {
 	}
 	if n := o.CacheHits + o.CacheMisses; n > 0 {
 		o.CacheHitRate = o.CacheHits / n
+	}
+	means, counts, err := now.MeansByLabel(opcomponents.MetricPlacementPhaseDuration, opcomponents.LabelPlacementPhase)
+	errs = append(errs, err)
+	if len(means) > 0 {
+		o.PhaseMeanSeconds, o.Reconciles = means, slices.Max(slices.Collect(maps.Values(counts)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return o, fmt.Errorf("reading the operator's metrics: %w", err)

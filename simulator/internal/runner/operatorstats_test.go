@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
 
 	opcomponents "github.com/archgate/archgate/operator/pkg/components"
@@ -37,6 +38,12 @@ func operatorMetrics(t *testing.T, rename map[string]string) operand.Snapshot {
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name(opcomponents.MetricInspectDuration)}, []string{opcomponents.LabelOutcome})
 	r.MustRegister(h)
 	h.WithLabelValues("success").Observe(0.1)
+	phases := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name(opcomponents.MetricPlacementPhaseDuration)}, []string{opcomponents.LabelPlacementPhase})
+	r.MustRegister(phases)
+	for _, s := range []float64{0.004, 0.006} {
+		phases.WithLabelValues("inspection").Observe(s)
+		phases.WithLabelValues("patch").Observe(2 * s)
+	}
 	return c.Snapshot()
 }
 
@@ -48,12 +55,15 @@ func TestOperatorStats(t *testing.T) {
 	if o.CacheHitRate != 0.9 || o.Inspections != 1 || o.InspectionErrors["auth"] != 1 || o.WebhookGated != 10 || o.WebhookSkipped["pinned"] != 3 {
 		t.Errorf("stats = %+v", o)
 	}
+	if diff := cmp.Diff(map[string]float64{"inspection": 0.005, "patch": 0.01}, o.PhaseMeanSeconds, cmpopts.EquateApprox(0, 1e-12)); diff != "" || o.Reconciles != 2 {
+		t.Errorf("reconcile phases (-want +got):\n%s\nreconciles %v, want 2", diff, o.Reconciles)
+	}
 }
 
 // TestOperatorStatsMissingMetric: a metric the operator renamed is an
 // error naming it, not a silent 0.
 func TestOperatorStatsMissingMetric(t *testing.T) {
-	for _, m := range []string{opcomponents.MetricInspectCacheHits, opcomponents.MetricInspectDuration, opcomponents.MetricWebhookPodsSkipped} {
+	for _, m := range []string{opcomponents.MetricInspectCacheHits, opcomponents.MetricInspectDuration, opcomponents.MetricWebhookPodsSkipped, opcomponents.MetricPlacementPhaseDuration} {
 		t.Run(m, func(t *testing.T) {
 			_, err := operatorStats(operatorMetrics(t, map[string]string{m: m + "_renamed"}))
 			if err == nil || !strings.Contains(err.Error(), m+": not exported") {

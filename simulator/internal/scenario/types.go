@@ -60,8 +60,8 @@ type Scenario struct {
 	// images are known must, every pod naming an image not read yet (a pod whose
 	// nodeSelector pins its architecture aside), and release it with one write once the
 	// registry's latency model has drawn the time of that image's minimum requests (its
-	// manifest, and the config of a single-platform one), counted from the create of the
-	// first pod naming it (simulator/internal/floorgate). The floor is then the whole of a
+	// manifest, and the config of a single-platform one), counted from the moment the first
+	// pod naming it exists, its create answered (simulator/internal/floorgate). The floor is then the whole of a
 	// gate-based admission design: floorRatio.* are what archgate costs beyond holding the
 	// first pods of each image for the registry. Needs floorBaseline.
 	FloorGate bool `json:"floorGate,omitempty"`

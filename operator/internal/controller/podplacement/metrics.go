@@ -38,6 +38,13 @@ const (
 	resultConflict = "conflict"
 )
 
+// MetricReconcilePhaseDuration is the histogram of the time a reconcile spends in each phase,
+// by LabelPhase; readers outside the operator (the simulator's report) name it by these.
+const (
+	MetricReconcilePhaseDuration = "archgate_placement_reconcile_phase_duration_seconds"
+	LabelPhase                   = "phase"
+)
+
 // gaugeListTimeout bounds the cache read behind the gated-pods gauges at scrape time.
 const gaugeListTimeout = 2 * time.Second
 
@@ -70,12 +77,12 @@ func NewMetrics() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 17),
 		}, []string{"result"}),
 		phaseDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "archgate_placement_reconcile_phase_duration_seconds",
+			Name: MetricReconcilePhaseDuration,
 			Help: "Time a pod's reconcile spent in each phase (config, credentials, inspection, placement, patch: the pod write), " +
 				"so that a slow gate removal shows where it waits.",
 			// 0.05 ms … ~3.3 s: cache reads take microseconds, the write and the registries milliseconds.
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 17),
-		}, []string{"phase"}),
+		}, []string{LabelPhase}),
 		podsProcessed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "archgate_placement_pods_processed_total",
 			Help: "Pods whose scheduling gate the controller removed, by outcome (the multiarch.openshift.io/placement label value).",
