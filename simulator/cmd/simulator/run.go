@@ -95,7 +95,7 @@ killed run). See docs/simulator-existing-cluster.md.`,
 	fl.StringVar(&f.archgate, "archgate", defaultArchgate, "the archgate binary whose webhook and controller processes the scenario runs (make archgate builds it)")
 	fl.StringVar(&f.kcm, "kube-controller-manager", defaultControllerManager, "the kube-controller-manager binary of scenarios with controlPlane.controllerManager (make cluster-components builds it)")
 	fl.BoolVar(&f.inProcess, "in-process", false, "run the scheduler, webhook and controller inside the simulator's process (debugging, scenarios with operator.mode direct; no per-component cost)")
-	fl.BoolVar(&f.profile, "profile", false, "write CPU and heap profiles of kube-apiserver and each component beside the report")
+	fl.BoolVar(&f.profile, "profile", false, "write CPU and heap profiles of kube-apiserver and each component, and kube-apiserver's allocations, beside the report")
 	fl.DurationVar(&f.profileTime, "profile-duration", 30*time.Second, "how much of each pass the CPU profiles cover, from its start")
 	_ = cmd.MarkFlagRequired("scenario")
 	return cmd

@@ -259,6 +259,8 @@ type Pass struct {
 	SchedulerSLI *HistogramStats `json:"schedulerSLI,omitempty"`
 	// Admission is the apiserver's own account of mutating admission over the pass.
 	Admission *AdmissionCost `json:"admission,omitempty"`
+	// APIServerRuntime is what the apiserver's Go runtime says about the pass.
+	APIServerRuntime *APIServerRuntime `json:"apiserverRuntime,omitempty"`
 	// DeadlineHit is true when the pass ended at the deadline.
 	DeadlineHit bool `json:"deadlineHit"`
 	// Cost is the pass's CPU, memory and apiserver requests per component.
@@ -771,6 +773,21 @@ func (r *Report) attacker() *Attacker {
 		return nil
 	}
 	return r.Main.Attacker
+}
+
+// APIServerRuntime is the apiserver's Go runtime over a pass, from its own metrics: what it
+// allocated per pod, and how often and at what CPU it collected its heap. Every collection of
+// a large heap is a burst of CPU in which the apiserver's requests wait, so a pass that
+// allocates more in the apiserver meets more of them.
+type APIServerRuntime struct {
+	// AllocatedBytesPerPod is go_gc_heap_allocs_bytes_total over the pass, per pod.
+	AllocatedBytesPerPod float64 `json:"allocatedBytesPerPod"`
+	// GCCycles is go_gc_cycles_total_gc_cycles_total over the pass (the pass starts right
+	// after a forced one, which is not counted).
+	GCCycles float64 `json:"gcCycles"`
+	// GCCPUSecondsPer1kPods is go_cpu_classes_gc_total_cpu_seconds_total over the pass, per
+	// 1,000 pods: the collector's own CPU, its mark assists included.
+	GCCPUSecondsPer1kPods float64 `json:"gcCPUSecondsPer1kPods"`
 }
 
 // AdmissionCost is what the apiserver's admission metrics say about a pass: the time its

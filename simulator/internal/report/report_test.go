@@ -55,6 +55,7 @@ func sample(scale float64) *Report {
 			p.Latency["execFormatDetection"] = stats.Summarize([]float64{0.05, 0.1, 0.2})
 		}
 		p.SchedulerSLI = &HistogramStats{Count: 1000, P50: 0.01, P99: 0.05}
+		p.APIServerRuntime = &APIServerRuntime{AllocatedBytesPerPod: 300 << 10 * scale, GCCycles: 3, GCCPUSecondsPer1kPods: 0.5 * scale}
 		p.Steps = []StepStats{{Rate: 50, Pods: 500, TotalP50: 0.02, TotalP99: 0.1, Sustained: true}, {Rate: 100, StartSeconds: 10, Pods: 500, TotalP50: 2, TotalP99: 3}}
 		p.SustainedRate = 50 / scale
 		p.CalibrationSeconds = 12e-6 * scale
@@ -75,7 +76,7 @@ func sample(scale float64) *Report {
 		Baseline:      pass("baseline", false, false),
 		Ratios: map[string]float64{"throughput": 0.9, "schedule.p50": 1.1, "schedule.p99": 1.2, "total.p50": 1.3, "total.p99": 1.4,
 			"create.p99": 2, "start.schedule.p99": 1.5, "rest.schedule.p99": 1.1, "start.create.p99": 2.1, "rest.create.p99": 1.9,
-			"cost.cpuPer1kPods": 2, "cost.relativeCPU": 1.2, "cost.apiWritesPerPod": 1.33, "calibration": 1},
+			"cost.cpuPer1kPods": 2, "cost.relativeCPU": 1.2, "cost.apiWritesPerPod": 1.33, "apiserver.allocatedPerPod": 1.2, "calibration": 1},
 		Operator: &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0},
 			PhaseMeanSeconds: map[string]float64{"patch": 0.011, "placement": 0.0001, "inspection": 0.007, "config": 0.00005}, Reconciles: 129,
 			Restarts: map[string]int{}, OOMKills: map[string]int{}},

@@ -69,6 +69,11 @@ func (v values) pass(prefix string, p *Pass) {
 	}
 	v.execFormat(prefix, p)
 	v.cost(prefix, p.Cost)
+	if g := p.APIServerRuntime; g != nil {
+		v.put(prefix+"apiserver.allocatedPerPod", g.AllocatedBytesPerPod)
+		v.put(prefix+"apiserver.gcCycles", g.GCCycles)
+		v.put(prefix+"apiserver.gcCPUPer1kPods", g.GCCPUSecondsPer1kPods)
+	}
 	if p.Operator {
 		v.put(prefix+"inspectionFailedPods", float64(p.Placements["inspection-failed"]))
 		v.put(prefix+"gateAgeExceededPods", float64(p.Placements["gate-age-exceeded"]))

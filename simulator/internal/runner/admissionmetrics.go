@@ -22,12 +22,27 @@ const (
 	admissionPluginMetric = "apiserver_admission_controller_admission_duration_seconds"
 )
 
+// The apiserver's Go runtime metrics (runtime/metrics, which component-base exports whole):
+// what the apiserver allocates, how often it collects, and the CPU its collector takes. A pass
+// that allocates more in the apiserver (an admission policy's JSON round trip and CEL
+// evaluation, say) collects more often, and on a small machine each collection of a large heap
+// is a second in which every request waits longer.
+const (
+	heapAllocsMetric = "go_gc_heap_allocs_bytes_total"
+	gcCyclesMetric   = "go_gc_cycles_total_gc_cycles_total"
+	gcCPUMetric      = "go_cpu_classes_gc_total_cpu_seconds_total"
+)
+
 // admissionTotals are the apiserver's cumulative admission figures at one moment.
 type admissionTotals struct {
 	mutatingSeconds, webhookCalls, webhookSeconds, policyChecks float64
 	// creates counts the CREATE requests through the mutating step; chainRuns the runs of its
 	// built-in plugins, read from the plugin called most often (one that handles every CREATE).
 	creates, chainRuns float64
+	// allocBytes, gcCycles and gcCPUSeconds are the apiserver's Go runtime totals; runtimeOK
+	// says the apiserver exported all three.
+	allocBytes, gcCycles, gcCPUSeconds float64
+	runtimeOK                          bool
 }
 
 // apiserverAdmission scrapes the apiserver's /metrics; ok is false when it cannot (the pass then
@@ -49,11 +64,18 @@ func (r *run) apiserverAdmission(ctx context.Context) (admissionTotals, bool) {
 }
 
 // admissionTotalsOf sums the CREATE requests' mutating admission time, webhook calls and policy
-// checks.
+// checks, and reads the apiserver's runtime totals.
 func admissionTotalsOf(families []*dto.MetricFamily) admissionTotals {
 	var t admissionTotals
 	pluginCalls := map[string]float64{}
+	runtime := map[string]*float64{heapAllocsMetric: &t.allocBytes, gcCyclesMetric: &t.gcCycles, gcCPUMetric: &t.gcCPUSeconds}
+	read := 0
 	for _, f := range families {
+		if x, ok := runtime[f.GetName()]; ok && len(f.GetMetric()) == 1 {
+			*x = f.GetMetric()[0].GetCounter().GetValue()
+			read++
+			continue
+		}
 		for _, m := range f.GetMetric() {
 			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
@@ -83,6 +105,7 @@ func admissionTotalsOf(families []*dto.MetricFamily) admissionTotals {
 	for _, n := range pluginCalls {
 		t.chainRuns = max(t.chainRuns, n)
 	}
+	t.runtimeOK = read == len(runtime)
 	return t
 }
 
@@ -98,5 +121,19 @@ func admissionCost(before, after admissionTotals, pods int) *report.AdmissionCos
 		WebhookSecondsPerPod:  (after.webhookSeconds - before.webhookSeconds) / n,
 		PolicyChecksPerPod:    (after.policyChecks - before.policyChecks) / n,
 		ReinvokedPerPod:       max((after.chainRuns-before.chainRuns)-(after.creates-before.creates), 0) / n,
+	}
+}
+
+// apiserverRuntime is the pass's share of the apiserver's runtime totals; nil when either
+// reading lacks them.
+func apiserverRuntime(before, after admissionTotals, pods int) *report.APIServerRuntime {
+	if pods == 0 || !before.runtimeOK || !after.runtimeOK {
+		return nil
+	}
+	n := float64(pods)
+	return &report.APIServerRuntime{
+		AllocatedBytesPerPod:  (after.allocBytes - before.allocBytes) / n,
+		GCCycles:              after.gcCycles - before.gcCycles,
+		GCCPUSecondsPer1kPods: (after.gcCPUSeconds - before.gcCPUSeconds) / n * 1000,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/archgate/archgate/simulator/internal/operand"
+	"github.com/archgate/archgate/simulator/internal/report"
 )
 
 func TestAdmissionTotalsOf(t *testing.T) {
@@ -51,5 +52,33 @@ apiserver_mutating_admission_policy_check_total{error_type="no_error",policy="p"
 	cost := admissionCost(admissionTotals{mutatingSeconds: 0.1, webhookCalls: 2, creates: 2, chainRuns: 2}, got, 4)
 	if cost.MutatingSecondsPerPod != 0.1 || cost.WebhookCallsPerPod != 0.5 || cost.PolicyChecksPerPod != 1.5 || cost.ReinvokedPerPod != 1.5 {
 		t.Fatalf("admissionCost = %+v", cost)
+	}
+	if rt := apiserverRuntime(admissionTotals{}, got, 4); rt != nil {
+		t.Fatalf("apiserverRuntime without the runtime metrics = %+v, want nil", rt)
+	}
+}
+
+func TestAPIServerRuntime(t *testing.T) {
+	const text = `# TYPE go_gc_heap_allocs_bytes_total counter
+go_gc_heap_allocs_bytes_total 5.096e+06
+# TYPE go_gc_cycles_total_gc_cycles_total counter
+go_gc_cycles_total_gc_cycles_total 12
+# TYPE go_cpu_classes_gc_total_cpu_seconds_total counter
+go_cpu_classes_gc_total_cpu_seconds_total 3.5
+`
+	families, err := operand.ParseFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := admissionTotalsOf(families)
+	before := admissionTotals{allocBytes: 1e6, gcCycles: 10, gcCPUSeconds: 1.5, runtimeOK: true}
+	got := apiserverRuntime(before, after, 1000)
+	want := report.APIServerRuntime{AllocatedBytesPerPod: 4096, GCCycles: 2, GCCPUSecondsPer1kPods: 2}
+	if got == nil || *got != want {
+		t.Fatalf("apiserverRuntime = %+v, want %+v", got, want)
+	}
+	partial := admissionTotalsOf(families[:2])
+	if rt := apiserverRuntime(before, partial, 1000); rt != nil {
+		t.Fatalf("apiserverRuntime with a runtime metric missing = %+v, want nil", rt)
 	}
 }

@@ -277,6 +277,7 @@ func (r *run) fillProbes(ctx context.Context, p probes, pass *report.Pass, costE
 	pass.SchedulerSLI = sliDelta(p.sli, r.cluster.schedulerSLI(ctx))
 	if after, ok := r.apiserverAdmission(ctx); ok && p.admissionOK {
 		pass.Admission = admissionCost(p.admission, after, pass.Pods)
+		pass.APIServerRuntime = apiserverRuntime(p.admission, after, pass.Pods)
 	}
 	pass.Cost = r.cost(p.cost, costEnd, r.sampler.Samples(), pass.Pods)
 }

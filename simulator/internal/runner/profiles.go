@@ -12,8 +12,8 @@ import (
 	"github.com/archgate/archgate/simulator/internal/operand"
 )
 
-// startProfiles takes, when Options.ProfileDir is set, a CPU profile of
-// kube-apiserver and of every component process over the first
+// startProfiles takes, when Options.ProfileDir is set, a CPU and an allocation profile of
+// kube-apiserver and a CPU profile of every component process over the first
 // Options.ProfileDuration of the pass; the returned stop waits for them and
 // adds a heap profile of each process at the pass's end.
 func (r *run) startProfiles(ctx context.Context, pass string) (stop func()) {
@@ -42,17 +42,21 @@ func (r *run) startProfiles(ctx context.Context, pass string) (stop func()) {
 		r.logf("profiles: %v", err)
 		return func() {}
 	}
-	wg.Go(func() {
-		write("kube-apiserver.cpu.pprof", func(f *os.File) error {
-			raw, err := r.kube.client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
-				Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(ctx)
-			if err != nil {
+	// The apiserver's allocations over the same span (a delta profile): what each pass makes
+	// its garbage collector work for.
+	for name, path := range map[string]string{"kube-apiserver.cpu.pprof": "/debug/pprof/profile", "kube-apiserver.allocs.pprof": "/debug/pprof/allocs"} {
+		wg.Go(func() {
+			write(name, func(f *os.File) error {
+				raw, err := r.kube.client.CoreV1().RESTClient().Get().AbsPath(path).
+					Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(ctx)
+				if err != nil {
+					return err
+				}
+				_, err = f.Write(raw)
 				return err
-			}
-			_, err = f.Write(raw)
-			return err
+			})
 		})
-	})
+	}
 	procs := r.profiledProcesses()
 	names := profileNames(procs)
 	for i, p := range procs {

@@ -390,6 +390,9 @@ func ratios(m, b *report.Pass) map[string]float64 {
 			}
 		}
 	}
+	if m.APIServerRuntime != nil && b.APIServerRuntime != nil {
+		div("apiserver.allocatedPerPod", m.APIServerRuntime.AllocatedBytesPerPod, b.APIServerRuntime.AllocatedBytesPerPod)
+	}
 	if m.Cost != nil && b.Cost != nil {
 		div("cost.cpuPer1kPods", m.Cost.CPUSecondsPer1kPods, b.Cost.CPUSecondsPer1kPods)
 		div("cost.relativeCPU", m.Cost.RelativeCPU(), b.Cost.RelativeCPU())

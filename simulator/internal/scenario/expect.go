@@ -185,6 +185,9 @@ func buildMetrics() []MetricInfo {
 			MetricInfo{Name: prefix + "cost.relativeCPU", Unit: UnitFactor, Needs: needs, Help: "CPU of every component but the harness in units of the harness's CPU over the pass: at a fixed arrival rate the harness does the same work in every pass, so the figure does not move with the machine's speed"},
 			MetricInfo{Name: prefix + "cost.apiWritesPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver write requests (POST, PUT, PATCH, DELETE) per pod over the pass"},
 			MetricInfo{Name: prefix + "cost.apiRequestsPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver requests per pod over the pass"},
+			MetricInfo{Name: prefix + "apiserver.allocatedPerPod", Unit: UnitBytes, Needs: needs, Help: "bytes kube-apiserver allocated over the pass per pod (go_gc_heap_allocs_bytes_total)"},
+			MetricInfo{Name: prefix + "apiserver.gcCycles", Unit: UnitCount, Needs: needs, Help: "garbage collections kube-apiserver ran during the pass (go_gc_cycles_total_gc_cycles_total)"},
+			MetricInfo{Name: prefix + "apiserver.gcCPUPer1kPods", Unit: UnitDuration, Needs: needs, Help: "CPU seconds of kube-apiserver's garbage collector per 1,000 pods over the pass (go_cpu_classes_gc_total_cpu_seconds_total)"},
 		)
 		for _, c := range CostComponents {
 			out = append(out,
@@ -213,12 +216,12 @@ func buildMetrics() []MetricInfo {
 	pass("floor.", NeedsFloor, true, NeedsFloorGate)
 	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99",
 		"start.schedule.p99", "rest.schedule.p99", "start.create.p99", "rest.create.p99",
-		"cost.cpuPer1kPods", "cost.relativeCPU", "cost.apiWritesPerPod", "calibration"}
+		"cost.cpuPer1kPods", "cost.relativeCPU", "cost.apiWritesPerPod", "apiserver.allocatedPerPod", "calibration"}
 	for _, c := range CostComponents {
 		ratios = append(ratios, "cost.cpuPer1kPods."+c)
 	}
 	for _, m := range ratios {
-		timing := !strings.HasPrefix(m, "cost.") && m != "calibration"
+		timing := !strings.HasPrefix(m, "cost.") && !strings.HasPrefix(m, "apiserver.") && m != "calibration"
 		out = append(out,
 			MetricInfo{Name: "ratio." + m, Unit: UnitFactor, Needs: NeedsBaseline, Higher: m == "throughput", Timing: timing,
 				Help: "main pass " + m + " divided by the baseline's"},
@@ -444,7 +447,7 @@ func ParseFormatted(u Unit, s string) (float64, error) {
 	s = strings.TrimSpace(s)
 	switch u {
 	case UnitBytes:
-		s = strings.NewReplacer("GiB", "Gi", "MiB", "Mi").Replace(s)
+		s = strings.NewReplacer("GiB", "Gi", "MiB", "Mi", "KiB", "Ki").Replace(s)
 	case UnitRate:
 		s = strings.TrimSuffix(s, "/s")
 	case UnitFactor:
@@ -454,7 +457,7 @@ func ParseFormatted(u Unit, s string) (float64, error) {
 }
 
 // FormatValue renders a value of the unit for people: durations in ms or s,
-// ratios as percentages, bytes in MiB/GiB.
+// ratios as percentages, bytes in KiB/MiB/GiB.
 func FormatValue(u Unit, v float64) string {
 	if math.IsNaN(v) {
 		return "n/a"
@@ -473,8 +476,11 @@ func FormatValue(u Unit, v float64) string {
 	case UnitRatio:
 		return fmt.Sprintf("%.2f%%", v*100)
 	case UnitBytes:
-		if v >= 1<<30 {
+		switch {
+		case v >= 1<<30:
 			return fmt.Sprintf("%.2fGiB", v/(1<<30))
+		case v < 1<<20:
+			return fmt.Sprintf("%.1fKiB", v/(1<<10))
 		}
 		return fmt.Sprintf("%.0fMiB", v/(1<<20))
 	case UnitRate:
