@@ -153,35 +153,40 @@ const imagesExpression = `(object.spec.?initContainers.orValue([]).map(c, c.?ima
 // A pod that carries the policy's record is matched whatever the others say: it was placed by
 // the policy, and a later webhook changed it (or it is a copy of such a pod), so the policy
 // takes its placement off. A pod that carries the webhook's record is the webhook's to undo.
+//
+// The apiserver evaluates every match condition of a policy for every pod, twice for each pod
+// it places (reinvocationPolicy IfNeeded reinvokes after any mutation, the policy's own
+// included), so the checks are one expression that reads what it needs in order: the record
+// first, then either the images it was placed for or the exemptions.
 func matchConditions(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrationv1.MatchCondition {
-	var conditions []admissionregistrationv1.MatchCondition
-	conditions = append(conditions, webhook.ExemptionConditions()...)
-	conditions = append(conditions,
-		admissionregistrationv1.MatchCondition{Name: "not-gated", Expression: fmt.Sprintf(`!object.spec.?schedulingGates.orValue([]).exists(g, g.name == %s)`, quote(v1beta1.SchedulingGateName))},
+	var exemptions []string
+	for _, c := range webhook.ExemptionConditions() {
+		exemptions = append(exemptions, c.Expression)
+	}
+	exemptions = append(exemptions,
+		fmt.Sprintf(`!object.spec.?schedulingGates.orValue([]).exists(g, g.name == %s)`, quote(v1beta1.SchedulingGateName)),
 		// The webhook weighs a pod's preferred-architecture label (placement.LabelSource); the
 		// policy leaves the few pods that carry it to the webhook rather than compile the rule twice.
-		admissionregistrationv1.MatchCondition{Name: "no-preferred-architecture-label", Expression: fmt.Sprintf(`!(%s in object.metadata.?labels.orValue({}))`, quote(v1beta1.LabelPreferredArchitecture))},
+		fmt.Sprintf(`!(%s in object.metadata.?labels.orValue({}))`, quote(v1beta1.LabelPreferredArchitecture)),
 		// Counting the containers first spares almost every pod the list of its images.
-		admissionregistrationv1.MatchCondition{Name: "images-within-limit", Expression: fmt.Sprintf(
-			`size(object.spec.containers) + size(object.spec.?initContainers.orValue([])) <= %[1]d || size(%[2]s) <= %[1]d`,
-			spec.ImageInspection.Settings().MaxImagesPerPod, imagesExpression)},
+		fmt.Sprintf(`size(object.spec.containers) + size(object.spec.?initContainers.orValue([])) <= %[1]d || size(%[2]s) <= %[1]d`,
+			spec.ImageInspection.Settings().MaxImagesPerPod, imagesExpression),
 	)
+	// On the reinvocation that follows the policy's own change, the pods whose images are still
+	// those their placement was decided for are skipped, at the cost of comparing two strings.
+	imagesChanged := fmt.Sprintf(`size(%[1]s.split(';', 2)) < 2 || %[1]s.split(';', 2)[1] != %[2]s.join(',')`, recordValue, imagesExpression)
+	conditions := []admissionregistrationv1.MatchCondition{
+		{Name: "not-in-reserved-namespace", Expression: webhook.ReservedNamespaceCondition()},
+		{Name: "eligible-or-images-changed-since-placement", Expression: fmt.Sprintf(`!(%s in object.metadata.?annotations.orValue({})) &&
+(%s ?
+  %s :
+  %s)`, quote(v1beta1.AnnotationAdmissionPlacement), recordedExpression(), imagesChanged, webhook.AllOf(exemptions...))},
+	}
 	if c, ok := placementRulesCondition(spec.PlacementRules); ok {
+		c.Expression = recordedExpression() + " || (\n" + c.Expression + "\n)"
 		conditions = append(conditions, c)
 	}
-	for i := range conditions {
-		conditions[i].Expression = recordedExpression() + " || (\n" + conditions[i].Expression + "\n)"
-	}
-	return slices.Concat([]admissionregistrationv1.MatchCondition{
-		{Name: "not-in-reserved-namespace", Expression: webhook.ReservedNamespaceCondition()},
-		{Name: "not-placed-by-the-webhook", Expression: fmt.Sprintf(`!(%s in object.metadata.?annotations.orValue({}))`, quote(v1beta1.AnnotationAdmissionPlacement))},
-		// The apiserver applies the policy again to every pod it changed (reinvocationPolicy
-		// IfNeeded reinvokes after any mutation, the policy's own included): the pods whose
-		// images are still those their placement was decided for are skipped here, at the cost
-		// of comparing two strings.
-		{Name: "images-changed-since-placement", Expression: fmt.Sprintf(`!(%[1]s) ||
-  size(%[2]s.split(';', 2)) < 2 || %[2]s.split(';', 2)[1] != %[3]s.join(',')`, recordedExpression(), recordValue, imagesExpression)},
-	}, conditions)
+	return conditions
 }
 
 // recordValue is the policy's record, read from a pod that carries it: "<paths>;<images>", the

@@ -131,12 +131,30 @@ func matchConditions(policyInEffect bool) []admissionregistrationv1.MatchConditi
 	if policyInEffect {
 		// The apiserver then calls the webhook only for the pods the policy left alone and that
 		// the webhook does more than count: the exempt ones it would only count are left out.
-		conditions = append(conditions, ExemptionConditions()...)
+		// One expression, the policy's label read first: the apiserver evaluates every match
+		// condition of a webhook for every pod, and almost every pod is one the policy handled,
+		// so the exemptions are read only for the few it left.
+		exprs := []string{PolicyHandledCondition()}
+		for _, c := range ExemptionConditions() {
+			exprs = append(exprs, c.Expression)
+		}
 		conditions = append(conditions, admissionregistrationv1.MatchCondition{
-			Name: "not-handled-by-admission-policy", Expression: PolicyHandledCondition(),
+			Name: "not-handled-by-admission-policy", Expression: AllOf(exprs...),
 		})
 	}
 	return conditions
+}
+
+// AllOf joins CEL boolean expressions with &&, each in parentheses on lines of their own (a
+// trailing // comment cannot swallow the closing one). CEL's && is false when either side is,
+// whatever error the other raises, so the join is false exactly when a condition of its own
+// would be, and fails only where they would have failed with none false.
+func AllOf(exprs ...string) string {
+	parts := make([]string, len(exprs))
+	for i, e := range exprs {
+		parts[i] = "(" + e + "\n)"
+	}
+	return strings.Join(parts, " &&\n")
 }
 
 // ExemptionConditions are CEL match conditions that are false for the pods exemptReason exempts:

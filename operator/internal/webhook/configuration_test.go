@@ -113,11 +113,19 @@ func TestConfigurationWithThePolicyInEffect(t *testing.T) {
 		}
 		want := []string{"not-in-reserved-namespace"}
 		if inEffect {
-			want = append(want, "scheduler-not-bypassed", "not-a-daemonset-pod", "architecture-not-pinned-by-node-selector",
-				"not-handled-by-admission-policy")
+			want = append(want, "not-handled-by-admission-policy")
 		}
 		if diff := cmp.Diff(want, names); diff != "" {
 			t.Errorf("policy in effect %t: match conditions (-want +got):\n%s", inEffect, diff)
+		}
+		if inEffect {
+			// The policy's label is read first: every exemption after it.
+			wantExpr := "(" + PolicyHandledCondition() + "\n) &&\n(object.spec.?nodeName.orValue('') == ''\n) &&\n" +
+				"(!object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet')\n) &&\n" +
+				`(!("kubernetes.io/arch" in object.spec.?nodeSelector.orValue({}))` + "\n)"
+			if diff := cmp.Diff(wantExpr, got[1].Expression); diff != "" {
+				t.Errorf("not-handled-by-admission-policy (-want +got):\n%s", diff)
+			}
 		}
 	}
 	if want := `!has(object.metadata.labels) || !("multiarch.openshift.io/scheduling-gate" in object.metadata.labels) || ` +
