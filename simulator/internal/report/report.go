@@ -780,6 +780,10 @@ func (r *Report) attacker() *Attacker {
 // a large heap is a burst of CPU in which the apiserver's requests wait, so a pass that
 // allocates more in the apiserver meets more of them.
 type APIServerRuntime struct {
+	// LiveHeapBytesAtStart is go_gc_heap_live_bytes read right after the collection the pass
+	// starts with: the heap the apiserver carries into the pass (what the passes before left
+	// in it), which each collection of the pass marks again.
+	LiveHeapBytesAtStart float64 `json:"liveHeapBytesAtStart"`
 	// AllocatedBytesPerPod is go_gc_heap_allocs_bytes_total over the pass, per pod.
 	AllocatedBytesPerPod float64 `json:"allocatedBytesPerPod"`
 	// GCCycles is go_gc_cycles_total_gc_cycles_total over the pass (the pass starts right

@@ -55,7 +55,7 @@ func sample(scale float64) *Report {
 			p.Latency["execFormatDetection"] = stats.Summarize([]float64{0.05, 0.1, 0.2})
 		}
 		p.SchedulerSLI = &HistogramStats{Count: 1000, P50: 0.01, P99: 0.05}
-		p.APIServerRuntime = &APIServerRuntime{AllocatedBytesPerPod: 300 << 10 * scale, GCCycles: 3, GCCPUSecondsPer1kPods: 0.5 * scale}
+		p.APIServerRuntime = &APIServerRuntime{LiveHeapBytesAtStart: 200 << 20, AllocatedBytesPerPod: 300 << 10 * scale, GCCycles: 3, GCCPUSecondsPer1kPods: 0.5 * scale}
 		p.Steps = []StepStats{{Rate: 50, Pods: 500, TotalP50: 0.02, TotalP99: 0.1, Sustained: true}, {Rate: 100, StartSeconds: 10, Pods: 500, TotalP50: 2, TotalP99: 3}}
 		p.SustainedRate = 50 / scale
 		p.CalibrationSeconds = 12e-6 * scale

@@ -70,6 +70,7 @@ func (v values) pass(prefix string, p *Pass) {
 	v.execFormat(prefix, p)
 	v.cost(prefix, p.Cost)
 	if g := p.APIServerRuntime; g != nil {
+		v.put(prefix+"apiserver.liveHeapAtStart", g.LiveHeapBytesAtStart)
 		v.put(prefix+"apiserver.allocatedPerPod", g.AllocatedBytesPerPod)
 		v.put(prefix+"apiserver.gcCycles", g.GCCycles)
 		v.put(prefix+"apiserver.gcCPUPer1kPods", g.GCCPUSecondsPer1kPods)

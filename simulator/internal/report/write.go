@@ -279,12 +279,12 @@ func (t passTable) latencyRows() []summaryRow {
 			a := p.Admission
 			return fmt.Sprintf("%s / %.2f (%s) / %.2f / %.2f", d(a.MutatingSecondsPerPod), a.WebhookCallsPerPod, d(a.WebhookSecondsPerPod), a.PolicyChecksPerPod, a.ReinvokedPerPod)
 		}),
-		t.row("apiserver heap: allocated per pod / collections / collector CPU per 1,000 pods", func(p *Pass) string {
+		t.row("apiserver heap: live at the start / allocated per pod / collections / collector CPU per 1,000 pods", func(p *Pass) string {
 			g := p.APIServerRuntime
 			if g == nil {
 				return "—"
 			}
-			return fmt.Sprintf("%s / %.0f / %s", FormatBytes(g.AllocatedBytesPerPod), g.GCCycles, d(g.GCCPUSecondsPer1kPods))
+			return fmt.Sprintf("%s / %s / %.0f / %s", FormatBytes(g.LiveHeapBytesAtStart), FormatBytes(g.AllocatedBytesPerPod), g.GCCycles, d(g.GCCPUSecondsPer1kPods))
 		}),
 	)
 }

@@ -31,6 +31,9 @@ const (
 	heapAllocsMetric = "go_gc_heap_allocs_bytes_total"
 	gcCyclesMetric   = "go_gc_cycles_total_gc_cycles_total"
 	gcCPUMetric      = "go_cpu_classes_gc_total_cpu_seconds_total"
+	// liveHeapMetric is the heap the last collection marked live: read right after the
+	// collection each pass starts with, what the apiserver carries into the pass.
+	liveHeapMetric = "go_gc_heap_live_bytes"
 )
 
 // admissionTotals are the apiserver's cumulative admission figures at one moment.
@@ -41,8 +44,8 @@ type admissionTotals struct {
 	creates, chainRuns float64
 	// allocBytes, gcCycles and gcCPUSeconds are the apiserver's Go runtime totals; runtimeOK
 	// says the apiserver exported all three.
-	allocBytes, gcCycles, gcCPUSeconds float64
-	runtimeOK                          bool
+	allocBytes, gcCycles, gcCPUSeconds, liveHeapBytes float64
+	runtimeOK                                         bool
 }
 
 // apiserverAdmission scrapes the apiserver's /metrics; ok is false when it cannot (the pass then
@@ -68,11 +71,15 @@ func (r *run) apiserverAdmission(ctx context.Context) (admissionTotals, bool) {
 func admissionTotalsOf(families []*dto.MetricFamily) admissionTotals {
 	var t admissionTotals
 	pluginCalls := map[string]float64{}
-	runtime := map[string]*float64{heapAllocsMetric: &t.allocBytes, gcCyclesMetric: &t.gcCycles, gcCPUMetric: &t.gcCPUSeconds}
+	runtime := map[string]*float64{heapAllocsMetric: &t.allocBytes, gcCyclesMetric: &t.gcCycles, gcCPUMetric: &t.gcCPUSeconds, liveHeapMetric: &t.liveHeapBytes}
 	read := 0
 	for _, f := range families {
 		if x, ok := runtime[f.GetName()]; ok && len(f.GetMetric()) == 1 {
-			*x = f.GetMetric()[0].GetCounter().GetValue()
+			m := f.GetMetric()[0]
+			*x = m.GetGauge().GetValue()
+			if c := m.GetCounter(); c != nil {
+				*x = c.GetValue()
+			}
 			read++
 			continue
 		}
@@ -132,6 +139,7 @@ func apiserverRuntime(before, after admissionTotals, pods int) *report.APIServer
 	}
 	n := float64(pods)
 	return &report.APIServerRuntime{
+		LiveHeapBytesAtStart:  before.liveHeapBytes,
 		AllocatedBytesPerPod:  (after.allocBytes - before.allocBytes) / n,
 		GCCycles:              after.gcCycles - before.gcCycles,
 		GCCPUSecondsPer1kPods: (after.gcCPUSeconds - before.gcCPUSeconds) / n * 1000,

@@ -65,15 +65,20 @@ go_gc_heap_allocs_bytes_total 5.096e+06
 go_gc_cycles_total_gc_cycles_total 12
 # TYPE go_cpu_classes_gc_total_cpu_seconds_total counter
 go_cpu_classes_gc_total_cpu_seconds_total 3.5
+# TYPE go_gc_heap_live_bytes gauge
+go_gc_heap_live_bytes 4.194304e+08
 `
 	families, err := operand.ParseFamilies(strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
 	after := admissionTotalsOf(families)
-	before := admissionTotals{allocBytes: 1e6, gcCycles: 10, gcCPUSeconds: 1.5, runtimeOK: true}
+	if after.liveHeapBytes != 400<<20 {
+		t.Fatalf("live heap = %v, want the gauge's 400 MiB", after.liveHeapBytes)
+	}
+	before := admissionTotals{allocBytes: 1e6, gcCycles: 10, gcCPUSeconds: 1.5, liveHeapBytes: 300 << 20, runtimeOK: true}
 	got := apiserverRuntime(before, after, 1000)
-	want := report.APIServerRuntime{AllocatedBytesPerPod: 4096, GCCycles: 2, GCCPUSecondsPer1kPods: 2}
+	want := report.APIServerRuntime{LiveHeapBytesAtStart: 300 << 20, AllocatedBytesPerPod: 4096, GCCycles: 2, GCCPUSecondsPer1kPods: 2}
 	if got == nil || *got != want {
 		t.Fatalf("apiserverRuntime = %+v, want %+v", got, want)
 	}

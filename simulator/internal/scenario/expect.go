@@ -185,6 +185,7 @@ func buildMetrics() []MetricInfo {
 			MetricInfo{Name: prefix + "cost.relativeCPU", Unit: UnitFactor, Needs: needs, Help: "CPU of every component but the harness in units of the harness's CPU over the pass: at a fixed arrival rate the harness does the same work in every pass, so the figure does not move with the machine's speed"},
 			MetricInfo{Name: prefix + "cost.apiWritesPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver write requests (POST, PUT, PATCH, DELETE) per pod over the pass"},
 			MetricInfo{Name: prefix + "cost.apiRequestsPerPod", Unit: UnitFactor, Needs: needs, Help: "apiserver requests per pod over the pass"},
+			MetricInfo{Name: prefix + "apiserver.liveHeapAtStart", Unit: UnitBytes, Needs: needs, Help: "kube-apiserver's live heap right after the collection the pass starts with (go_gc_heap_live_bytes): what the passes before left in it"},
 			MetricInfo{Name: prefix + "apiserver.allocatedPerPod", Unit: UnitBytes, Needs: needs, Help: "bytes kube-apiserver allocated over the pass per pod (go_gc_heap_allocs_bytes_total)"},
 			MetricInfo{Name: prefix + "apiserver.gcCycles", Unit: UnitCount, Needs: needs, Help: "garbage collections kube-apiserver ran during the pass (go_gc_cycles_total_gc_cycles_total)"},
 			MetricInfo{Name: prefix + "apiserver.gcCPUPer1kPods", Unit: UnitDuration, Needs: needs, Help: "CPU seconds of kube-apiserver's garbage collector per 1,000 pods over the pass (go_cpu_classes_gc_total_cpu_seconds_total)"},
