@@ -42,8 +42,9 @@ type admissionTotals struct {
 	// creates counts the CREATE requests through the mutating step; chainRuns the runs of its
 	// built-in plugins, read from the plugin called most often (one that handles every CREATE).
 	creates, chainRuns float64
-	// allocBytes, gcCycles and gcCPUSeconds are the apiserver's Go runtime totals; runtimeOK
-	// says the apiserver exported all three.
+	// allocBytes, gcCycles and gcCPUSeconds are the apiserver's Go runtime totals and
+	// liveHeapBytes its live heap after the last collection; runtimeOK says the apiserver
+	// exported all four.
 	allocBytes, gcCycles, gcCPUSeconds, liveHeapBytes float64
 	runtimeOK                                         bool
 }
@@ -76,9 +77,11 @@ func admissionTotalsOf(families []*dto.MetricFamily) admissionTotals {
 	for _, f := range families {
 		if x, ok := runtime[f.GetName()]; ok && len(f.GetMetric()) == 1 {
 			m := f.GetMetric()[0]
-			*x = m.GetGauge().GetValue()
-			if c := m.GetCounter(); c != nil {
-				*x = c.GetValue()
+			switch f.GetType() {
+			case dto.MetricType_GAUGE:
+				*x = m.GetGauge().GetValue()
+			default:
+				*x = m.GetCounter().GetValue()
 			}
 			read++
 			continue
