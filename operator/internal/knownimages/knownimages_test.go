@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -221,10 +223,10 @@ func (s *staticSource) KnownImages(identities func(ref string) []credentials.Ide
 func TestPublisherWritesOnlyChangesAndWhatPodsWithoutPullSecretsUse(t *testing.T) {
 	key := types.NamespacedName{Namespace: "archgate", Name: DefaultConfigMapName}
 	applies := 0
-	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
-		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	c := fake.NewClientBuilder().WithObjects(emptyConfigMap(key)).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			applies++
-			return c.Apply(ctx, obj, opts...)
+			return c.Patch(ctx, obj, patch, opts...)
 		},
 	}).Build()
 	global := credentials.NewKeyring(mustConfig(t, `{"auths":{"private.example":{"auth":"dTpw"}}}`))
@@ -280,6 +282,52 @@ func TestPublisherWritesOnlyChangesAndWhatPodsWithoutPullSecretsUse(t *testing.T
 	}
 }
 
+// emptyConfigMap is a ConfigMap as the operator creates it for the publisher.
+func emptyConfigMap(key types.NamespacedName) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+}
+
+// TestPublisherWritesOnlyTheData: an existing ConfigMap gets its data replaced (a key no longer
+// published is gone) and keeps the rest; a missing one is created where the client may, and a
+// failed write names the ConfigMap.
+func TestPublisherWritesOnlyTheData(t *testing.T) {
+	key := types.NamespacedName{Namespace: "archgate", Name: DefaultConfigMapName}
+	src := &staticSource{{image: entry("docker.io/library/nginx:latest", "amd64"), id: credentials.Anonymous}}
+	publish := func(c client.Client) error {
+		return NewPublisher(PublisherOptions{Client: c, Key: key, Source: src, Log: logr.Discard()}).Publish(t.Context())
+	}
+	existing := emptyConfigMap(key)
+	existing.Data = map[string]string{"stale": "x"}
+	c := fake.NewClientBuilder().WithObjects(existing).Build()
+	if err := publish(c); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(t.Context(), key, cm); err != nil {
+		t.Fatal(err)
+	}
+	if _, stale := cm.Data["stale"]; stale || len(cm.Data) != 1 || cm.Data[DataKey] == "" {
+		t.Errorf("data after publishing into an existing ConfigMap: %v; want only %s", slices.Collect(maps.Keys(cm.Data)), DataKey)
+	}
+
+	c = fake.NewClientBuilder().Build()
+	if err := publish(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(t.Context(), key, cm); err != nil || cm.Data[DataKey] == "" {
+		t.Errorf("a missing ConfigMap: %v, data %v; want it created with the data", err, cm.Data)
+	}
+
+	forbidden := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+			return apierrors.NewForbidden(corev1.Resource("configmaps"), key.Name, errors.New("not allowed"))
+		},
+	}).Build()
+	if err := publish(forbidden); err == nil || !strings.Contains(err.Error(), key.String()) {
+		t.Errorf("a missing ConfigMap the client may not create: %v; want an error naming %s", err, key)
+	}
+}
+
 func mustConfig(t *testing.T, dockerConfigJSON string) *credentials.Config {
 	t.Helper()
 	secret := &corev1.Secret{
@@ -327,7 +375,7 @@ func (s *countingSource) KnownImages(identities func(ref string) []credentials.I
 func TestPublisherSkipsAnUnchangedCache(t *testing.T) {
 	key := types.NamespacedName{Namespace: "archgate", Name: DefaultConfigMapName}
 	src := &countingSource{staticSource: staticSource{{image: entry("docker.io/library/nginx:latest", "amd64"), id: credentials.Anonymous}}}
-	p := NewPublisher(PublisherOptions{Client: fake.NewClientBuilder().Build(), Key: key, Source: src, Log: logr.Discard()})
+	p := NewPublisher(PublisherOptions{Client: fake.NewClientBuilder().WithObjects(emptyConfigMap(key)).Build(), Key: key, Source: src, Log: logr.Discard()})
 	for range 3 {
 		if err := p.Publish(t.Context()); err != nil {
 			t.Fatal(err)
@@ -398,10 +446,12 @@ func TestPublisherWritesParameters(t *testing.T) {
 		return &v1beta1.PodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	}
 	applies := 0
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ppc("team-a", "x"), ppc("team-a", "y")).WithInterceptorFuncs(interceptor.Funcs{
-		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ppc("team-a", "x"), ppc("team-a", "y"),
+		emptyConfigMap(types.NamespacedName{Namespace: "archgate", Name: DefaultConfigMapName}),
+		emptyConfigMap(types.NamespacedName{Namespace: "archgate", Name: DefaultParametersConfigMapName})).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			applies++
-			return c.Apply(ctx, obj, opts...)
+			return c.Patch(ctx, obj, patch, opts...)
 		},
 	}).Build()
 	src := &staticSource{

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strconv"
@@ -27,8 +28,11 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"gomodules.xyz/jsonpatch/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -43,7 +47,7 @@ import (
 // image reaches the webhook within about this long, and its pods are gated until then.
 const DefaultPublishInterval = time.Second
 
-// FieldManager is the server-side apply field manager of the publisher's writes.
+// FieldManager is the field manager of the publisher's writes.
 const FieldManager = "archgate-known-images"
 
 // Source gives the results to publish, least recently used first (inspect.CachingInspector).
@@ -60,9 +64,8 @@ const refreshEvery = 30 * time.Second
 
 // PublisherOptions configure a Publisher.
 type PublisherOptions struct {
-	// Client writes the ConfigMap (server-side apply: one request whether it exists or not).
-	// Only the data key is applied: the operator owns the ConfigMap's metadata (labels, owner),
-	// and two managers forcing different labels would rewrite each other.
+	// Client writes the ConfigMap's data (writeData); the operator creates the ConfigMap and owns
+	// its metadata (labels, owner), which the publisher leaves as they are.
 	Client client.Client
 	// Key names the ConfigMap.
 	Key types.NamespacedName
@@ -174,11 +177,9 @@ func (p *Publisher) publishDocument(ctx context.Context) error {
 		}
 		p.paramsDirty = true
 	}
-	cm := corev1ac.ConfigMap(p.opts.Key.Name, p.opts.Key.Namespace).
-		WithData(map[string]string{DataKey: string(data)})
-	if err := p.opts.Client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	if err := p.writeData(ctx, p.opts.Key, map[string]string{DataKey: string(data)}); err != nil {
 		p.opts.Metrics.writes.WithLabelValues("error").Inc()
-		return fmt.Errorf("applying ConfigMap %s: %w", p.opts.Key, err)
+		return err
 	}
 	p.opts.Metrics.writes.WithLabelValues("success").Inc()
 	p.opts.Metrics.entries.Set(float64(kept))
@@ -211,13 +212,36 @@ func (p *Publisher) publishParameters(ctx context.Context) error {
 	}
 	maps.Copy(data, namespaces)
 	key := types.NamespacedName{Namespace: p.opts.Key.Namespace, Name: p.opts.Parameters}
-	cm := corev1ac.ConfigMap(key.Name, key.Namespace).WithData(data)
-	if err := p.opts.Client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	if err := p.writeData(ctx, key, data); err != nil {
 		p.opts.Metrics.paramWrites.WithLabelValues("error").Inc()
-		return fmt.Errorf("applying ConfigMap %s: %w", key, err)
+		return err
 	}
 	p.opts.Metrics.paramWrites.WithLabelValues("success").Inc()
 	p.paramNamespaces, p.paramsAt, p.paramsDirty = namespaces, time.Now(), false
+	return nil
+}
+
+// writeData replaces the data of the ConfigMap key with data, and nothing else of it, in one JSON
+// patch ("add" replaces a member that exists); a missing ConfigMap is created with data (where
+// the controller may create it: the operator creates it for a deployed controller, whose role
+// lets it patch and not create). Not a server-side apply: with a hundred params keys,
+// kube-apiserver allocates about three times as much for an apply of the same data (its managed
+// fields track every key) and spends about twice the CPU (measured on a real apiserver over 100
+// writes of 1 to 121 keys: 760–780 against 256–260 KiB, 3.2–3.4 against 1.6–1.7 ms), and the
+// publisher writes every second while new images arrive.
+func (p *Publisher) writeData(ctx context.Context, key types.NamespacedName, data map[string]string) error {
+	patch, err := json.Marshal([]jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", "/data", data)})
+	if err != nil {
+		return fmt.Errorf("encoding the data of ConfigMap %s: %w", key, err)
+	}
+	meta := metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}
+	err = p.opts.Client.Patch(ctx, &corev1.ConfigMap{ObjectMeta: meta}, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldManager))
+	if apierrors.IsNotFound(err) {
+		err = p.opts.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: meta, Data: data}, client.FieldOwner(FieldManager))
+	}
+	if err != nil {
+		return fmt.Errorf("writing the data of ConfigMap %s: %w", key, err)
+	}
 	return nil
 }
 
