@@ -98,6 +98,11 @@ const (
 	// admission: every image was known, so the pod never carried the gate.
 	LabelValueAdmission = "admission"
 
+	// LabelAdmissionPolicy is LabelValueTrue on every pod archgate's MutatingAdmissionPolicy
+	// placed or gated. The webhook's registration skips such pods by its objectSelector, which
+	// the apiserver checks before anything else: no CEL runs for them in the webhook's name.
+	LabelAdmissionPolicy = "multiarch.openshift.io/admission-policy"
+
 	// LabelPlacement records what the pod placement controller did to a pod; its values are the
 	// PlacementXxx constants.
 	LabelPlacement = "multiarch.openshift.io/placement"
@@ -143,7 +148,7 @@ const PreferredArchitectureWeight = 100
 // `kubectl get pods -A -l multiarch.openshift.io/exec-format-error=true`.
 const LabelExecFormatError = "multiarch.openshift.io/exec-format-error"
 
-// LabelValueTrue is the value of LabelExecFormatError.
+// LabelValueTrue is the value of LabelExecFormatError and LabelAdmissionPolicy.
 const LabelValueTrue = "true"
 
 // Annotations written on pods by the pod placement controller, in the same write as the gate removal.

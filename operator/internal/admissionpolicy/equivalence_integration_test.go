@@ -128,7 +128,12 @@ func TestPolicyMatchesWebhook(t *testing.T) {
 				pod := newPod(rng, fmt.Sprintf("pod-%d", i))
 				want := viaWebhook(t, oracle, pod)
 				got := admit(t, pod)
-				if _, handled := got.Labels[v1beta1.LabelSchedulingGate]; !handled {
+				_, labelled := got.Labels[v1beta1.LabelSchedulingGate]
+				if handled := got.Labels[v1beta1.LabelAdmissionPolicy] == v1beta1.LabelValueTrue; handled != labelled {
+					t.Fatalf("seed %d: pod %s: labels %v; the policy's label must be on exactly the pods it placed or gated",
+						seed, pod.Name, got.Labels)
+				}
+				if !labelled {
 					// The cluster calls the webhook for the pods the policy left alone.
 					got = viaWebhook(t, oracle, got)
 				}
@@ -220,6 +225,9 @@ func placementOf(pod *corev1.Pod) string {
 	// name the same paths (the policy's also names the images, after a semicolon), the
 	// tolerations counted without the defaulted ones.
 	annotations := maps.Clone(pod.Annotations)
+	// The policy's label says which path placed the pod, as the record's key does.
+	labels := maps.Clone(pod.Labels)
+	delete(labels, v1beta1.LabelAdmissionPolicy)
 	if record, ok := annotations[v1beta1.AnnotationAdmissionPolicyPlacement]; ok {
 		delete(annotations, v1beta1.AnnotationAdmissionPolicyPlacement)
 		annotations[v1beta1.AnnotationAdmissionPlacement], _, _ = strings.Cut(record, ";")
@@ -239,7 +247,7 @@ func placementOf(pod *corev1.Pod) string {
 		}
 		annotations[v1beta1.AnnotationAdmissionPlacement] = strings.Join(paths, ",")
 	}
-	p := placement{Labels: pod.Labels, Annotations: annotations, Affinity: pod.Spec.Affinity, SchedulingGates: pod.Spec.SchedulingGates,
+	p := placement{Labels: labels, Annotations: annotations, Affinity: pod.Spec.Affinity, SchedulingGates: pod.Spec.SchedulingGates,
 		Tolerations: tolerations}
 	var canonical placement
 	raw, _ := json.Marshal(p)

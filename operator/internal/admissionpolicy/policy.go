@@ -18,9 +18,10 @@ limitations under the License.
 // apiserver: a pod whose images the controller has published (the params ConfigMap,
 // knownimages.ImageParameters) gets,
 // in CEL, what placement.Decide would write; any other pod gets the scheduling gate, as the
-// webhook would add it. The webhook stays registered and is called only for pods the policy did
-// not label (webhook.PolicyHandledCondition), so a policy that fails, lacks its params or is not
-// enforced leaves every pod to the webhook: the policy can never deny a pod.
+// webhook would add it. Either way the pod gets the policy's label (v1beta1.LabelAdmissionPolicy).
+// The webhook stays registered and is called only for pods without it (its objectSelector, then
+// webhook.PolicyHandledCondition), so a policy that fails, lacks its params or is not enforced
+// leaves every pod to the webhook: the policy can never deny a pod.
 //
 // What CEL does not evaluate here is left to the controller by gating the pod (or, for a pod
 // with the preferred-architecture label or one a placement rule matches, to the webhook): pods with
@@ -321,10 +322,10 @@ func patchExpression(tolerate bool) string {
 	return recordedExpression() + " ? " + undoExpression(gate) + " :\n!variables.place ? " + gate + " : " + place
 }
 
-// gatePatch adds the scheduling gate and the gated label.
+// gatePatch adds the scheduling gate, the gated label and the policy's label.
 func gatePatch() string {
 	gateName := quote(v1beta1.SchedulingGateName)
-	return labelsPatch(map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated)}) + ` + [
+	return labelsPatch(map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated), v1beta1.LabelAdmissionPolicy: quote(v1beta1.LabelValueTrue)}) + ` + [
     size(object.spec.?schedulingGates.orValue([])) > 0 ?
       JSONPatch{op: 'add', path: '/spec/schedulingGates/-', value: ` + typeGate + `{name: ` + gateName + `}} :
       JSONPatch{op: 'add', path: '/spec/schedulingGates', value: [` + typeGate + `{name: ` + gateName + `}]}
@@ -337,7 +338,8 @@ func gatePatch() string {
 // labels and annotations removed. Then gate gates the pod, and the controller decides on the pod
 // as it now is. (The webhook decides again itself; the policy cannot, since one mutation reads
 // the pod as it was, and a second one would cost every pod a patch of its own.) A pod that is
-// now exempt (its nodeSelector pins the architecture, say) is only undone. A record that names
+// now exempt (its nodeSelector pins the architecture, say) is only undone, the policy's label
+// removed too, so that the webhook sees it as it would without the policy. A record that names
 // anything but the node affinity and the tolerations changes nothing; one that does not fit the
 // pod fails the patch, which admits the pod as it is (failurePolicy Ignore).
 func undoExpression(gate string) string {
@@ -359,7 +361,7 @@ func undoExpression(gate string) string {
 		quote(v1beta1.LabelSchedulingGate), quote(v1beta1.LabelValueAdmission), valid,
 		removals, annotations,
 		strings.Join(exempt, " && "), removeEntries("labels", v1beta1.LabelPlacement), gate,
-		removeEntries("labels", v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement))
+		removeEntries("labels", v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement, v1beta1.LabelAdmissionPolicy))
 }
 
 // removeEntries removes the keys that metadata.<field> holds.
@@ -381,8 +383,9 @@ func tolerationsPatch() string {
 // affinity of a placed pod. tolerate: the tolerations are added too (tolerationsPatch).
 func placePatch(tolerate bool) string {
 	labels := labelsPatch(map[string]string{
-		v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueAdmission),
-		v1beta1.LabelPlacement:      "variables.outcome",
+		v1beta1.LabelSchedulingGate:  quote(v1beta1.LabelValueAdmission),
+		v1beta1.LabelPlacement:       "variables.outcome",
+		v1beta1.LabelAdmissionPolicy: quote(v1beta1.LabelValueTrue),
 	})
 	archs := `(variables.anyArch ? '*' : variables.archs.join(','))`
 	record := recordExpression(tolerate)

@@ -22,7 +22,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
+
+	"github.com/archgate/archgate/operator/api/v1beta1"
 )
 
 func TestConfiguration(t *testing.T) {
@@ -126,6 +129,27 @@ func TestConfigurationWithThePolicyInEffect(t *testing.T) {
 			if diff := cmp.Diff(wantExpr, got[1].Expression); diff != "" {
 				t.Errorf("not-handled-by-admission-policy (-want +got):\n%s", diff)
 			}
+		}
+	}
+	// The objectSelector, checked by the apiserver before the match conditions, leaves out the
+	// pods the policy labelled, and only those.
+	for _, tc := range []struct {
+		inEffect bool
+		labels   map[string]string
+		want     bool
+	}{
+		{inEffect: false, labels: map[string]string{v1beta1.LabelAdmissionPolicy: v1beta1.LabelValueTrue}, want: true},
+		{inEffect: true, labels: nil, want: true},
+		{inEffect: true, labels: map[string]string{v1beta1.LabelSchedulingGate: v1beta1.LabelValueAdmission}, want: true},
+		{inEffect: true, labels: map[string]string{v1beta1.LabelAdmissionPolicy: "false"}, want: true},
+		{inEffect: true, labels: map[string]string{v1beta1.LabelAdmissionPolicy: v1beta1.LabelValueTrue}, want: false},
+	} {
+		selector, err := metav1.LabelSelectorAsSelector(Configuration(ConfigurationOptions{Name: "archgate", PolicyInEffect: tc.inEffect}).Webhooks[0].ObjectSelector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := selector.Matches(labels.Set(tc.labels)); got != tc.want {
+			t.Errorf("policy in effect %t: objectSelector %s matches a pod labelled %v = %t, want %t", tc.inEffect, selector, tc.labels, got, tc.want)
 		}
 	}
 	if want := `!has(object.metadata.labels) || !("multiarch.openshift.io/scheduling-gate" in object.metadata.labels) || ` +
