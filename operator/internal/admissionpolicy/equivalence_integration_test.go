@@ -154,7 +154,7 @@ func TestPolicyMatchesWebhook(t *testing.T) {
 }
 
 // applyCluster writes the ClusterPodPlacementConfig the webhook reads and returns it.
-func applyCluster(t *testing.T, spec v1beta1.ClusterPodPlacementConfigSpec) *v1beta1.ClusterPodPlacementConfig {
+func applyCluster(t testing.TB, spec v1beta1.ClusterPodPlacementConfigSpec) *v1beta1.ClusterPodPlacementConfig {
 	t.Helper()
 	cluster := &v1beta1.ClusterPodPlacementConfig{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
 	_ = k8s.Delete(t.Context(), cluster)

@@ -42,6 +42,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-openapi/jsonpointer"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -252,9 +253,11 @@ func variables(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrat
 		{"setRequired", `!variables.anyArch && !variables.pinned`},
 		{"addPreferred", `!variables.prefersArch && size(variables.preferredArchs) > 0`},
 	}
-	if len(spec.ArchitectureTaints) > 0 {
+	tolerate := len(spec.ArchitectureTaints) > 0
+	if tolerate {
 		vars = append(vars, struct{ name, expr string }{"newTolerations", newTolerationsExpression(spec.ArchitectureTaints)})
 	}
+	vars = append(vars, struct{ name, expr string }{"record", recordExpression(tolerate)})
 	out := make([]admissionregistrationv1.Variable, 0, len(vars))
 	for _, v := range vars {
 		out = append(out, admissionregistrationv1.Variable{Name: v.name, Expression: v.expr})
@@ -325,7 +328,7 @@ func patchExpression(tolerate bool) string {
 // gatePatch adds the scheduling gate, the gated label and the policy's label.
 func gatePatch() string {
 	gateName := quote(v1beta1.SchedulingGateName)
-	return labelsPatch(map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated), v1beta1.LabelAdmissionPolicy: quote(v1beta1.LabelValueTrue)}) + ` + [
+	return mapsPatch("labels", map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated), v1beta1.LabelAdmissionPolicy: quote(v1beta1.LabelValueTrue)}) + ` + [
     size(object.spec.?schedulingGates.orValue([])) > 0 ?
       JSONPatch{op: 'add', path: '/spec/schedulingGates/-', value: ` + typeGate + `{name: ` + gateName + `}} :
       JSONPatch{op: 'add', path: '/spec/schedulingGates', value: [` + typeGate + `{name: ` + gateName + `}]}
@@ -379,28 +382,26 @@ func tolerationsPatch() string {
       [JSONPatch{op: 'add', path: '/spec/tolerations', value: variables.newTolerations.map(t, %[1]s)}])`, toleration)
 }
 
-// placePatch sets the labels, the annotations (with the record, recordExpression) and the node
+// placePatch sets the labels, the annotations (with the record, variables.record) and the node
 // affinity of a placed pod. tolerate: the tolerations are added too (tolerationsPatch).
 func placePatch(tolerate bool) string {
-	labels := labelsPatch(map[string]string{
+	labels := mapsPatch("labels", map[string]string{
 		v1beta1.LabelSchedulingGate:  quote(v1beta1.LabelValueAdmission),
 		v1beta1.LabelPlacement:       "variables.outcome",
 		v1beta1.LabelAdmissionPolicy: quote(v1beta1.LabelValueTrue),
 	})
-	archs := `(variables.anyArch ? '*' : variables.archs.join(','))`
-	record := recordExpression(tolerate)
-	annotations := fmt.Sprintf(`(variables.addPreferred ? %s : %s)`,
-		mapsPatch("annotations", fmt.Sprintf(`{%s: %s, %s: %s, %s: %s}`, quote(v1beta1.AnnotationArchitectures), archs,
-			quote(v1beta1.AnnotationPreferredAffinitySource), quote(placement.SourceRef{Kind: placement.KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}.String()),
-			quote(v1beta1.AnnotationAdmissionPolicyPlacement), record)),
-		mapsPatch("annotations", fmt.Sprintf(`{%s: %s, %s: %s}`, quote(v1beta1.AnnotationArchitectures), archs,
-			quote(v1beta1.AnnotationAdmissionPolicyPlacement), record)))
-	return labels + " + " + annotations + " + " + affinityPatch()
+	annotations := map[string]string{
+		v1beta1.AnnotationArchitectures:            `(variables.anyArch ? '*' : variables.archs.join(','))`,
+		v1beta1.AnnotationAdmissionPolicyPlacement: "variables.record",
+	}
+	withSource := maps.Clone(annotations)
+	withSource[v1beta1.AnnotationPreferredAffinitySource] = quote(placement.SourceRef{Kind: placement.KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}.String())
+	return labels + " + (variables.addPreferred ? " + mapsPatch("annotations", withSource) + " : " + mapsPatch("annotations", annotations) + ") + " + affinityPatch()
 }
 
-// recordExpression is the value of the policy's record (recordValue): the paths of what
-// tolerationsPatch and affinityPatch add, as the webhook records its own (each toleration and
-// each appended entry with its index), and the images the placement is for.
+// recordExpression is the value of the policy's record (recordValue; the variable record): the
+// paths of what tolerationsPatch and affinityPatch add, as the webhook records its own (each
+// toleration and each appended entry with its index), and the images the placement is for.
 func recordExpression(tolerate bool) string {
 	const na = "/spec/affinity/nodeAffinity"
 	const required = na + "/requiredDuringSchedulingIgnoredDuringExecution"
@@ -465,21 +466,22 @@ func affinityPatch() string {
   %s + %s)`, typeAffinity, newNodeAffinity, na, newNodeAffinity, requiredOps, preferredOps)
 }
 
-// labelsPatch sets labels (values are CEL expressions) in metadata.labels.
-func labelsPatch(labels map[string]string) string {
-	var entries []string
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		entries = append(entries, fmt.Sprintf("%s: %s", quote(k), labels[k]))
+// mapsPatch sets entries (values are CEL expressions) in metadata.<field>: the whole map when the
+// pod has none, otherwise one operation per entry. The keys are escaped here and each value
+// appears once in either branch, rather than a CEL map read once per key with its keys escaped
+// in CEL, which the apiserver would build and escape again for every pod (BenchmarkAdmission,
+// a placed pod with labels and annotations: 426 KiB allocated in the apiserver before, 418 after).
+func mapsPatch(field string, entries map[string]string) string {
+	keys := slices.Sorted(maps.Keys(entries))
+	ops := make([]string, len(keys))
+	literal := make([]string, len(keys))
+	for i, k := range keys {
+		ops[i] = fmt.Sprintf("JSONPatch{op: 'add', path: %s, value: %s}", quote("/metadata/"+field+"/"+jsonpointer.Escape(k)), entries[k])
+		literal[i] = quote(k) + ": " + entries[k]
 	}
-	return mapsPatch("labels", "{"+strings.Join(entries, ", ")+"}")
-}
-
-// mapsPatch sets the entries of the CEL map m in metadata.<field>: the whole map when the pod has
-// none, otherwise one entry at a time.
-func mapsPatch(field, m string) string {
-	return fmt.Sprintf(`(has(object.metadata.%[1]s) ?
-    %[2]s.map(k, JSONPatch{op: 'add', path: '/metadata/%[1]s/' + jsonpatch.escapeKey(k), value: %[2]s[k]}) :
-    [JSONPatch{op: 'add', path: '/metadata/%[1]s', value: %[2]s}])`, field, m)
+	return fmt.Sprintf(`(has(object.metadata.%s) ?
+    [%s] :
+    [JSONPatch{op: 'add', path: '/metadata/%s', value: {%s}}])`, field, strings.Join(ops, ",\n     "), field, strings.Join(literal, ", "))
 }
 
 // quote returns s as a CEL string literal.

@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -40,11 +41,12 @@ import (
 	"github.com/archgate/archgate/operator/pkg/testing/testenv"
 )
 
-// Set up by TestMain: k8s talks to the package's control plane as an administrator;
+// Set up by TestMain: k8s (and restConfig) talk to the package's control plane as an administrator;
 // servingCertDir and servingCA are envtest's webhook serving certificate (for 127.0.0.1) and its
 // CA, for the webhooks the tests register.
 var (
 	k8s            client.Client
+	restConfig     *rest.Config
 	servingCertDir string
 	servingCA      []byte
 )
@@ -54,6 +56,7 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{CRDDirectoryPaths: []string{"../../config/crd/bases"}}, func(env *testenv.Env) error {
 		var err error
 		k8s, err = testenv.Client(env.Config, clientgoscheme.AddToScheme, v1beta1.AddToScheme)
+		restConfig = env.Config
 		servingCertDir = env.Environment.WebhookInstallOptions.LocalServingCertDir
 		servingCA = env.Environment.WebhookInstallOptions.LocalServingCAData
 		return err
@@ -62,7 +65,7 @@ func TestMain(m *testing.M) {
 
 // installPolicy applies the policy and binding rendered for cluster, with params, and waits
 // until the apiserver enforces them: probe, admitted, satisfies ready.
-func installPolicy(t *testing.T, cluster *v1beta1.ClusterPodPlacementConfig, data map[string]string, probe *corev1.Pod, ready func(*corev1.Pod) bool) {
+func installPolicy(t testing.TB, cluster *v1beta1.ClusterPodPlacementConfig, data map[string]string, probe *corev1.Pod, ready func(*corev1.Pod) bool) {
 	t.Helper()
 	// Fail, not the rendered Ignore: an expression that fails at run time must fail the test
 	// with the apiserver's message, not let the pod through unchanged.
@@ -70,7 +73,7 @@ func installPolicy(t *testing.T, cluster *v1beta1.ClusterPodPlacementConfig, dat
 }
 
 // installPolicyFailing is installPolicy with the policy's failurePolicy.
-func installPolicyFailing(t *testing.T, cluster *v1beta1.ClusterPodPlacementConfig, data map[string]string, probe *corev1.Pod,
+func installPolicyFailing(t testing.TB, cluster *v1beta1.ClusterPodPlacementConfig, data map[string]string, probe *corev1.Pod,
 	ready func(*corev1.Pod) bool, failurePolicy admissionregistrationv1.FailurePolicyType) {
 	t.Helper()
 	ctx := t.Context()
@@ -110,10 +113,10 @@ func paramsConfigMap(data map[string]string) *corev1.ConfigMap {
 	}
 }
 
-func ensureNamespace(t *testing.T, name string) { ensureNamespaceWith(t, name, nil) }
+func ensureNamespace(t testing.TB, name string) { ensureNamespaceWith(t, name, nil) }
 
 // ensureNamespaceWith creates the namespace name with labels, unless it exists.
-func ensureNamespaceWith(t *testing.T, name string, labels map[string]string) {
+func ensureNamespaceWith(t testing.TB, name string, labels map[string]string) {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := k8s.Create(t.Context(), ns); client.IgnoreAlreadyExists(err) != nil {
@@ -122,7 +125,7 @@ func ensureNamespaceWith(t *testing.T, name string, labels map[string]string) {
 }
 
 // admit creates pod with a dry run and returns it as admitted.
-func admit(t *testing.T, pod *corev1.Pod) *corev1.Pod {
+func admit(t testing.TB, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
 	out := pod.DeepCopy()
 	if err := k8s.Create(t.Context(), out, client.DryRunAll); err != nil {
