@@ -157,7 +157,7 @@ test-conformance: $(CONFORMANCE_GINKGO) $(CONFORMANCE_MAIN) ## Both pinned distr
 test: build vet verify-generated test-unit test-alerts test-chart test-bundle test-conformance test-integration ## Everything CI runs: build, vet, unit (race), alert rule, chart, OLM bundle, registry conformance and integration tests.
 
 .PHONY: bench
-bench: control-plane ## Benchmarks (control plane, scheduler, registry, controller).
+bench: control-plane ## Benchmarks (control plane, scheduler, registry, controller, admission policy).
 	$(GO) test -tags=$(BUILD_TAGS),integration -run='^$$' -bench=. -benchtime=1x -count=1 -timeout=60m work
 
 IMAGE_TAG ?= latest

@@ -34,13 +34,13 @@ import (
 	"github.com/archgate/archgate/operator/internal/knownimages"
 )
 
-// BenchmarkAdmission is what kube-apiserver spends to admit one pod (a dry-run create: the
+// BenchmarkPolicyAdmission is what kube-apiserver spends to admit one pod (a dry-run create: the
 // whole admission chain, no storage) through archgate's policy, placed or gated, against the
 // same pod carrying the policy's affinity as written by hand in a namespace the policy does
 // not match. The figures are the apiserver's own: bytes its Go runtime allocated and CPU
 // seconds its process used over a batch of pods, per pod. The cluster's weights are
 // 10k-pods-policy's.
-func BenchmarkAdmission(b *testing.B) {
+func BenchmarkPolicyAdmission(b *testing.B) {
 	const batch = 500
 	cluster := applyCluster(b, v1beta1.ClusterPodPlacementConfigSpec{Plugins: &v1beta1.Plugins{
 		NodeAffinityScoring: &v1beta1.NodeAffinityScoring{Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{
