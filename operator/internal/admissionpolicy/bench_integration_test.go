@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
@@ -109,16 +110,12 @@ func apiserverTotals(b *testing.B, cs kubernetes.Interface) totals {
 	if err != nil {
 		b.Fatal(err)
 	}
-	value := func(name string) float64 {
+	counter := func(name string) float64 {
 		f, ok := families[name]
-		if !ok || len(f.GetMetric()) != 1 {
-			b.Fatal(fmt.Errorf("the apiserver's /metrics has no single %s", name))
+		if !ok || f.GetType() != dto.MetricType_COUNTER || len(f.GetMetric()) != 1 {
+			b.Fatal(fmt.Errorf("the apiserver's /metrics has no single counter %s", name))
 		}
-		m := f.GetMetric()[0]
-		if m.GetCounter() != nil {
-			return m.GetCounter().GetValue()
-		}
-		return m.GetGauge().GetValue()
+		return f.GetMetric()[0].GetCounter().GetValue()
 	}
-	return totals{allocated: value("go_gc_heap_allocs_bytes_total"), cpu: value("process_cpu_seconds_total")}
+	return totals{allocated: counter("go_gc_heap_allocs_bytes_total"), cpu: counter("process_cpu_seconds_total")}
 }
