@@ -367,10 +367,15 @@ func undoExpression(gate string) string {
 		removeEntries("labels", v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement, v1beta1.LabelAdmissionPolicy))
 }
 
-// removeEntries removes the keys that metadata.<field> holds.
+// removeEntries removes the keys that metadata.<field> holds. As in mapsPatch, the paths are
+// escaped here, once, rather than by CEL for every pod.
 func removeEntries(field string, keys ...string) string {
-	return fmt.Sprintf(`%[2]s.filter(k, k in object.metadata.?%[1]s.orValue({})).map(k, JSONPatch{op: 'remove', path: '/metadata/%[1]s/' + jsonpatch.escapeKey(k)})`,
-		field, list(keys))
+	ops := make([]string, len(keys))
+	for i, k := range keys {
+		ops[i] = fmt.Sprintf("(%s in object.metadata.%s ? [JSONPatch{op: 'remove', path: %s}] : [])",
+			quote(k), field, quote("/metadata/"+field+"/"+jsonpointer.Escape(k)))
+	}
+	return fmt.Sprintf("(has(object.metadata.%s) ? %s : [])", field, strings.Join(ops, " + "))
 }
 
 // tolerationsPatch appends the new tolerations to the pod's, or adds the list.
