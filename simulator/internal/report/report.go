@@ -20,6 +20,31 @@ import (
 // StartWindow is the start of a pass that StartLatency reports apart.
 const StartWindow = 10 * time.Second
 
+// MinWindowPods is the fewest pods a StartWindow-long window needs for its p99 to count in
+// Pass.WindowP99: with fewer, the p99 is the window's slowest pod or two.
+const MinWindowPods = 100
+
+// TypicalWindowP99 is the median p99 of the pass's later windows for the family, and false
+// when the pass has fewer than two of them.
+func (p *Pass) TypicalWindowP99(fam string) (float64, bool) {
+	w, ok := p.WindowP99[fam]
+	if !ok || w.N < 2 {
+		return 0, false
+	}
+	return w.P50, true
+}
+
+// StartPenalty is the start window's p99 divided by a typical later window's of the same
+// pass (TypicalWindowP99): what the pass's first 10 s cost beyond any 10 s of it.
+func (p *Pass) StartPenalty(fam string) (float64, bool) {
+	typical, ok := p.TypicalWindowP99(fam)
+	start, sok := p.StartLatency[fam]
+	if !ok || !sok || start.N == 0 || typical <= 0 {
+		return 0, false
+	}
+	return start.P99 / typical, true
+}
+
 // SchemaVersion is the version of the JSON layout. Bump it on any change
 // that an older compare could misread; Load rejects other versions but
 // LegacySchemaVersion. Version 2 moved the series to the raw file (raw.go).
@@ -252,6 +277,13 @@ type Pass struct {
 	// and replicas warming up) or after it (the steady state).
 	StartLatency map[string]stats.Summary `json:"startLatency,omitempty"`
 	RestLatency  map[string]stats.Summary `json:"restLatency,omitempty"`
+	// WindowP99 is, by latency family (create, schedule), the spread of the p99s of the
+	// pass's later StartWindow-long windows (by when the create was sent, each with at least
+	// MinWindowPods pods). Its median is a typical window of the same pass, which the start
+	// window is judged against: a pass's first 10 s, before its first collection of the
+	// apiserver's heap and its first 30-s admission re-list, can be its quietest, so a start
+	// compared with another pass's start compares where those fall, not what starting costs.
+	WindowP99 map[string]stats.Summary `json:"windowP99,omitempty"`
 	// Recorder is the watch recorder's bookkeeping.
 	Recorder RecorderStats `json:"recorder"`
 	// SchedulerSLI is the scheduler's own pod_scheduling_sli_duration_seconds

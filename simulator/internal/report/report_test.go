@@ -41,6 +41,7 @@ func sample(scale float64) *Report {
 			}
 		}
 		p.StartLatency, p.RestLatency = maps.Clone(p.Latency), maps.Clone(p.Latency)
+		p.WindowP99 = map[string]stats.Summary{"create": stats.Summarize([]float64{0.004, 0.005, 0.006}), "schedule": stats.Summarize([]float64{0.01, 0.02})}
 		for range 10 {
 			p.PerSecond.Bound = append(p.PerSecond.Bound, int(100/scale)+rng.IntN(3))
 			p.PerSecond.Created = append(p.PerSecond.Created, 100)
@@ -76,6 +77,7 @@ func sample(scale float64) *Report {
 		Baseline:      pass("baseline", false, false),
 		Ratios: map[string]float64{"throughput": 0.9, "schedule.p50": 1.1, "schedule.p99": 1.2, "total.p50": 1.3, "total.p99": 1.4,
 			"create.p99": 2, "start.schedule.p99": 1.5, "rest.schedule.p99": 1.1, "start.create.p99": 2.1, "rest.create.p99": 1.9,
+			"typicalWindow.schedule.p99": 1.05, "typicalWindow.create.p99": 1.3,
 			"cost.cpuPer1kPods": 2, "cost.relativeCPU": 1.2, "cost.apiWritesPerPod": 1.33, "apiserver.allocatedPerPod": 1.2, "calibration": 1},
 		Operator: &OperatorStats{CacheHits: 99, CacheMisses: 1, CacheHitRate: 0.99, InspectionErrors: map[string]float64{"auth": 0},
 			PhaseMeanSeconds: map[string]float64{"patch": 0.011, "placement": 0.0001, "inspection": 0.007, "config": 0.00005}, Reconciles: 129,

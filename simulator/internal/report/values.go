@@ -47,6 +47,14 @@ func (v values) pass(prefix string, p *Pass) {
 	v.latencies(prefix, p.Latency)
 	v.latencies(prefix+"start.", p.StartLatency)
 	v.latencies(prefix+"rest.", p.RestLatency)
+	for _, fam := range scenario.WindowFamilies {
+		if x, ok := p.TypicalWindowP99(fam); ok {
+			v.put(prefix+"typicalWindow."+fam+".p99", x)
+		}
+		if x, ok := p.StartPenalty(fam); ok {
+			v.put(prefix+"startPenalty."+fam, x)
+		}
+	}
 	v.put(prefix+"throughput", p.Throughput)
 	v.put(prefix+"pods", float64(p.Pods))
 	v.put(prefix+"boundPods", float64(p.BoundPods))

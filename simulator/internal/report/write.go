@@ -265,6 +265,16 @@ func (t passTable) latencyRows() []summaryRow {
 			return fmt.Sprintf("%s / %s, then %s / %s", d(a.P50), d(a.P99), d(b.P50), d(b.P99))
 		}))
 	}
+	for _, fam := range scenario.WindowFamilies {
+		rows = append(rows, t.row(fmt.Sprintf("%s p99: a typical %s (median of the later windows) / first %s ÷ it", fam, StartWindow, StartWindow), func(p *Pass) string {
+			typical, ok := p.TypicalWindowP99(fam)
+			penalty, pok := p.StartPenalty(fam)
+			if !ok || !pok {
+				return "—"
+			}
+			return fmt.Sprintf("%s / ×%.2f", d(typical), penalty)
+		}))
+	}
 	return append(rows,
 		t.row("scheduler SLI p50 / p99 (cross-check)", func(p *Pass) string {
 			if p.SchedulerSLI == nil {

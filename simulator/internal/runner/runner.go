@@ -390,6 +390,13 @@ func ratios(m, b *report.Pass) map[string]float64 {
 			}
 		}
 	}
+	for _, fam := range scenario.WindowFamilies {
+		mt, mok := m.TypicalWindowP99(fam)
+		bt, bok := b.TypicalWindowP99(fam)
+		if mok && bok {
+			div("typicalWindow."+fam+".p99", mt, bt)
+		}
+	}
 	if m.APIServerRuntime != nil && b.APIServerRuntime != nil {
 		div("apiserver.allocatedPerPod", m.APIServerRuntime.AllocatedBytesPerPod, b.APIServerRuntime.AllocatedBytesPerPod)
 	}

@@ -84,6 +84,7 @@ func summarize(in summaryInput) *report.Pass {
 	p.Latency = latencies(p.Samples)
 	p.StartLatency = latencies(samples(in, func(sent time.Duration) bool { return sent < report.StartWindow }))
 	p.RestLatency = latencies(samples(in, func(sent time.Duration) bool { return sent >= report.StartWindow }))
+	p.WindowP99 = windowP99(in)
 	if a := in.arrival; a.Mode == scenario.ArrivalSteps {
 		p.Steps, p.SustainedRate = stepStats(a.Steps, workload.Arrivals(a, len(in.pods)), totals(in), a.SustainLatency.D())
 	}
@@ -274,6 +275,30 @@ func latencies(s report.Samples) map[string]stats.Summary {
 		if xs := s.Seconds(fam); len(xs) > 0 {
 			out[fam] = stats.Summarize(xs)
 		}
+	}
+	return out
+}
+
+// windowP99 is the spread of the p99s of the pass's StartWindow-long windows after the first,
+// for create and schedule latency; windows with fewer than report.MinWindowPods pods are left
+// out.
+func windowP99(in summaryInput) map[string]stats.Summary {
+	var last time.Duration
+	for _, sent := range in.creates.sent {
+		last = max(last, sent)
+	}
+	p99s := map[string][]float64{}
+	for start := report.StartWindow; start <= last; start += report.StartWindow {
+		s := samples(in, func(sent time.Duration) bool { return sent >= start && sent < start+report.StartWindow })
+		for _, fam := range scenario.WindowFamilies {
+			if xs := s.Seconds(fam); len(xs) >= report.MinWindowPods {
+				p99s[fam] = append(p99s[fam], stats.Summarize(xs).P99)
+			}
+		}
+	}
+	out := map[string]stats.Summary{}
+	for fam, xs := range p99s {
+		out[fam] = stats.Summarize(xs)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -78,7 +79,7 @@ func TestSummarizeOutcomes(t *testing.T) {
 			got := summarize(in)
 			tc.want.Name, tc.want.Pods = "p", len(tc.pods)
 			got.Latency, got.Samples, got.PerSecond, got.CreateSeconds, got.DurationSeconds = nil, report.Samples{}, report.PerSecond{}, 0, 0
-			got.StartLatency, got.RestLatency, got.Trace = nil, nil, nil
+			got.StartLatency, got.RestLatency, got.WindowP99, got.Trace = nil, nil, nil, nil
 			if diff := cmp.Diff(&tc.want, got); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
@@ -274,6 +275,58 @@ func TestSummarizeStartApart(t *testing.T) {
 	}
 	if got := p.RestLatency["create"]; got.N != 1 || got.Max != 0.01 {
 		t.Errorf("after %s: %+v, want 1 create of 10ms", report.StartWindow, got)
+	}
+}
+
+// TestSummarizeWindows checks that a pass's start is judged against a typical later 10-s
+// window of the same pass: the median of the later windows' p99s, windows of fewer than
+// report.MinWindowPods pods left out, and no penalty without two such windows.
+func TestSummarizeWindows(t *testing.T) {
+	// window is n pods sent in the 10-s window that starts at index·10 s, each answered after d.
+	type window struct {
+		n int
+		d time.Duration
+	}
+	for _, tc := range []struct {
+		name        string
+		windows     []window
+		wantWindows int
+		wantTypical float64
+		wantPenalty float64 // 0: none
+	}{
+		{"start slower than a typical window", []window{{100, 50 * time.Millisecond}, {100, 10 * time.Millisecond},
+			{100, 30 * time.Millisecond}, {100, 20 * time.Millisecond}, {report.MinWindowPods - 1, time.Second}}, 3, 0.02, 2.5},
+		{"start as quiet as the rest", []window{{100, 10 * time.Millisecond}, {100, 20 * time.Millisecond},
+			{100, 20 * time.Millisecond}, {100, 40 * time.Millisecond}}, 3, 0.02, 0.5},
+		{"one later window is no typical one", []window{{100, 10 * time.Millisecond}, {100, 20 * time.Millisecond}}, 1, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sent, done []time.Duration
+			for w, win := range tc.windows {
+				for i := range win.n {
+					at := time.Duration(w)*report.StartWindow + time.Duration(i)*report.StartWindow/time.Duration(win.n)
+					sent, done = append(sent, at), append(done, at+win.d)
+				}
+			}
+			pods := make([]workload.Pod, len(sent))
+			in := summaryInput{name: "p", pods: pods, pending: make([]bool, len(pods)), creates: createTimes{sent: sent, done: done},
+				watch: recorder.Result{Pods: make([]recorder.PodTimes, len(pods))}}
+			for i := range pods {
+				in.watch.Pods[i] = times(-1, -1, -1, -1)
+			}
+			p := summarize(in)
+			if got := p.WindowP99["create"].N; got != tc.wantWindows {
+				t.Errorf("%d later windows counted, want %d", got, tc.wantWindows)
+			}
+			typical, ok := p.TypicalWindowP99("create")
+			penalty, pok := p.StartPenalty("create")
+			switch {
+			case tc.wantPenalty == 0 && (ok || pok):
+				t.Errorf("typical window %v, start penalty ×%.2f, want none", typical, penalty)
+			case tc.wantPenalty != 0 && (!ok || !pok || math.Abs(typical-tc.wantTypical) > 1e-9 || math.Abs(penalty-tc.wantPenalty) > 1e-9):
+				t.Errorf("typical window %v (%v), start penalty ×%v (%v), want %v and ×%v", typical, ok, penalty, pok, tc.wantTypical, tc.wantPenalty)
+			}
+		})
 	}
 }
 

@@ -101,6 +101,10 @@ func (m MetricInfo) Passes() []string {
 	return []string{"main"}
 }
 
+// WindowFamilies are the latency families whose 10-s windows a report compares: each pass's
+// typicalWindow.<family>.p99 and startPenalty.<family>.
+var WindowFamilies = []string{"create", "schedule"}
+
 // LatencyStats are the statistics reported for each latency.
 var LatencyStats = []string{"p50", "p90", "p99", "max", "mean"}
 
@@ -157,6 +161,13 @@ func buildMetrics() []MetricInfo {
 					out = append(out, MetricInfo{Name: prefix + w.prefix + l.name + "." + s, Unit: UnitDuration, Needs: n, Timing: true, Help: l.help + w.help})
 				}
 			}
+		}
+		for _, fam := range WindowFamilies {
+			out = append(out,
+				MetricInfo{Name: prefix + "typicalWindow." + fam + ".p99", Unit: UnitDuration, Needs: needs, Timing: true,
+					Help: "median over the pass's 10-s windows after the first (by create sent, 100 pods or more) of each window's " + fam + " p99: a typical 10 s of the pass"},
+				MetricInfo{Name: prefix + "startPenalty." + fam, Unit: UnitFactor, Needs: needs, Timing: true,
+					Help: "start." + fam + ".p99 divided by typicalWindow." + fam + ".p99: what the pass's first 10 s cost beyond a typical 10 s of the same pass"})
 		}
 		out = append(out,
 			MetricInfo{Name: prefix + "throughput", Unit: UnitRate, Needs: needs, Higher: true, Timing: true, Help: "pods bound per second, first create sent → last bound"},
@@ -217,6 +228,7 @@ func buildMetrics() []MetricInfo {
 	pass("floor.", NeedsFloor, true, NeedsFloorGate)
 	ratios := []string{"throughput", "schedule.p50", "schedule.p99", "total.p50", "total.p99", "create.p99",
 		"start.schedule.p99", "rest.schedule.p99", "start.create.p99", "rest.create.p99",
+		"typicalWindow.schedule.p99", "typicalWindow.create.p99",
 		"cost.cpuPer1kPods", "cost.relativeCPU", "cost.apiWritesPerPod", "apiserver.allocatedPerPod", "calibration"}
 	for _, c := range CostComponents {
 		ratios = append(ratios, "cost.cpuPer1kPods."+c)
