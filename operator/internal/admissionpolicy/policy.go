@@ -367,13 +367,12 @@ func undoExpression(gate string) string {
 		removeEntries("labels", v1beta1.LabelSchedulingGate, v1beta1.LabelPlacement, v1beta1.LabelAdmissionPolicy))
 }
 
-// removeEntries removes the keys that metadata.<field> holds. As in mapsPatch, the paths are
-// escaped here, once, rather than by CEL for every pod.
+// removeEntries removes the keys that metadata.<field> holds, by their metadataPath.
 func removeEntries(field string, keys ...string) string {
 	ops := make([]string, len(keys))
 	for i, k := range keys {
 		ops[i] = fmt.Sprintf("(%s in object.metadata.%s ? [JSONPatch{op: 'remove', path: %s}] : [])",
-			quote(k), field, quote("/metadata/"+field+"/"+jsonpointer.Escape(k)))
+			quote(k), field, quote(metadataPath(field, k)))
 	}
 	return fmt.Sprintf("(has(object.metadata.%s) ? %s : [])", field, strings.Join(ops, " + "))
 }
@@ -482,12 +481,18 @@ func mapsPatch(field string, entries map[string]string) string {
 	ops := make([]string, len(keys))
 	literal := make([]string, len(keys))
 	for i, k := range keys {
-		ops[i] = fmt.Sprintf("JSONPatch{op: 'add', path: %s, value: %s}", quote("/metadata/"+field+"/"+jsonpointer.Escape(k)), entries[k])
+		ops[i] = fmt.Sprintf("JSONPatch{op: 'add', path: %s, value: %s}", quote(metadataPath(field, k)), entries[k])
 		literal[i] = quote(k) + ": " + entries[k]
 	}
 	return fmt.Sprintf(`(has(object.metadata.%s) ?
     [%s] :
     [JSONPatch{op: 'add', path: '/metadata/%s', value: {%s}}])`, field, strings.Join(ops, ",\n     "), field, strings.Join(literal, ", "))
+}
+
+// metadataPath is the JSON pointer to key in metadata.<field>, escaped once here rather than
+// by CEL for every pod (mapsPatch, removeEntries).
+func metadataPath(field, key string) string {
+	return "/metadata/" + field + "/" + jsonpointer.Escape(key)
 }
 
 // quote returns s as a CEL string literal.
