@@ -20,35 +20,55 @@ package admissionpolicy_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/go-openapi/jsonpointer"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
+	"github.com/archgate/archgate/operator/internal/admissionpolicy"
 	"github.com/archgate/archgate/operator/internal/knownimages"
 )
 
 // BenchmarkPolicyAdmission is what kube-apiserver spends to admit one pod (a dry-run create: the
 // whole admission chain, no storage) through archgate's policy, placed or gated, against the
 // same pod carrying the policy's affinity as written by hand in a namespace the policy does
-// not match. The figures are the apiserver's own: bytes its Go runtime allocated and CPU
-// seconds its process used over a batch of pods, per pod. The cluster's weights are
-// 10k-pods-policy's.
+// not match, and against a policy with archgate's registration that writes archgate's
+// placement of that pod as constants (installOutputOnlyPolicy): what archgate's policy allocates
+// beyond it is the reading and deciding, the rest is what any admission pays to write the
+// placement placement.Decide wants. The figures are the apiserver's own: bytes its Go runtime
+// allocated and CPU seconds its process used over a batch of pods, per pod. The cluster's
+// weights are 10k-pods-policy's.
 func BenchmarkPolicyAdmission(b *testing.B) {
 	const batch = 500
-	cluster := applyCluster(b, v1beta1.ClusterPodPlacementConfigSpec{Plugins: &v1beta1.Plugins{
-		NodeAffinityScoring: &v1beta1.NodeAffinityScoring{Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{
-			{Architecture: "arm64", Weight: 40}, {Architecture: "amd64", Weight: 10},
-		}},
-	}})
+	cluster := applyCluster(b, v1beta1.ClusterPodPlacementConfigSpec{
+		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{outputOnlyNamespace},
+		}}},
+		Plugins: &v1beta1.Plugins{
+			NodeAffinityScoring: &v1beta1.NodeAffinityScoring{Enabled: true, Platforms: []v1beta1.NodeAffinityScoringPlatformTerm{
+				{Architecture: "arm64", Weight: 40}, {Architecture: "amd64", Weight: 10},
+			}},
+		},
+	})
 	ensureNamespace(b, "team")
+	ensureNamespace(b, outputOnlyNamespace)
 	pod := func(namespace, image string) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, GenerateName: "bench-", Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"checksum/config": "0123456789abcdef"}},
@@ -61,8 +81,11 @@ func BenchmarkPolicyAdmission(b *testing.B) {
 	installPolicy(b, cluster, knownimages.ImageParameters(published), placedPod, func(p *corev1.Pod) bool {
 		return p.Labels[v1beta1.LabelSchedulingGate] == v1beta1.LabelValueAdmission
 	})
+	placed := admit(b, placedPod)
 	handwritten := pod(operatorNamespace, published[0].Ref)
-	handwritten.Spec.Affinity = admit(b, placedPod).Spec.Affinity
+	handwritten.Spec.Affinity = placed.Spec.Affinity
+	outputOnly := pod(outputOnlyNamespace, published[0].Ref)
+	installOutputOnlyPolicy(b, cluster, outputOnly, placed)
 	cs, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
 		b.Fatal(err)
@@ -72,6 +95,7 @@ func BenchmarkPolicyAdmission(b *testing.B) {
 		pod  *corev1.Pod
 	}{
 		{"affinity by hand, no policy", handwritten},
+		{"placement written by a policy that reads nothing", outputOnly},
 		{"policy places", placedPod},
 		{"policy gates", pod("team", unpublished[0])},
 	} {
@@ -118,4 +142,83 @@ func apiserverTotals(b *testing.B, cs kubernetes.Interface) totals {
 		return f.GetMetric()[0].GetCounter().GetValue()
 	}
 	return totals{allocated: counter("go_gc_heap_allocs_bytes_total"), cpu: counter("process_cpu_seconds_total")}
+}
+
+// outputOnlyNamespace holds the pods outputOnlyPolicy admits; archgate's policy leaves it out.
+const outputOnlyNamespace = "output-only"
+
+// installOutputOnlyPolicy installs outputOnlyPolicy for pods of outputOnlyNamespace like pod,
+// writing what archgate's policy wrote to placed, and waits until the apiserver applies it.
+func installOutputOnlyPolicy(b *testing.B, cluster *v1beta1.ClusterPodPlacementConfig, pod, placed *corev1.Pod) {
+	b.Helper()
+	opts := admissionpolicy.Options{Name: "archgate-output-only", OperatorNamespace: operatorNamespace, Cluster: cluster}
+	policy, binding := admissionpolicy.Policy(opts), admissionpolicy.Binding(opts)
+	policy.Spec.MatchConstraints.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: outputOnlyNamespace}}
+	policy.Spec.ParamKind, policy.Spec.Variables, binding.Spec.ParamRef = nil, nil, nil
+	policy.Spec.Mutations[0].JSONPatch.Expression = outputOnlyPatch(pod, placed)
+	policy.Spec.FailurePolicy = ptr.To(admissionregistrationv1.Fail)
+	for _, obj := range []client.Object{policy, binding} {
+		if err := k8s.Patch(b.Context(), obj, client.Apply, client.FieldOwner("test"), client.ForceOwnership); err != nil {
+			b.Fatalf("applying %T: %v", obj, err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(b.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		got := admit(b, pod)
+		return equality.Semantic.DeepEqual(got.Spec.Affinity, placed.Spec.Affinity), nil
+	})
+	if err != nil {
+		b.Fatalf("the output-only policy never took effect: %v", err)
+	}
+}
+
+// outputOnlyPatch is a JSONPatch expression that adds to pod, as constants, the labels,
+// annotations and node affinity placed has and pod has not (pod has labels and annotations of
+// its own and no affinity, as the benchmark's pods). A pod that already carries them is left
+// alone, as archgate's policy leaves a pod it placed on its reinvocation.
+func outputOnlyPatch(pod, placed *corev1.Pod) string {
+	var ops []string
+	for _, field := range []struct {
+		name          string
+		before, after map[string]string
+	}{{"labels", pod.Labels, placed.Labels}, {"annotations", pod.Annotations, placed.Annotations}} {
+		for _, k := range slices.Sorted(maps.Keys(field.after)) {
+			if _, ok := field.before[k]; !ok {
+				ops = append(ops, fmt.Sprintf("JSONPatch{op: 'add', path: %q, value: %q}",
+					"/metadata/"+field.name+"/"+jsonpointer.Escape(k), field.after[k]))
+			}
+		}
+	}
+	ops = append(ops, "JSONPatch{op: 'add', path: '/spec/affinity', value: "+celAffinity(placed.Spec.Affinity)+"}")
+	return fmt.Sprintf("%q in object.metadata.?annotations.orValue({}) ? [] : [\n%s]",
+		v1beta1.AnnotationAdmissionPolicyPlacement, strings.Join(ops, ",\n"))
+}
+
+// celAffinity writes a node affinity as a CEL object initializer of the pod's affinity type.
+func celAffinity(a *corev1.Affinity) string {
+	const na = "Object.spec.affinity.nodeAffinity"
+	requirements := func(typ string, rs []corev1.NodeSelectorRequirement) string {
+		out := make([]string, len(rs))
+		for i, r := range rs {
+			values := make([]string, len(r.Values))
+			for j, v := range r.Values {
+				values[j] = fmt.Sprintf("%q", v)
+			}
+			out[i] = fmt.Sprintf("%s{key: %q, operator: %q, values: [%s]}", typ, r.Key, r.Operator, strings.Join(values, ", "))
+		}
+		return "[" + strings.Join(out, ", ") + "]"
+	}
+	const required = na + ".requiredDuringSchedulingIgnoredDuringExecution"
+	var terms []string
+	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		terms = append(terms, fmt.Sprintf("%s.nodeSelectorTerms{matchExpressions: %s}", required,
+			requirements(required+".nodeSelectorTerms.matchExpressions", t.MatchExpressions)))
+	}
+	const preferred = na + ".preferredDuringSchedulingIgnoredDuringExecution"
+	var prefs []string
+	for _, p := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		prefs = append(prefs, fmt.Sprintf("%s{weight: %d, preference: %s.preference{matchExpressions: %s}}", preferred, p.Weight, preferred,
+			requirements(preferred+".preference.matchExpressions", p.Preference.MatchExpressions)))
+	}
+	return fmt.Sprintf("Object.spec.affinity{nodeAffinity: %s{requiredDuringSchedulingIgnoredDuringExecution: %s{nodeSelectorTerms: [%s]}, preferredDuringSchedulingIgnoredDuringExecution: [%s]}}",
+		na, required, strings.Join(terms, ", "), strings.Join(prefs, ", "))
 }
