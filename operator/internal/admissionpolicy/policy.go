@@ -143,9 +143,9 @@ const (
 	typeToleration   = "Object.spec.tolerations"
 )
 
-// imagesExpression lists the pod's distinct images as placement.PodImages does (trimmed, empty
+// ImagesExpression lists the pod's distinct images as placement.PodImages does (trimmed, empty
 // ones left out).
-const imagesExpression = `(object.spec.?initContainers.orValue([]).map(c, c.?image.orValue('').trim()) +
+const ImagesExpression = `(object.spec.?initContainers.orValue([]).map(c, c.?image.orValue('').trim()) +
   object.spec.containers.map(c, c.?image.orValue('').trim())).filter(i, i != '').distinct()`
 
 // matchConditions are the webhook's exemptions (webhook.exemptReason and the already-gated and
@@ -172,11 +172,11 @@ func matchConditions(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionreg
 		fmt.Sprintf(`!(%s in object.metadata.?labels.orValue({}))`, quote(v1beta1.LabelPreferredArchitecture)),
 		// Counting the containers first spares almost every pod the list of its images.
 		fmt.Sprintf(`size(object.spec.containers) + size(object.spec.?initContainers.orValue([])) <= %[1]d || size(%[2]s) <= %[1]d`,
-			spec.ImageInspection.Settings().MaxImagesPerPod, imagesExpression),
+			spec.ImageInspection.Settings().MaxImagesPerPod, ImagesExpression),
 	)
 	// On the reinvocation that follows the policy's own change, the pods whose images are still
 	// those their placement was decided for are skipped, at the cost of comparing two strings.
-	imagesChanged := fmt.Sprintf(`size(%[1]s.split(';', 2)) < 2 || %[1]s.split(';', 2)[1] != %[2]s.join(',')`, recordValue, imagesExpression)
+	imagesChanged := fmt.Sprintf(`size(%[1]s.split(';', 2)) < 2 || %[1]s.split(';', 2)[1] != %[2]s.join(',')`, recordValue, ImagesExpression)
 	conditions := []admissionregistrationv1.MatchCondition{
 		{Name: "not-in-reserved-namespace", Expression: webhook.ReservedNamespaceCondition()},
 		{Name: "eligible-or-images-changed-since-placement", Expression: fmt.Sprintf(`!(%s in object.metadata.?annotations.orValue({})) &&
@@ -229,9 +229,9 @@ func placementRulesCondition(rules []v1beta1.PlacementRule) (admissionregistrati
 // variables compute the decision; see placement.Decide for the rules they follow.
 func variables(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrationv1.Variable {
 	archKey := quote(v1beta1.NodeArchLabel)
-	weights, order := clusterWeights(spec)
+	weights, order := ClusterWeights(spec)
 	vars := []struct{ name, expr string }{
-		{"images", imagesExpression},
+		{"images", ImagesExpression},
 		{"keys", fmt.Sprintf(`variables.images.map(i, %s)`, knownimages.ParameterKeyExpression("i"))},
 		{"known", `params != null && variables.keys.all(k, k in params.?data.orValue({}))`},
 		{"archLists", fmt.Sprintf(`variables.known ? variables.keys.map(k, params.data[k]).filter(v, v != %s).map(v, v.split(',')) : []`,
@@ -293,10 +293,10 @@ func placeExpression() string {
   !(variables.prefersArch && size(variables.preferredArchs) > 0)`, quote(knownimages.NamespaceKey(""))+" + namespaceObject.metadata.name")
 }
 
-// clusterWeights returns the cluster-level weights as a CEL map from architecture to weight, and
+// ClusterWeights returns the cluster-level weights as a CEL map from architecture to weight, and
 // the architectures in the order they are applied. Entries placement.MergePreferredArchitectures
 // would skip whatever the pod (invalid weights, repeated architectures) are left out here.
-func clusterWeights(spec *v1beta1.ClusterPodPlacementConfigSpec) (string, []string) {
+func ClusterWeights(spec *v1beta1.ClusterPodPlacementConfigSpec) (string, []string) {
 	var entries, order []string
 	if spec.Plugins.NodeAffinityScoringEnabled() {
 		for _, p := range spec.Plugins.NodeAffinityScoring.Platforms {

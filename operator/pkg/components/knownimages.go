@@ -29,6 +29,7 @@ import (
 
 	"github.com/archgate/archgate/operator/api/v1beta1"
 	"github.com/archgate/archgate/operator/internal/credentials"
+	"github.com/archgate/archgate/operator/internal/inspect"
 	"github.com/archgate/archgate/operator/internal/knownimages"
 	gatewebhook "github.com/archgate/archgate/operator/internal/webhook"
 )
@@ -40,6 +41,17 @@ const DefaultKnownImagesConfigMap = knownimages.DefaultConfigMapName
 // DefaultPlacementParametersConfigMap is the ConfigMap the operator renders into the
 // controller's --placement-parameters-configmap when the admission policy is in effect.
 const DefaultPlacementParametersConfigMap = knownimages.DefaultParametersConfigMapName
+
+// AdmissionPolicyParameters returns the params ConfigMap's data the controller publishes for
+// images (reference → architectures), for tests that install the admission policy without the
+// controller.
+func AdmissionPolicyParameters(images map[string][]string) map[string]string {
+	entries := make([]inspect.KnownImage, 0, len(images))
+	for ref, archs := range images {
+		entries = append(entries, inspect.KnownImage{Ref: ref, Architectures: archs})
+	}
+	return knownimages.ImageParameters(entries)
+}
 
 // addKnownImagesPublisher adds the publisher of the cache's results for pods without imagePullSecrets to the
 // controller's manager, when opts names a known-images ConfigMap and the cache is on

@@ -164,6 +164,18 @@ func AdmissionPolicy(o AdmissionPolicyOptions) (*admissionregistrationv1.Mutatin
 	return admissionpolicy.Policy(o), admissionpolicy.Binding(o)
 }
 
+// AdmissionPolicyWeights returns the cluster's nodeAffinityScoring weights as the admission
+// policy compiles them, a CEL map from architecture to weight, and the architectures in the
+// order it applies them; AdmissionPolicyImagesExpression is the CEL list of a pod's distinct
+// images the policy reads and records. The simulator's floor policy writes archgate's
+// placement with both.
+func AdmissionPolicyWeights(spec *v1beta1.ClusterPodPlacementConfigSpec) (string, []string) {
+	return admissionpolicy.ClusterWeights(spec)
+}
+
+// AdmissionPolicyImagesExpression: see AdmissionPolicyWeights.
+const AdmissionPolicyImagesExpression = admissionpolicy.ImagesExpression
+
 // AdmissionPolicyServed reports whether the apiserver behind mapper serves the admission
 // policy's API.
 func AdmissionPolicyServed(mapper meta.RESTMapper) (bool, error) {

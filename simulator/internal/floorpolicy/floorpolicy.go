@@ -8,14 +8,23 @@
 // variables. A pass through it measures what any admission-policy design pays in the
 // apiserver (matching, one CEL evaluation, the JSON patch, the reinvocation) apart from the
 // work archgate's policy does to find the answer (its params lookups and decision rules).
+//
+// With Options.Placement it writes, from the same answer, the whole placement archgate's policy
+// writes on a pod it places: the preferred terms of the cluster's nodeAffinityScoring besides
+// the required affinity, and archgate's labels and annotations. A pass through it then
+// measures what any admission policy pays to write archgate's placement, apart from finding it.
 package floorpolicy
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/go-openapi/jsonpointer"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,9 +50,12 @@ type Options struct {
 	// OperatorNamespace is never matched, as for archgate's policy.
 	OperatorNamespace string
 	// Cluster is the ClusterPodPlacementConfig whose scope (namespaceSelector, exemptions,
-	// maxImagesPerPod) the policy's match conditions take, as archgate's do; nil takes the
-	// defaults.
+	// maxImagesPerPod) the policy's match conditions take, as archgate's do, and with
+	// Placement whose nodeAffinityScoring weights it writes; nil takes the defaults.
 	Cluster *v1beta1.ClusterPodPlacementConfig
+	// Placement writes archgate's whole placement of a placed pod, not only the required
+	// affinity (placementExpression).
+	Placement bool
 }
 
 // Policy returns the floor policy and its binding: archgate's registration with the floor's
@@ -58,9 +70,13 @@ func Policy(o Options) (*admissionregistrationv1.MutatingAdmissionPolicy, *admis
 	})
 	policy.Spec.ParamKind = nil
 	policy.Spec.Variables = nil
+	expression := PatchExpression
+	if o.Placement {
+		expression = placementExpression(&cluster.Spec)
+	}
 	policy.Spec.Mutations = []admissionregistrationv1.Mutation{{
 		PatchType: admissionregistrationv1.PatchTypeJSONPatch,
-		JSONPatch: &admissionregistrationv1.JSONPatch{Expression: PatchExpression},
+		JSONPatch: &admissionregistrationv1.JSONPatch{Expression: expression},
 	}}
 	binding.Spec.ParamRef = nil
 	return policy, binding
@@ -77,16 +93,88 @@ var PatchExpression = fmt.Sprintf(`%[1]s in object.metadata.?labels.orValue({}) 
     JSONPatch{op: 'add', path: '/metadata/labels', value: {%[1]s: %[2]s}}] +
   (!(%[3]s in object.metadata.?annotations.orValue({})) ? [] : [
     JSONPatch{op: 'add', path: '/spec/affinity', value: Object.spec.affinity{
-      nodeAffinity: Object.spec.affinity.nodeAffinity{
-        requiredDuringSchedulingIgnoredDuringExecution: Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution{
-          nodeSelectorTerms: [Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms{
-            matchExpressions: [object.metadata.annotations[%[3]s] == '' ?
-              Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.matchExpressions{
-                key: %[4]s, operator: 'DoesNotExist'} :
-              Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.matchExpressions{
-                key: %[4]s, operator: 'In', values: object.metadata.annotations[%[3]s].split(',')}]}]}}}},
+      nodeAffinity: Object.spec.affinity.nodeAffinity{requiredDuringSchedulingIgnoredDuringExecution: %[4]s}}},
     JSONPatch{op: 'remove', path: '/metadata/annotations/' + jsonpatch.escapeKey(%[3]s)}])`,
-	strconv.Quote(Label), strconv.Quote(LabelValue), strconv.Quote(workload.AnswerAnnotation), strconv.Quote(corev1.LabelArchStable))
+	strconv.Quote(Label), strconv.Quote(LabelValue), strconv.Quote(workload.AnswerAnnotation), requiredAffinity)
+
+// requiredAffinity is the required node affinity of a pod's answer: In the listed
+// architectures, or DoesNotExist when the list is empty.
+var requiredAffinity = fmt.Sprintf(`%[1]s{
+          nodeSelectorTerms: [%[1]s.nodeSelectorTerms{
+            matchExpressions: [object.metadata.annotations[%[2]s] == '' ?
+              %[1]s.nodeSelectorTerms.matchExpressions{key: %[3]s, operator: 'DoesNotExist'} :
+              %[1]s.nodeSelectorTerms.matchExpressions{key: %[3]s, operator: 'In', values: object.metadata.annotations[%[2]s].split(',')}]}]}`,
+	typeRequired, strconv.Quote(workload.AnswerAnnotation), strconv.Quote(corev1.LabelArchStable))
+
+// placementExpression is PatchExpression writing archgate's whole placement, as its policy
+// writes it on a pod it places: besides the floor's label, archgate's admission labels; the
+// architectures, its record (the path it added and the pod's images) and, with preferred terms,
+// their source as annotations; and the node affinity with the cluster's preferred terms for the
+// answer's architectures, in the cluster's order. A pod whose images share no architecture
+// (which archgate gates for its controller) gets the same with DoesNotExist.
+func placementExpression(spec *v1beta1.ClusterPodPlacementConfigSpec) string {
+	weights, order := components.AdmissionPolicyWeights(spec)
+	answer := "object.metadata.annotations[" + strconv.Quote(workload.AnswerAnnotation) + "]"
+	archs := answer + ".split(',')"
+	preferred := fmt.Sprintf(`(%[1]s == '' ? [] : %[2]s.filter(a, a in %[3]s).map(a, %[4]s{weight: %[5]s[a],
+      preference: %[4]s.preference{matchExpressions: [%[4]s.preference.matchExpressions{key: %[6]s, operator: 'In', values: [a]}]}}))`,
+		answer, quoteAll(order), archs, typePreferred, weights, strconv.Quote(corev1.LabelArchStable))
+	images := components.AdmissionPolicyImagesExpression + ".join(',')"
+	labels := map[string]string{
+		Label:                        strconv.Quote(LabelValue),
+		v1beta1.LabelSchedulingGate:  strconv.Quote(v1beta1.LabelValueAdmission),
+		v1beta1.LabelPlacement:       strconv.Quote(v1beta1.PlacementArchSet),
+		v1beta1.LabelAdmissionPolicy: strconv.Quote(v1beta1.LabelValueTrue),
+	}
+	return fmt.Sprintf(`%[1]s in object.metadata.?labels.orValue({}) ? [] :
+  %[2]s +
+  (!(%[3]s in object.metadata.?annotations.orValue({})) ? [] : [
+    JSONPatch{op: 'add', path: %[4]s, value: %[5]s},
+    JSONPatch{op: 'add', path: %[6]s, value: '/spec/affinity;' + %[7]s}] +
+    (size(%[8]s) == 0 ? [] : [JSONPatch{op: 'add', path: %[9]s, value: %[10]s}]) + [
+    JSONPatch{op: 'add', path: '/spec/affinity', value: Object.spec.affinity{
+      nodeAffinity: Object.spec.affinity.nodeAffinity{
+        requiredDuringSchedulingIgnoredDuringExecution: %[11]s,
+        ?preferredDuringSchedulingIgnoredDuringExecution: size(%[8]s) == 0 ? optional.none() : optional.of(%[8]s)}}},
+    JSONPatch{op: 'remove', path: '/metadata/annotations/' + jsonpatch.escapeKey(%[3]s)}])`,
+		strconv.Quote(Label), labelsPatch(labels), strconv.Quote(workload.AnswerAnnotation),
+		strconv.Quote(annotationPath(v1beta1.AnnotationArchitectures)), answer,
+		strconv.Quote(annotationPath(v1beta1.AnnotationAdmissionPolicyPlacement)), images,
+		preferred, strconv.Quote(annotationPath(v1beta1.AnnotationPreferredAffinitySource)),
+		strconv.Quote("ClusterPodPlacementConfig "+v1beta1.SingletonName), requiredAffinity)
+}
+
+// The CEL type names of the node affinity's parts the floor writes.
+const (
+	typeRequired  = "Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+	typePreferred = "Object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+)
+
+// labelsPatch adds labels (values are CEL expressions): one operation per label when the pod
+// has labels, the whole map when it has none.
+func labelsPatch(labels map[string]string) string {
+	keys := slices.Sorted(maps.Keys(labels))
+	ops := make([]string, len(keys))
+	entries := make([]string, len(keys))
+	for i, k := range keys {
+		ops[i] = fmt.Sprintf("JSONPatch{op: 'add', path: %s, value: %s}", strconv.Quote("/metadata/labels/"+jsonpointer.Escape(k)), labels[k])
+		entries[i] = strconv.Quote(k) + ": " + labels[k]
+	}
+	return fmt.Sprintf("(has(object.metadata.labels) ? [%s] : [JSONPatch{op: 'add', path: '/metadata/labels', value: {%s}}])",
+		strings.Join(ops, ", "), strings.Join(entries, ", "))
+}
+
+// annotationPath is the JSON pointer to annotation key.
+func annotationPath(key string) string { return "/metadata/annotations/" + jsonpointer.Escape(key) }
+
+// quoteAll returns ss as a CEL list of string literals.
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
 
 // Register creates the policy and its binding; the caller waits until the apiserver applies it
 // (a dry run labelled with Label) and calls the returned unregister, which deletes them.

@@ -59,10 +59,10 @@ func (r *run) startFloorWebhook(ctx context.Context) (stop func(context.Context)
 		func() error { return errors.Join(srv.Stop(), os.RemoveAll(dir)) })
 }
 
-// startFloorPolicy registers the floor policy for a pass whose floor is the policy and waits
-// until the apiserver applies it. The returned stop unregisters it and waits until the
-// apiserver no longer applies it.
-func (r *run) startFloorPolicy(ctx context.Context) (stop func(context.Context) error, err error) {
+// startFloorPolicy registers the floor policy for a pass whose floor is a policy (placement:
+// the one writing archgate's whole placement) and waits until the apiserver applies it. The
+// returned stop unregisters it and waits until the apiserver no longer applies it.
+func (r *run) startFloorPolicy(ctx context.Context, placement bool) (stop func(context.Context) error, err error) {
 	crc, _, err := r.floorClient()
 	if err != nil {
 		return nil, err
@@ -70,6 +70,7 @@ func (r *run) startFloorPolicy(ctx context.Context) (stop func(context.Context) 
 	unregister, err := floorpolicy.Register(ctx, crc, floorpolicy.Options{
 		OperatorNamespace: r.s.Operator.Namespace,
 		Cluster:           &v1beta1.ClusterPodPlacementConfig{Spec: *r.s.Operator.ClusterConfig.DeepCopy()},
+		Placement:         placement,
 	})
 	if err != nil {
 		return nil, err

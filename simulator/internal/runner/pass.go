@@ -217,7 +217,7 @@ func (r *run) passWorkload(ctx context.Context, spec passSpec) ([]workload.Pod, 
 		// With a floor the floor webhook adds it at admission instead, or the floor policy
 		// from the answer the pod carries.
 		HandwrittenAffinity:    spec.handwritten && spec.floor == scenario.FloorNone,
-		HandwrittenAnswer:      spec.handwritten && spec.floor == scenario.FloorPolicy,
+		HandwrittenAnswer:      spec.handwritten && spec.floor.IsPolicy(),
 		HandwrittenPreferences: r.handwrittenPreferences(),
 		Adjust:                 r.cluster.confine(),
 	}, nil

@@ -286,8 +286,10 @@ func (r *run) floor(spec passSpec) (start func(context.Context) (stop func(conte
 	switch spec.floor {
 	case scenario.FloorWebhook:
 		return r.startFloorWebhook, true
-	case scenario.FloorPolicy:
-		return r.startFloorPolicy, true
+	case scenario.FloorPolicy, scenario.FloorPolicyPlacement:
+		return func(ctx context.Context) (func(context.Context) error, error) {
+			return r.startFloorPolicy(ctx, spec.floor == scenario.FloorPolicyPlacement)
+		}, true
 	}
 	return nil, false
 }

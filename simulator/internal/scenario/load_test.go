@@ -217,7 +217,7 @@ func TestParseErrors(t *testing.T) {
 		"floor pass of an unknown kind": {
 			old: "seed: 1\n", new: "seed: 1\nfloorBaseline: grpc\n",
 			want: []strictyaml.FieldError{{Line: 3, Path: "floorBaseline", Value: `"grpc"`,
-				Reason: `must be "webhook" or "policy"`}},
+				Reason: `must be one of ["webhook" "policy" "policy-placement"]`}},
 		},
 		"floor pass beside a handwritten pass through a floor": {
 			old: "seed: 1\n", new: "seed: 1\nhandwrittenBaseline: true\nhandwrittenViaPolicy: true\nfloorBaseline: policy\n",
@@ -227,7 +227,7 @@ func TestParseErrors(t *testing.T) {
 		"floor gate without a floor pass": {
 			old: "seed: 1\n", new: "seed: 1\nfloorGate: true\n",
 			want: []strictyaml.FieldError{{Line: 3, Path: "floorGate", Value: "true",
-				Reason: `needs floorBaseline ("webhook" or "policy"): it gates in the floor pass`}},
+				Reason: `needs floorBaseline (one of ["webhook" "policy" "policy-placement"]): it gates in the floor pass`}},
 		},
 		"expectation needing a floor pass": {
 			old: "  - check: gateHold.p99 < 200ms", new: "  - check: floorRatio.create.p99 <= 2",

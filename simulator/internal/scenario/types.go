@@ -50,7 +50,8 @@ type Scenario struct {
 	// FloorBaseline adds a pass of its own, "floor", in which the handwritten
 	// affinity is added at admission by the simulator's minimal webhook
 	// (webhook) or policy (policy), as handwrittenViaWebhook and
-	// handwrittenViaPolicy add it, while the handwritten pass keeps the
+	// handwrittenViaPolicy add it, or by the floor policy writing archgate's
+	// whole placement (policy-placement), while the handwritten pass keeps the
 	// affinity written at creation. One run then measures archgate, the floor
 	// of its admission design and the constraint written by hand on one
 	// machine at one speed: floorRatio.* divide the main pass by the floor.
@@ -638,7 +639,17 @@ const (
 	FloorWebhook Floor = "webhook"
 	// FloorPolicy is the minimal MutatingAdmissionPolicy (simulator/internal/floorpolicy).
 	FloorPolicy Floor = "policy"
+	// FloorPolicyPlacement is the floor policy writing archgate's whole placement of a pod it
+	// places from the same answer: the required affinity, the preferred terms of the cluster's
+	// nodeAffinityScoring, and archgate's labels and annotations (floorpolicy.Options.Placement).
+	FloorPolicyPlacement Floor = "policy-placement"
 )
+
+// Floors are the floors a scenario can name.
+func Floors() []Floor { return []Floor{FloorWebhook, FloorPolicy, FloorPolicyPlacement} }
+
+// IsPolicy reports whether f is one of the floor policies, whose pods carry their answer.
+func (f Floor) IsPolicy() bool { return f == FloorPolicy || f == FloorPolicyPlacement }
 
 // HandwrittenFloor is the floor through which the handwritten pass adds its affinity
 // (handwrittenViaWebhook, handwrittenViaPolicy), FloorNone when it writes it at creation.

@@ -86,12 +86,12 @@ func validate(s *Scenario) []*strictyaml.FieldError {
 		e.add("handwrittenViaPolicy", true, "excludes handwrittenViaWebhook: the handwritten pass has one floor")
 	}
 	switch {
-	case s.FloorBaseline != FloorNone && s.FloorBaseline != FloorWebhook && s.FloorBaseline != FloorPolicy:
-		e.add("floorBaseline", s.FloorBaseline, "must be %q or %q", FloorWebhook, FloorPolicy)
+	case s.FloorBaseline != FloorNone && !slices.Contains(Floors(), s.FloorBaseline):
+		e.add("floorBaseline", s.FloorBaseline, "must be one of %q", Floors())
 	case s.FloorBaseline != FloorNone && s.HandwrittenFloor() != FloorNone:
 		e.add("floorBaseline", s.FloorBaseline, "excludes handwrittenViaWebhook and handwrittenViaPolicy: the floor runs as its own pass beside the handwritten one")
 	case s.FloorGate && s.FloorBaseline == FloorNone:
-		e.add("floorGate", true, "needs floorBaseline (%q or %q): it gates in the floor pass", FloorWebhook, FloorPolicy)
+		e.add("floorGate", true, "needs floorBaseline (one of %q): it gates in the floor pass", Floors())
 	}
 	validateNodes(&e, s)
 	validateRegistry(&e, s)
