@@ -22,13 +22,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-openapi/jsonpointer"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -181,16 +178,17 @@ func outputOnlyPatch(pod, placed *corev1.Pod) string {
 		name          string
 		before, after map[string]string
 	}{{"labels", pod.Labels, placed.Labels}, {"annotations", pod.Annotations, placed.Annotations}} {
-		for _, k := range slices.Sorted(maps.Keys(field.after)) {
+		added := map[string]string{}
+		for k, v := range field.after {
 			if _, ok := field.before[k]; !ok {
-				ops = append(ops, fmt.Sprintf("JSONPatch{op: 'add', path: %q, value: %q}",
-					"/metadata/"+field.name+"/"+jsonpointer.Escape(k), field.after[k]))
+				added[k] = fmt.Sprintf("%q", v)
 			}
 		}
+		ops = append(ops, admissionpolicy.MapsPatch(field.name, added))
 	}
-	ops = append(ops, "JSONPatch{op: 'add', path: '/spec/affinity', value: "+celAffinity(placed.Spec.Affinity)+"}")
-	return fmt.Sprintf("%q in object.metadata.?annotations.orValue({}) ? [] : [\n%s]",
-		v1beta1.AnnotationAdmissionPolicyPlacement, strings.Join(ops, ",\n"))
+	ops = append(ops, "[JSONPatch{op: 'add', path: '/spec/affinity', value: "+celAffinity(placed.Spec.Affinity)+"}]")
+	return fmt.Sprintf("%q in object.metadata.?annotations.orValue({}) ? [] :\n%s",
+		v1beta1.AnnotationAdmissionPolicyPlacement, strings.Join(ops, " +\n"))
 }
 
 // celAffinity writes a node affinity as a CEL object initializer of the pod's affinity type.

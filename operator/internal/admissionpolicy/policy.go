@@ -244,9 +244,9 @@ func variables(spec *v1beta1.ClusterPodPlacementConfigSpec) []admissionregistrat
 		{"pinned", `size(variables.terms) > 0 && !variables.needy.exists(n, n)`},
 		{"prefersArch", fmt.Sprintf(`object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([]).exists(p,
   p.preference.?matchExpressions.orValue([]).exists(e, e.key == %s))`, archKey)},
-		{"compatible", fmt.Sprintf(`variables.anyArch ? %s : variables.archs`, list(v1beta1.SupportedArchitectures()))},
+		{"compatible", fmt.Sprintf(`variables.anyArch ? %s : variables.archs`, List(v1beta1.SupportedArchitectures()))},
 		{"weights", weights},
-		{"preferredArchs", fmt.Sprintf(`%s.filter(a, a in variables.compatible)`, list(order))},
+		{"preferredArchs", fmt.Sprintf(`%s.filter(a, a in variables.compatible)`, List(order))},
 		{"place", placeExpression()},
 		{"outcome", fmt.Sprintf(`variables.pinned ? %s : (variables.anyArch ? %s : %s)`,
 			quote(string(placement.OutcomeUserPinned)), quote(string(placement.OutcomeAnyArchitecture)), quote(string(placement.OutcomeArchSet)))},
@@ -328,7 +328,7 @@ func patchExpression(tolerate bool) string {
 // gatePatch adds the scheduling gate, the gated label and the policy's label.
 func gatePatch() string {
 	gateName := quote(v1beta1.SchedulingGateName)
-	return mapsPatch("labels", map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated), v1beta1.LabelAdmissionPolicy: quote(v1beta1.LabelValueTrue)}) + ` + [
+	return MapsPatch("labels", map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated), v1beta1.LabelAdmissionPolicy: quote(v1beta1.LabelValueTrue)}) + ` + [
     size(object.spec.?schedulingGates.orValue([])) > 0 ?
       JSONPatch{op: 'add', path: '/spec/schedulingGates/-', value: ` + typeGate + `{name: ` + gateName + `}} :
       JSONPatch{op: 'add', path: '/spec/schedulingGates', value: [` + typeGate + `{name: ` + gateName + `}]}
@@ -389,7 +389,7 @@ func tolerationsPatch() string {
 // placePatch sets the labels, the annotations (with the record, variables.record) and the node
 // affinity of a placed pod. tolerate: the tolerations are added too (tolerationsPatch).
 func placePatch(tolerate bool) string {
-	labels := mapsPatch("labels", map[string]string{
+	labels := MapsPatch("labels", map[string]string{
 		v1beta1.LabelSchedulingGate:  quote(v1beta1.LabelValueAdmission),
 		v1beta1.LabelPlacement:       "variables.outcome",
 		v1beta1.LabelAdmissionPolicy: quote(v1beta1.LabelValueTrue),
@@ -400,7 +400,7 @@ func placePatch(tolerate bool) string {
 	}
 	withSource := maps.Clone(annotations)
 	withSource[v1beta1.AnnotationPreferredAffinitySource] = quote(placement.SourceRef{Kind: placement.KindClusterPodPlacementConfig, Name: v1beta1.SingletonName}.String())
-	return labels + " + (variables.addPreferred ? " + mapsPatch("annotations", withSource) + " : " + mapsPatch("annotations", annotations) + ") + " + affinityPatch()
+	return labels + " + (variables.addPreferred ? " + MapsPatch("annotations", withSource) + " : " + MapsPatch("annotations", annotations) + ") + " + affinityPatch()
 }
 
 // recordExpression is the value of the policy's record (recordValue; the variable record): the
@@ -470,13 +470,13 @@ func affinityPatch() string {
   %s + %s)`, typeAffinity, newNodeAffinity, na, newNodeAffinity, requiredOps, preferredOps)
 }
 
-// mapsPatch sets entries (values are CEL expressions) in metadata.<field>: the whole map when the
+// MapsPatch sets entries (values are CEL expressions) in metadata.<field>: the whole map when the
 // pod has none, otherwise one operation per entry. The keys are escaped here and each value
 // appears once in either branch, rather than a CEL map read once per key with its keys escaped
 // in CEL, which the apiserver would build and escape again for every pod
 // (BenchmarkPolicyAdmission, a placed pod with labels and annotations: 426 KiB allocated in the
 // apiserver before, 418 after).
-func mapsPatch(field string, entries map[string]string) string {
+func MapsPatch(field string, entries map[string]string) string {
 	keys := slices.Sorted(maps.Keys(entries))
 	ops := make([]string, len(keys))
 	literal := make([]string, len(keys))
@@ -490,7 +490,7 @@ func mapsPatch(field string, entries map[string]string) string {
 }
 
 // metadataPath is the JSON pointer to key in metadata.<field>, escaped once here rather than
-// by CEL for every pod (mapsPatch, removeEntries).
+// by CEL for every pod (MapsPatch, removeEntries).
 func metadataPath(field, key string) string {
 	return "/metadata/" + field + "/" + jsonpointer.Escape(key)
 }
@@ -498,8 +498,8 @@ func metadataPath(field, key string) string {
 // quote returns s as a CEL string literal.
 func quote(s string) string { return fmt.Sprintf("%q", s) }
 
-// list returns ss as a CEL list of string literals.
-func list(ss []string) string {
+// List returns ss as a CEL list of string literals.
+func List(ss []string) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
 		q[i] = quote(s)

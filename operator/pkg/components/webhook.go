@@ -166,15 +166,21 @@ func AdmissionPolicy(o AdmissionPolicyOptions) (*admissionregistrationv1.Mutatin
 
 // AdmissionPolicyWeights returns the cluster's nodeAffinityScoring weights as the admission
 // policy compiles them, a CEL map from architecture to weight, and the architectures in the
-// order it applies them; AdmissionPolicyImagesExpression is the CEL list of a pod's distinct
-// images the policy reads and records. The simulator's floor policy writes archgate's
-// placement with both.
-func AdmissionPolicyWeights(spec *v1beta1.ClusterPodPlacementConfigSpec) (string, []string) {
-	return admissionpolicy.ClusterWeights(spec)
+// order it applies them, a CEL list; AdmissionPolicyImagesExpression is the CEL list of a pod's
+// distinct images the policy reads and records, and AdmissionPolicyMapsPatch how it sets
+// labels and annotations. The simulator's floor policy writes archgate's placement with them.
+func AdmissionPolicyWeights(spec *v1beta1.ClusterPodPlacementConfigSpec) (weights, order string) {
+	weights, archs := admissionpolicy.ClusterWeights(spec)
+	return weights, admissionpolicy.List(archs)
 }
 
 // AdmissionPolicyImagesExpression: see AdmissionPolicyWeights.
 const AdmissionPolicyImagesExpression = admissionpolicy.ImagesExpression
+
+// AdmissionPolicyMapsPatch: see AdmissionPolicyWeights.
+func AdmissionPolicyMapsPatch(field string, entries map[string]string) string {
+	return admissionpolicy.MapsPatch(field, entries)
+}
 
 // AdmissionPolicyServed reports whether the apiserver behind mapper serves the admission
 // policy's API.

@@ -20,11 +20,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
-	"strings"
 
-	"github.com/go-openapi/jsonpointer"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -118,30 +115,34 @@ func placementExpression(spec *v1beta1.ClusterPodPlacementConfigSpec) string {
 	archs := answer + ".split(',')"
 	preferred := fmt.Sprintf(`(%[1]s == '' ? [] : %[2]s.filter(a, a in %[3]s).map(a, %[4]s{weight: %[5]s[a],
       preference: %[4]s.preference{matchExpressions: [%[4]s.preference.matchExpressions{key: %[6]s, operator: 'In', values: [a]}]}}))`,
-		answer, quoteAll(order), archs, typePreferred, weights, strconv.Quote(corev1.LabelArchStable))
+		answer, order, archs, typePreferred, weights, strconv.Quote(corev1.LabelArchStable))
 	images := components.AdmissionPolicyImagesExpression + ".join(',')"
-	labels := map[string]string{
+	labels := components.AdmissionPolicyMapsPatch("labels", map[string]string{
 		Label:                        strconv.Quote(LabelValue),
 		v1beta1.LabelSchedulingGate:  strconv.Quote(v1beta1.LabelValueAdmission),
 		v1beta1.LabelPlacement:       strconv.Quote(v1beta1.PlacementArchSet),
 		v1beta1.LabelAdmissionPolicy: strconv.Quote(v1beta1.LabelValueTrue),
+	})
+	// string(): the map literal MapsPatch writes for a pod without annotations needs its
+	// values typed, and CEL types an entry read from the pod as dyn.
+	annotations := map[string]string{
+		v1beta1.AnnotationArchitectures:            "string(" + answer + ")",
+		v1beta1.AnnotationAdmissionPolicyPlacement: "'/spec/affinity;' + " + images,
 	}
+	withSource := maps.Clone(annotations)
+	withSource[v1beta1.AnnotationPreferredAffinitySource] = strconv.Quote("ClusterPodPlacementConfig " + v1beta1.SingletonName)
 	return fmt.Sprintf(`%[1]s in object.metadata.?labels.orValue({}) ? [] :
   %[2]s +
-  (!(%[3]s in object.metadata.?annotations.orValue({})) ? [] : [
-    JSONPatch{op: 'add', path: %[4]s, value: %[5]s},
-    JSONPatch{op: 'add', path: %[6]s, value: '/spec/affinity;' + %[7]s}] +
-    (size(%[8]s) == 0 ? [] : [JSONPatch{op: 'add', path: %[9]s, value: %[10]s}]) + [
+  (!(%[3]s in object.metadata.?annotations.orValue({})) ? [] :
+    (size(%[4]s) == 0 ? %[5]s : %[6]s) + [
     JSONPatch{op: 'add', path: '/spec/affinity', value: Object.spec.affinity{
       nodeAffinity: Object.spec.affinity.nodeAffinity{
-        requiredDuringSchedulingIgnoredDuringExecution: %[11]s,
-        ?preferredDuringSchedulingIgnoredDuringExecution: size(%[8]s) == 0 ? optional.none() : optional.of(%[8]s)}}},
+        requiredDuringSchedulingIgnoredDuringExecution: %[7]s,
+        ?preferredDuringSchedulingIgnoredDuringExecution: size(%[4]s) == 0 ? optional.none() : optional.of(%[4]s)}}},
     JSONPatch{op: 'remove', path: '/metadata/annotations/' + jsonpatch.escapeKey(%[3]s)}])`,
-		strconv.Quote(Label), labelsPatch(labels), strconv.Quote(workload.AnswerAnnotation),
-		strconv.Quote(annotationPath(v1beta1.AnnotationArchitectures)), answer,
-		strconv.Quote(annotationPath(v1beta1.AnnotationAdmissionPolicyPlacement)), images,
-		preferred, strconv.Quote(annotationPath(v1beta1.AnnotationPreferredAffinitySource)),
-		strconv.Quote("ClusterPodPlacementConfig "+v1beta1.SingletonName), requiredAffinity)
+		strconv.Quote(Label), labels, strconv.Quote(workload.AnswerAnnotation), preferred,
+		components.AdmissionPolicyMapsPatch("annotations", annotations),
+		components.AdmissionPolicyMapsPatch("annotations", withSource), requiredAffinity)
 }
 
 // The CEL type names of the node affinity's parts the floor writes.
@@ -149,32 +150,6 @@ const (
 	typeRequired  = "Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 	typePreferred = "Object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
 )
-
-// labelsPatch adds labels (values are CEL expressions): one operation per label when the pod
-// has labels, the whole map when it has none.
-func labelsPatch(labels map[string]string) string {
-	keys := slices.Sorted(maps.Keys(labels))
-	ops := make([]string, len(keys))
-	entries := make([]string, len(keys))
-	for i, k := range keys {
-		ops[i] = fmt.Sprintf("JSONPatch{op: 'add', path: %s, value: %s}", strconv.Quote("/metadata/labels/"+jsonpointer.Escape(k)), labels[k])
-		entries[i] = strconv.Quote(k) + ": " + labels[k]
-	}
-	return fmt.Sprintf("(has(object.metadata.labels) ? [%s] : [JSONPatch{op: 'add', path: '/metadata/labels', value: {%s}}])",
-		strings.Join(ops, ", "), strings.Join(entries, ", "))
-}
-
-// annotationPath is the JSON pointer to annotation key.
-func annotationPath(key string) string { return "/metadata/annotations/" + jsonpointer.Escape(key) }
-
-// quoteAll returns ss as a CEL list of string literals.
-func quoteAll(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = strconv.Quote(s)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
-}
 
 // Register creates the policy and its binding; the caller waits until the apiserver applies it
 // (a dry run labelled with Label) and calls the returned unregister, which deletes them.
