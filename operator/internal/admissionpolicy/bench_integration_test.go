@@ -191,32 +191,29 @@ func outputOnlyPatch(pod, placed *corev1.Pod) string {
 		v1beta1.AnnotationAdmissionPolicyPlacement, strings.Join(ops, " +\n"))
 }
 
-// celAffinity writes a node affinity as a CEL object initializer of the pod's affinity type.
+// celAffinity writes a node affinity as a JSONPatch value, as archgate's policy writes its
+// parts (admissionpolicy.Object).
 func celAffinity(a *corev1.Affinity) string {
-	const na = "Object.spec.affinity.nodeAffinity"
-	requirements := func(typ string, rs []corev1.NodeSelectorRequirement) string {
+	requirements := func(rs []corev1.NodeSelectorRequirement) string {
 		out := make([]string, len(rs))
 		for i, r := range rs {
 			values := make([]string, len(r.Values))
 			for j, v := range r.Values {
 				values[j] = fmt.Sprintf("%q", v)
 			}
-			out[i] = fmt.Sprintf("%s{key: %q, operator: %q, values: [%s]}", typ, r.Key, r.Operator, strings.Join(values, ", "))
+			out[i] = admissionpolicy.Object("key", fmt.Sprintf("%q", r.Key), "operator", fmt.Sprintf("%q", r.Operator), "values", "["+strings.Join(values, ", ")+"]")
 		}
 		return "[" + strings.Join(out, ", ") + "]"
 	}
-	const required = na + ".requiredDuringSchedulingIgnoredDuringExecution"
 	var terms []string
 	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		terms = append(terms, fmt.Sprintf("%s.nodeSelectorTerms{matchExpressions: %s}", required,
-			requirements(required+".nodeSelectorTerms.matchExpressions", t.MatchExpressions)))
+		terms = append(terms, admissionpolicy.Object("matchExpressions", requirements(t.MatchExpressions)))
 	}
-	const preferred = na + ".preferredDuringSchedulingIgnoredDuringExecution"
 	var prefs []string
 	for _, p := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		prefs = append(prefs, fmt.Sprintf("%s{weight: %d, preference: %s.preference{matchExpressions: %s}}", preferred, p.Weight, preferred,
-			requirements(preferred+".preference.matchExpressions", p.Preference.MatchExpressions)))
+		prefs = append(prefs, admissionpolicy.Object("weight", fmt.Sprint(p.Weight), "preference", admissionpolicy.Object("matchExpressions", requirements(p.Preference.MatchExpressions))))
 	}
-	return fmt.Sprintf("Object.spec.affinity{nodeAffinity: %s{requiredDuringSchedulingIgnoredDuringExecution: %s{nodeSelectorTerms: [%s]}, preferredDuringSchedulingIgnoredDuringExecution: [%s]}}",
-		na, required, strings.Join(terms, ", "), strings.Join(prefs, ", "))
+	return admissionpolicy.Object("nodeAffinity", admissionpolicy.Object(
+		"requiredDuringSchedulingIgnoredDuringExecution", admissionpolicy.Object("nodeSelectorTerms", "["+strings.Join(terms, ", ")+"]"),
+		"preferredDuringSchedulingIgnoredDuringExecution", "["+strings.Join(prefs, ", ")+"]"))
 }

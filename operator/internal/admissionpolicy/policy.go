@@ -128,20 +128,25 @@ func Binding(o Options) *admissionregistrationv1.MutatingAdmissionPolicyBinding 
 	}
 }
 
-// The CEL type names of the node affinity's parts: MutatingAdmissionPolicy names an object
-// initializer's type by its field path from the root object.
-const (
-	typeAffinity     = "Object.spec.affinity"
-	typeNodeAffinity = typeAffinity + ".nodeAffinity"
-	typeRequired     = typeNodeAffinity + ".requiredDuringSchedulingIgnoredDuringExecution"
-	typeTerm         = typeRequired + ".nodeSelectorTerms"
-	typeRequirement  = typeTerm + ".matchExpressions"
-	typePreferred    = typeNodeAffinity + ".preferredDuringSchedulingIgnoredDuringExecution"
-	typePreference   = typePreferred + ".preference"
-	typePrefReq      = typePreference + ".matchExpressions"
-	typeGate         = "Object.spec.schedulingGates"
-	typeToleration   = "Object.spec.tolerations"
-)
+// Object writes a JSON object for a JSONPatch value as a CEL map literal of fields (name, CEL
+// expression, in pairs), each value wrapped in dyn(): the apiserver's CEL wants the values of a
+// literal to share one type, and an object's fields do not (strings, lists, numbers).
+//
+// Not the typed object initializers (Object.spec.affinity{...}) MutatingAdmissionPolicy offers:
+// kube-apiserver (v1.37) converts those to JSON by converting every nested initializer again at
+// each level above it, and once more to check their type names, which made the node affinity's
+// conversion about a fifth of all it allocated to admit a placed pod (BenchmarkPolicyAdmission,
+// heap profile). A map literal converts once. What the types checked, the apiserver checks when
+// it decodes the patched pod (strictly: an unknown field fails the patch, which admits the pod
+// unchanged for the webhook, failurePolicy Ignore), and the equivalence test compares every
+// placement with placement.Decide's.
+func Object(fields ...string) string {
+	entries := make([]string, 0, len(fields)/2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		entries = append(entries, fmt.Sprintf("%s: dyn(%s)", quote(fields[i]), fields[i+1]))
+	}
+	return "{" + strings.Join(entries, ", ") + "}"
+}
 
 // ImagesExpression lists the pod's distinct images as placement.PodImages does (trimmed, empty
 // ones left out).
@@ -330,8 +335,8 @@ func gatePatch() string {
 	gateName := quote(v1beta1.SchedulingGateName)
 	return MapsPatch("labels", map[string]string{v1beta1.LabelSchedulingGate: quote(v1beta1.LabelValueGated), v1beta1.LabelAdmissionPolicy: quote(v1beta1.LabelValueTrue)}) + ` + [
     size(object.spec.?schedulingGates.orValue([])) > 0 ?
-      JSONPatch{op: 'add', path: '/spec/schedulingGates/-', value: ` + typeGate + `{name: ` + gateName + `}} :
-      JSONPatch{op: 'add', path: '/spec/schedulingGates', value: [` + typeGate + `{name: ` + gateName + `}]}
+      JSONPatch{op: 'add', path: '/spec/schedulingGates/-', value: {'name': ` + gateName + `}} :
+      JSONPatch{op: 'add', path: '/spec/schedulingGates', value: [{'name': ` + gateName + `}]}
   ]`
 }
 
@@ -379,7 +384,7 @@ func removeEntries(field string, keys ...string) string {
 
 // tolerationsPatch appends the new tolerations to the pod's, or adds the list.
 func tolerationsPatch() string {
-	toleration := typeToleration + `{key: t.key, operator: 'Equal', value: t.value, effect: t.effect}`
+	toleration := Object("key", "t.key", "operator", "'Equal'", "value", "t.value", "effect", "t.effect")
 	return fmt.Sprintf(`(size(variables.newTolerations) == 0 ? [] :
     has(object.spec.tolerations) ?
       variables.newTolerations.map(t, JSONPatch{op: 'add', path: '/spec/tolerations/-', value: %[1]s}) :
@@ -439,15 +444,15 @@ func recordExpression(tolerate bool) string {
 // affinity, nodeAffinity, required selector or list is added whole.
 func affinityPatch() string {
 	archKey := quote(v1beta1.NodeArchLabel)
-	requirement := fmt.Sprintf(`%s{key: %s, operator: 'In', values: variables.archs}`, typeRequirement, archKey)
-	newTerms := fmt.Sprintf(`[%s{matchExpressions: [%s]}]`, typeTerm, requirement)
-	newRequired := fmt.Sprintf(`%s{nodeSelectorTerms: %s}`, typeRequired, newTerms)
-	newPreferred := fmt.Sprintf(`variables.preferredArchs.map(a, %s{weight: variables.weights[a], preference: %s{matchExpressions: [%s{key: %s, operator: 'In', values: [a]}]}})`,
-		typePreferred, typePreference, typePrefReq, archKey)
-	newNodeAffinity := fmt.Sprintf(`%s{
-    ?requiredDuringSchedulingIgnoredDuringExecution: variables.setRequired ? optional.of(%s) : optional.none(),
-    ?preferredDuringSchedulingIgnoredDuringExecution: variables.addPreferred ? optional.of(%s) : optional.none()}`,
-		typeNodeAffinity, newRequired, newPreferred)
+	requirement := NodeSelectorRequirement(archKey, "variables.archs")
+	newTerms := fmt.Sprintf(`[%s]`, Object("matchExpressions", "["+requirement+"]"))
+	newRequired := Object("nodeSelectorTerms", newTerms)
+	newPreferred := fmt.Sprintf(`variables.preferredArchs.map(a, %s)`,
+		PreferredTerm("variables.weights[a]", NodeSelectorRequirement(archKey, "[a]")))
+	newNodeAffinity := fmt.Sprintf(`{
+    ?'requiredDuringSchedulingIgnoredDuringExecution': variables.setRequired ? optional.of(dyn(%s)) : optional.none(),
+    ?'preferredDuringSchedulingIgnoredDuringExecution': variables.addPreferred ? optional.of(dyn(%s)) : optional.none()}`,
+		newRequired, newPreferred)
 	const na = "/spec/affinity/nodeAffinity"
 	const required = na + "/requiredDuringSchedulingIgnoredDuringExecution"
 	const preferred = na + "/preferredDuringSchedulingIgnoredDuringExecution"
@@ -465,9 +470,21 @@ func affinityPatch() string {
       %[2]s.map(p, JSONPatch{op: 'add', path: '%[1]s/-', value: p}) :
       [JSONPatch{op: 'add', path: '%[1]s', value: %[2]s}])`, preferred, newPreferred)
 	return fmt.Sprintf(`(!(variables.setRequired || variables.addPreferred) ? [] :
-  !has(object.spec.affinity) ? [JSONPatch{op: 'add', path: '/spec/affinity', value: %s{nodeAffinity: %s}}] :
+  !has(object.spec.affinity) ? [JSONPatch{op: 'add', path: '/spec/affinity', value: %s}] :
   !has(object.spec.affinity.nodeAffinity) ? [JSONPatch{op: 'add', path: '%s', value: %s}] :
-  %s + %s)`, typeAffinity, newNodeAffinity, na, newNodeAffinity, requiredOps, preferredOps)
+  %s + %s)`, Object("nodeAffinity", newNodeAffinity), na, newNodeAffinity, requiredOps, preferredOps)
+}
+
+// NodeSelectorRequirement is the requirement "key In values" (CEL expressions) as a JSONPatch
+// value (Object).
+func NodeSelectorRequirement(key, values string) string {
+	return Object("key", key, "operator", quote(string(corev1.NodeSelectorOpIn)), "values", values)
+}
+
+// PreferredTerm is a preferred scheduling term of weight with one requirement (CEL
+// expressions) as a JSONPatch value (Object).
+func PreferredTerm(weight, requirement string) string {
+	return Object("weight", weight, "preference", Object("matchExpressions", "["+requirement+"]"))
 }
 
 // MapsPatch sets entries (values are CEL expressions) in metadata.<field>: the whole map when the

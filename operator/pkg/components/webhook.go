@@ -167,8 +167,10 @@ func AdmissionPolicy(o AdmissionPolicyOptions) (*admissionregistrationv1.Mutatin
 // AdmissionPolicyWeights returns the cluster's nodeAffinityScoring weights as the admission
 // policy compiles them, a CEL map from architecture to weight, and the architectures in the
 // order it applies them, a CEL list; AdmissionPolicyImagesExpression is the CEL list of a pod's
-// distinct images the policy reads and records, and AdmissionPolicyMapsPatch how it sets
-// labels and annotations. The simulator's floor policy writes archgate's placement with them.
+// distinct images the policy reads and records, AdmissionPolicyMapsPatch how it sets labels and
+// annotations, and AdmissionPolicyObject, AdmissionPolicyRequirement and
+// AdmissionPolicyPreferredTerm how it writes the node affinity's parts. The simulator's floor
+// policy writes archgate's placement with them.
 func AdmissionPolicyWeights(spec *v1beta1.ClusterPodPlacementConfigSpec) (weights, order string) {
 	weights, archs := admissionpolicy.ClusterWeights(spec)
 	return weights, admissionpolicy.List(archs)
@@ -180,6 +182,19 @@ const AdmissionPolicyImagesExpression = admissionpolicy.ImagesExpression
 // AdmissionPolicyMapsPatch: see AdmissionPolicyWeights.
 func AdmissionPolicyMapsPatch(field string, entries map[string]string) string {
 	return admissionpolicy.MapsPatch(field, entries)
+}
+
+// AdmissionPolicyObject: see AdmissionPolicyWeights.
+func AdmissionPolicyObject(fields ...string) string { return admissionpolicy.Object(fields...) }
+
+// AdmissionPolicyRequirement: see AdmissionPolicyWeights.
+func AdmissionPolicyRequirement(key, values string) string {
+	return admissionpolicy.NodeSelectorRequirement(key, values)
+}
+
+// AdmissionPolicyPreferredTerm: see AdmissionPolicyWeights.
+func AdmissionPolicyPreferredTerm(weight, requirement string) string {
+	return admissionpolicy.PreferredTerm(weight, requirement)
 }
 
 // AdmissionPolicyServed reports whether the apiserver behind mapper serves the admission

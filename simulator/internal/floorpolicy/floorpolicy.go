@@ -11,7 +11,8 @@
 //
 // With Options.Placement it writes, from the same answer, the whole placement archgate's policy
 // writes on a pod it places: the preferred terms of the cluster's nodeAffinityScoring besides
-// the required affinity, and archgate's labels and annotations. A pass through it then
+// the required affinity, and archgate's labels and annotations, computing the preferred terms
+// once per pod in a variable as archgate's policy does. A pass through it then
 // measures what any admission policy pays to write archgate's placement, apart from finding it.
 package floorpolicy
 
@@ -70,6 +71,7 @@ func Policy(o Options) (*admissionregistrationv1.MutatingAdmissionPolicy, *admis
 	expression := PatchExpression
 	if o.Placement {
 		expression = placementExpression(&cluster.Spec)
+		policy.Spec.Variables = []admissionregistrationv1.Variable{preferredVariable(&cluster.Spec)}
 	}
 	policy.Spec.Mutations = []admissionregistrationv1.Mutation{{
 		PatchType: admissionregistrationv1.PatchTypeJSONPatch,
@@ -89,19 +91,23 @@ var PatchExpression = fmt.Sprintf(`%[1]s in object.metadata.?labels.orValue({}) 
     JSONPatch{op: 'add', path: '/metadata/labels/' + jsonpatch.escapeKey(%[1]s), value: %[2]s} :
     JSONPatch{op: 'add', path: '/metadata/labels', value: {%[1]s: %[2]s}}] +
   (!(%[3]s in object.metadata.?annotations.orValue({})) ? [] : [
-    JSONPatch{op: 'add', path: '/spec/affinity', value: Object.spec.affinity{
-      nodeAffinity: Object.spec.affinity.nodeAffinity{requiredDuringSchedulingIgnoredDuringExecution: %[4]s}}},
+    JSONPatch{op: 'add', path: '/spec/affinity', value: %[4]s},
     JSONPatch{op: 'remove', path: '/metadata/annotations/' + jsonpatch.escapeKey(%[3]s)}])`,
-	strconv.Quote(Label), strconv.Quote(LabelValue), strconv.Quote(workload.AnswerAnnotation), requiredAffinity)
+	strconv.Quote(Label), strconv.Quote(LabelValue), strconv.Quote(workload.AnswerAnnotation),
+	components.AdmissionPolicyObject("nodeAffinity", components.AdmissionPolicyObject("requiredDuringSchedulingIgnoredDuringExecution", requiredAffinity)))
 
 // requiredAffinity is the required node affinity of a pod's answer: In the listed
-// architectures, or DoesNotExist when the list is empty.
-var requiredAffinity = fmt.Sprintf(`%[1]s{
-          nodeSelectorTerms: [%[1]s.nodeSelectorTerms{
-            matchExpressions: [object.metadata.annotations[%[2]s] == '' ?
-              %[1]s.nodeSelectorTerms.matchExpressions{key: %[3]s, operator: 'DoesNotExist'} :
-              %[1]s.nodeSelectorTerms.matchExpressions{key: %[3]s, operator: 'In', values: object.metadata.annotations[%[2]s].split(',')}]}]}`,
-	typeRequired, strconv.Quote(workload.AnswerAnnotation), strconv.Quote(corev1.LabelArchStable))
+// architectures, or DoesNotExist when the list is empty. It and the floor's other values are
+// written as archgate's policy writes them (components.AdmissionPolicyObject), so that both pay
+// the same for the encoding.
+var requiredAffinity = components.AdmissionPolicyObject("nodeSelectorTerms", fmt.Sprintf(`[%s]`,
+	components.AdmissionPolicyObject("matchExpressions", fmt.Sprintf(`[%[1]s == '' ? %[2]s : %[3]s]`,
+		answer,
+		components.AdmissionPolicyObject("key", strconv.Quote(corev1.LabelArchStable), "operator", strconv.Quote(string(corev1.NodeSelectorOpDoesNotExist))),
+		components.AdmissionPolicyRequirement(strconv.Quote(corev1.LabelArchStable), answer+".split(',')")))))
+
+// answer is the pod's answer, the architectures its images share, comma-separated.
+var answer = "object.metadata.annotations[" + strconv.Quote(workload.AnswerAnnotation) + "]"
 
 // placementExpression is PatchExpression writing archgate's whole placement, as its policy
 // writes it on a pod it places: besides the floor's label, archgate's admission labels; the
@@ -110,12 +116,6 @@ var requiredAffinity = fmt.Sprintf(`%[1]s{
 // answer's architectures, in the cluster's order. A pod whose images share no architecture
 // (which archgate gates for its controller) gets the same with DoesNotExist.
 func placementExpression(spec *v1beta1.ClusterPodPlacementConfigSpec) string {
-	weights, order := components.AdmissionPolicyWeights(spec)
-	answer := "object.metadata.annotations[" + strconv.Quote(workload.AnswerAnnotation) + "]"
-	archs := answer + ".split(',')"
-	preferred := fmt.Sprintf(`(%[1]s == '' ? [] : %[2]s.filter(a, a in %[3]s).map(a, %[4]s{weight: %[5]s[a],
-      preference: %[4]s.preference{matchExpressions: [%[4]s.preference.matchExpressions{key: %[6]s, operator: 'In', values: [a]}]}}))`,
-		answer, order, archs, typePreferred, weights, strconv.Quote(corev1.LabelArchStable))
 	images := components.AdmissionPolicyImagesExpression + ".join(',')"
 	labels := components.AdmissionPolicyMapsPatch("labels", map[string]string{
 		Label:                        strconv.Quote(LabelValue),
@@ -134,22 +134,24 @@ func placementExpression(spec *v1beta1.ClusterPodPlacementConfigSpec) string {
 	return fmt.Sprintf(`%[1]s in object.metadata.?labels.orValue({}) ? [] :
   %[2]s +
   (!(%[3]s in object.metadata.?annotations.orValue({})) ? [] :
-    (size(%[4]s) == 0 ? %[5]s : %[6]s) + [
-    JSONPatch{op: 'add', path: '/spec/affinity', value: Object.spec.affinity{
-      nodeAffinity: Object.spec.affinity.nodeAffinity{
-        requiredDuringSchedulingIgnoredDuringExecution: %[7]s,
-        ?preferredDuringSchedulingIgnoredDuringExecution: size(%[4]s) == 0 ? optional.none() : optional.of(%[4]s)}}},
+    (size(variables.preferred) == 0 ? %[4]s : %[5]s) + [
+    JSONPatch{op: 'add', path: '/spec/affinity', value: {'nodeAffinity': {
+      'requiredDuringSchedulingIgnoredDuringExecution': dyn(%[6]s),
+      ?'preferredDuringSchedulingIgnoredDuringExecution': size(variables.preferred) == 0 ? optional.none() : optional.of(dyn(variables.preferred))}}},
     JSONPatch{op: 'remove', path: '/metadata/annotations/' + jsonpatch.escapeKey(%[3]s)}])`,
-		strconv.Quote(Label), labels, strconv.Quote(workload.AnswerAnnotation), preferred,
+		strconv.Quote(Label), labels, strconv.Quote(workload.AnswerAnnotation),
 		components.AdmissionPolicyMapsPatch("annotations", annotations),
 		components.AdmissionPolicyMapsPatch("annotations", withSource), requiredAffinity)
 }
 
-// The CEL type names of the node affinity's parts the floor writes.
-const (
-	typeRequired  = "Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-	typePreferred = "Object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-)
+// preferredVariable is the placement floor's one variable, preferred: the preferred terms of
+// the cluster's nodeAffinityScoring for the answer's architectures, in the cluster's order,
+// computed once per pod as archgate's policy computes its own.
+func preferredVariable(spec *v1beta1.ClusterPodPlacementConfigSpec) admissionregistrationv1.Variable {
+	weights, order := components.AdmissionPolicyWeights(spec)
+	return admissionregistrationv1.Variable{Name: "preferred", Expression: fmt.Sprintf(`%[1]s == '' ? [] : %[2]s.filter(a, a in %[1]s.split(',')).map(a, %[3]s)`,
+		answer, order, components.AdmissionPolicyPreferredTerm(weights+"[a]", components.AdmissionPolicyRequirement(strconv.Quote(corev1.LabelArchStable), "[a]")))}
+}
 
 // Register creates the policy and its binding; the caller waits until the apiserver applies it
 // (a dry run labelled with Label) and calls the returned unregister, which deletes them.
